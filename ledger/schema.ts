@@ -1,0 +1,167 @@
+/**
+ * The SQLite ledger schema (DESIGN.md §4). One file per run: `runs/<dir>/ledger.sqlite`.
+ *
+ * Conventions:
+ * - Every time is milliseconds (REAL) since the run started, read from the harness's own
+ *   monotonic clock (performance.now()); node clocks never appear here.
+ * - A write is identified by (key_id, seq): seq orders one key's writes, from 1. The value a put
+ *   stores is its write id `w<key_id>.<seq>` (see {@link writeId}), so a final read names the write
+ *   it saw without any other lookup. Imported histories (zaris-history/1) keep their own write
+ *   ids in `writes.wid`.
+ * - outcome: NULL while in flight, then 'ok' (acknowledged), 'fail' (definitely not applied),
+ *   'info' (indeterminate), as Jepsen names them.
+ * - op: 'put' | 'cas' (put with ifMatchVersion) | 'create' (put with ifAbsent) | 'delete'.
+ */
+export const SCHEMA_VERSION = 1;
+
+/** DDL applied to a new ledger, in order. Idempotent (IF NOT EXISTS). */
+export const LEDGER_DDL: readonly string[] = [
+  `CREATE TABLE IF NOT EXISTS meta (
+     key   TEXT PRIMARY KEY,
+     value TEXT NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS nodes (
+     id                TEXT PRIMARY KEY,
+     host              TEXT NOT NULL,
+     client_port       INTEGER NOT NULL,
+     cluster_port      INTEGER NOT NULL,
+     preferred_primary INTEGER NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS stores (
+     name               TEXT PRIMARY KEY,
+     replication_factor INTEGER NOT NULL,
+     ack_mode           TEXT NOT NULL,
+     segments           INTEGER NOT NULL
+   )`,
+  // replicas: JSON array of node ids, preferred primary first (the partition map at start)
+  `CREATE TABLE IF NOT EXISTS partitions (
+     store     TEXT NOT NULL,
+     partition INTEGER NOT NULL,
+     replicas  TEXT NOT NULL,
+     PRIMARY KEY (store, partition)
+   )`,
+  `CREATE TABLE IF NOT EXISTS keys (
+     key_id    INTEGER PRIMARY KEY,
+     store     TEXT NOT NULL,
+     key       TEXT NOT NULL,
+     partition INTEGER NOT NULL,
+     writer    INTEGER NOT NULL,
+     UNIQUE (store, key)
+   )`,
+  // one row per write, inserted at invoke (before it is sent), updated at completion
+  `CREATE TABLE IF NOT EXISTS writes (
+     key_id       INTEGER NOT NULL,
+     seq          INTEGER NOT NULL,
+     op           TEXT NOT NULL,
+     invoke_ms    REAL NOT NULL,
+     complete_ms  REAL,
+     outcome      TEXT,
+     status       TEXT,
+     attempts     INTEGER,
+     ack_node     TEXT,
+     ack_epoch    INTEGER,
+     ack_version  INTEGER,
+     ack_revision INTEGER,
+     ack_mode     TEXT,
+     trace        TEXT,
+     wid          TEXT,
+     PRIMARY KEY (key_id, seq)
+   ) WITHOUT ROWID`,
+  // kind: kill | stop | pause | partition. nodes: JSON array (for partition: the nodes cut off
+  // from the rest). end_ms: restart (kill/stop), resume (pause) or heal (partition).
+  // caught_up_ms: when a restarted node was back in sync (NULL if unknown).
+  `CREATE TABLE IF NOT EXISTS faults (
+     id           INTEGER PRIMARY KEY,
+     kind         TEXT NOT NULL,
+     nodes        TEXT NOT NULL,
+     target       TEXT,
+     planned_ms   REAL,
+     start_ms     REAL NOT NULL,
+     end_ms       REAL,
+     caught_up_ms REAL,
+     detail       TEXT
+   )`,
+  // runtime-map samples, at least every 500 ms
+  `CREATE TABLE IF NOT EXISTS samples (
+     t_ms                REAL NOT NULL,
+     store               TEXT NOT NULL,
+     partition           INTEGER NOT NULL,
+     active              TEXT,
+     epoch               INTEGER NOT NULL,
+     health              TEXT NOT NULL,
+     replicated_revision INTEGER NOT NULL
+   )`,
+  `CREATE INDEX IF NOT EXISTS samples_by_partition ON samples (store, partition, t_ms)`,
+  // value: the write id read (absent: NULL); value_key_id/value_seq: the write it resolves to,
+  // NULL when absent or when it names no write. unreadable: 1 when the read never succeeded.
+  `CREATE TABLE IF NOT EXISTS final_reads (
+     key_id       INTEGER PRIMARY KEY,
+     value        TEXT,
+     value_key_id INTEGER,
+     value_seq    INTEGER,
+     unreadable   INTEGER NOT NULL DEFAULT 0,
+     t_ms         REAL
+   )`,
+  // per-second workload figures the harness aggregates as it runs (for the report's charts):
+  // statuses: JSON object status name -> attempts that ended with it in that second
+  `CREATE TABLE IF NOT EXISTS stats (
+     t_s          INTEGER NOT NULL,
+     store        TEXT NOT NULL,
+     acked        INTEGER NOT NULL,
+     failed       INTEGER NOT NULL,
+     indeterminate INTEGER NOT NULL,
+     p50_ms       REAL,
+     p95_ms       REAL,
+     p99_ms       REAL,
+     max_ms       REAL,
+     statuses     TEXT NOT NULL,
+     PRIMARY KEY (t_s, store)
+   )`,
+  // free-form timeline: phases, failover measurements, node restarts, harness warnings
+  `CREATE TABLE IF NOT EXISTS events (
+     t_ms   REAL NOT NULL,
+     kind   TEXT NOT NULL,
+     detail TEXT
+   )`,
+  // the verifier's output (all of it; results.json keeps at most 1,000 per class)
+  `CREATE TABLE IF NOT EXISTS findings (
+     class  TEXT NOT NULL,
+     kind   TEXT NOT NULL,
+     store  TEXT NOT NULL,
+     key    TEXT NOT NULL,
+     write  TEXT NOT NULL,
+     detail TEXT
+   )`,
+];
+
+/** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */
+export function writeId(keyId: number, seq: number): string {
+  return `w${keyId}.${seq}`;
+}
+
+/** Parses a value written by the harness back into (keyId, seq); null if it is not one. */
+export function parseWriteId(value: string): { keyId: number; seq: number } | null {
+  const m = /^w(\d{1,15})\.(\d{1,15})$/.exec(value);
+  if (!m) return null;
+  return { keyId: Number(m[1]), seq: Number(m[2]) };
+}
+
+/** Meta keys the harness writes (values are strings; JSON where noted). */
+export const META = {
+  schemaVersion: 'schema_version',
+  /** JSON: the run's resolved options (duration, seed, runtime, faults, workload). */
+  runConfig: 'run_config',
+  seed: 'seed',
+  runtime: 'runtime',
+  /** JSON: node, package and store versions. */
+  versions: 'versions',
+  startedAtUtc: 'started_at_utc',
+  /** 'running' until the end phase finished; then 'complete'; 'interrupted' on SIGINT/crash. */
+  status: 'status',
+  scheduleDigest: 'schedule_digest',
+  /** JSON: the planned fault schedule (kinds, targets, relative times), for replay. */
+  schedule: 'schedule',
+  durationMs: 'duration_ms',
+  /** Why the run is inconclusive beyond the verifier's rules (e.g. the cluster never healed). */
+  inconclusiveReason: 'inconclusive_reason',
+} as const;
