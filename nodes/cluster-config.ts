@@ -71,7 +71,7 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
   heartbeatMs: 100,
   electionTimeoutMinMs: 500,
   electionTimeoutMaxMs: 1000,
-  suspectAfterMs: 500,
+  suspectAfterMs: 1_000,
   escalationTimeoutMs: 10_000,
   replicationTimeoutMs: 600,
   evictionTimeoutMs: 60_000,

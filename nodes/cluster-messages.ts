@@ -1,0 +1,92 @@
+import type { ReplicatedOp, SegmentSync } from './partition-data.js';
+
+/**
+ * The node-to-node vocabulary of the failover and replication state machines (DESIGN.md §2
+ * "Failover", "Leader and ownership decisions", "Replication"; seed 002).
+ *
+ * Every message that can change who decides carries the sender's leader term; a node that sees
+ * a higher term steps down. Replication messages carry the partition epoch and the stream tag
+ * of the active's tenure instead.
+ */
+
+/** A node incarnation: memory-only nodes come back empty, so membership is per incarnation. */
+export interface Member {
+  node: string;
+  inc: string;
+}
+
+/** Health of a partition in the runtime map (seed 002 "the health state machine"). */
+export type Health = 'Healthy' | 'Degraded' | 'Recovering' | 'Unavailable';
+
+/**
+ * One partition's runtime-map entry, as proposed by the leader and committed by a majority.
+ * `epoch` is the fencing token: strictly increasing per partition, one per committed change.
+ */
+export interface RuntimeEntry {
+  /** `${store}/${partition}` */
+  pkey: string;
+  store: string;
+  partition: number;
+  epoch: number;
+  /** Term of the leader that proposed it. */
+  term: number;
+  /** The active owner; null when Unavailable. */
+  active: Member | null;
+  /** Epoch at which the current active's tenure began (changes only when the active changes). */
+  activeSince: number;
+  health: Health;
+  /** Members whose copy holds every acknowledged write (the active included). */
+  inSync: Member[];
+  /** Failback in progress to this member (seed 002: OwnershipChanging during the handoff). */
+  handoffTo: Member | null;
+  /** Recovering: the more complete live holder to sync from before serving (possession proof). */
+  syncFrom: Member | null;
+  /** The partition map: assigned nodes, preferred primary first. Changes only on regeneration. */
+  replicas: string[];
+  /** Partition-map version of this partition (bumped by a planned regeneration). */
+  mapVersion: number;
+}
+
+/** What a node tells the leader about its copy of one partition (the possession proof's input). */
+export interface PartitionReport {
+  pkey: string;
+  /** Last applied revision. */
+  rev: number;
+  /** Keys held (tombstones excluded). */
+  heldKeys: number;
+  /** Segments synced with the current tenure (all of them once caught up, else 0). */
+  syncedSegments: number;
+  /** Stream tag of the tenure the copy follows ("" when none). */
+  tag: string;
+}
+
+export type ClusterMsg =
+  | { t: 'hello'; inc: string; term: number }
+  | { t: 'prevote'; term: number }
+  | { t: 'prevote-r'; term: number; granted: boolean }
+  | { t: 'vote'; term: number }
+  | { t: 'vote-r'; term: number; granted: boolean; accepted: RuntimeEntry[]; committed: RuntimeEntry[] }
+  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[] }
+  | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[] }
+  | { t: 'propose'; term: number; entry: RuntimeEntry }
+  | { t: 'propose-r'; term: number; pkey: string; epoch: number; ok: boolean }
+  | { t: 'commit'; term: number; entry: RuntimeEntry }
+  | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[] }
+  | { t: 'rep-ack'; pkey: string; tag: string; rev: number }
+  | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
+  | { t: 'sync-req'; pkey: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
+  | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean }
+  | { t: 'req-add'; term: number; pkey: string; epoch: number; member: Member }
+  | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member }
+  | { t: 'handoff-ready'; term: number; pkey: string; epoch: number; rev: number }
+  | { t: 'recovered'; term: number; pkey: string; epoch: number; rev: number };
+
+/** The stream tag of an active's tenure: replicas follow exactly one tag at a time. */
+export function tenureTag(active: Member, activeSince: number): string {
+  return `${active.node}:${active.inc}:${activeSince}`;
+}
+
+/** Same node and same incarnation. */
+export function sameMember(a: Member | null | undefined, b: Member | null | undefined): boolean {
+  return !!a && !!b && a.node === b.node && a.inc === b.inc;
+}

@@ -1,0 +1,1466 @@
+import type { ClusterConfig, StoreConfig } from './cluster-config.js';
+import { KvStatus } from './kv-status.js';
+import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
+import { PartitionData, type ReplicatedOp } from './partition-data.js';
+import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
+import {
+  sameMember,
+  tenureTag,
+  type ClusterMsg,
+  type Health,
+  type Member,
+  type PartitionReport,
+  type RuntimeEntry,
+} from './cluster-messages.js';
+
+/**
+ * What the node core needs from its surroundings. The node process (node-shell.ts) backs it with
+ * sockets and timers; the simulation (failover-sim.ts) with a virtual network and clock.
+ */
+export interface CoreEnv {
+  /** Monotonic local time, ms. */
+  now(): number;
+  /** Uniform [0, 1): election jitter. Seeded in the simulation. */
+  random(): number;
+  /** Queue a message to a peer; delivery is best effort, ordered per peer connection. */
+  send(to: string, msg: ClusterMsg): void;
+  /** Answer a client request (possibly long after onClient returned). */
+  respond(token: unknown, res: ClientResponse): void;
+  /** Ask for a direct liveness check of a peer; the answer comes back through onProbeResult. */
+  probe(node: string): void;
+  /** Structured log line. */
+  log(event: string, fields?: Record<string, unknown>): void;
+}
+
+/** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
+export type ProbeResult = 'refused' | 'alive' | 'timeout';
+
+type Role = 'follower' | 'candidate' | 'leader';
+
+interface PeerView {
+  /** Last time any message arrived from the peer. */
+  lastHeard: number;
+  /** Last heartbeat reply (leader only). */
+  lastReply: number;
+  inc: string | null;
+  term: number;
+  /** Fresh, term-matched reports (possession proof input). */
+  reports: Map<string, PartitionReport>;
+  reportTerm: number;
+  reportAt: number;
+  suspectedSince: number | null;
+  /** Silent past the escalation timeout (seed 002); cleared when the peer answers again. */
+  silentConfirmed: boolean;
+  /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
+  deadIncs: Set<string>;
+}
+
+interface FollowerLink {
+  member: Member;
+  streaming: boolean;
+  acked: number;
+  queue: ReplicatedOp[];
+  lastSentAt: number;
+}
+
+interface PendingWrite {
+  rev: number;
+  token: unknown;
+  res: ClientResponse & { op: typeof Op.Put | typeof Op.Delete };
+  at: number;
+}
+
+interface ActiveState {
+  tag: string;
+  activeSince: number;
+  followers: Map<string, FollowerLink>;
+  pending: PendingWrite[];
+  /** [rev, time] of ops not yet acked by every required member, oldest first. */
+  opTimes: Array<[number, number]>;
+  pendingAdds: Map<string, { member: Member; at: number }>;
+  lastDropReq: Map<string, number>;
+  lastLeaderReq: number;
+}
+
+interface LocalPartition {
+  pkey: string;
+  store: StoreConfig;
+  partition: number;
+  segments: number[];
+  data: PartitionData;
+  /** Tenure tag this copy follows ('' = not synced with any active). */
+  followTag: string;
+  lastRepAt: number;
+  syncRequestedAt: number;
+  mapVersion: number;
+  act: ActiveState | null;
+  /** Recovering active: the sync from the more complete holder has been installed. */
+  recoveredAtEpoch: number;
+  recoveredSentAt: number;
+}
+
+interface Proposal {
+  entry: RuntimeEntry;
+  oks: Set<string>;
+  at: number;
+}
+
+interface LeaderState {
+  since: number;
+  hbSeq: number;
+  lastHbAt: number;
+  inflight: Map<string, Proposal>;
+  lastProposed: Map<string, number>;
+  lastTransition: Map<string, number>;
+  unavailableSince: Map<string, number>;
+  handoffSince: Map<string, number>;
+}
+
+/** Proposal abandoned when no majority accepted it within this long (ms). */
+const PROPOSE_TIMEOUT_MS = 1_000;
+/** A failback handoff not finished within this long is cancelled (ms). */
+const HANDOFF_TIMEOUT_MS = 3_000;
+/** A follower that heard nothing from its active for this long asks for a catch-up (ms). */
+const FOLLOW_STALE_MS = 1_000;
+/** Retry period of sync requests and of requests to the leader (ms). */
+const RETRY_MS = 250;
+/** Replication keepalive period (ms): carries the head revision so a follower sees gaps. */
+const REP_KEEPALIVE_MS = 200;
+
+const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync' };
+
+/**
+ * The whole behaviour of one store node as a deterministic state machine: messages, client
+ * requests and time in; messages, client responses and probes out (through {@link CoreEnv}).
+ *
+ * Covers DESIGN.md §2 and seed 002 end to end: Raft-style leader terms with pre-vote; runtime
+ * entries proposed by the leader at the partition's next epoch and committed by a majority;
+ * detection (NodeLeft re-checked by a probe, silent owners confirmed after the escalation
+ * timeout); promotion among in-sync members with the possession proof (Degraded / Recovering);
+ * Unavailable and eviction; replication through per-segment op logs with sync / async
+ * acknowledgement; catch-up from an (epoch, revision) agreed with the active; the recovery sweep
+ * and failback with OwnershipChanging during the handoff.
+ */
+export class NodeCore {
+  readonly id: string;
+  readonly inc: string;
+  private readonly config: ClusterConfig;
+  private readonly env: CoreEnv;
+  private readonly peers = new Map<string, PeerView>();
+  private readonly peerIds: string[];
+  private readonly majority: number;
+  private readonly parts = new Map<string, LocalPartition>();
+  private readonly pkeysByStore = new Map<string, string[]>();
+  private readonly nPartitions: number;
+  /** Probes in flight: node -> the incarnation being checked. */
+  private readonly probing = new Map<string, string>();
+
+  // election
+  private term = 0;
+  private votedFor: string | null = null;
+  /** Terms up to this one are not voted in (a restarted node may have voted there before). */
+  private noVoteUpTo = 0;
+  private role: Role = 'follower';
+  private leaderId: string | null = null;
+  private electionDeadline = 0;
+  private votes = new Set<string>();
+  private preVotes = new Set<string>();
+  private preVoteTerm = 0;
+  private voteStates: Array<{ accepted: RuntimeEntry[]; committed: RuntimeEntry[] }> = [];
+  private lastLeaderContact = -Infinity;
+  private readonly startedAt: number;
+  private leader: LeaderState | null = null;
+
+  // runtime map knowledge
+  private readonly accepted = new Map<string, RuntimeEntry>();
+  private readonly committed = new Map<string, RuntimeEntry>();
+
+  /** Counters for the node's own log and for tests. */
+  readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
+
+  constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv) {
+    this.id = id;
+    this.inc = inc;
+    this.config = config;
+    this.env = env;
+    this.peerIds = config.nodes.map((n) => n.id).filter((n) => n !== id);
+    this.majority = Math.floor(config.nodes.length / 2) + 1;
+    this.nPartitions = partitionCount(config);
+    const now = env.now();
+    this.startedAt = now;
+    for (const p of this.peerIds) {
+      this.peers.set(p, {
+        lastHeard: -Infinity,
+        lastReply: -Infinity,
+        inc: null,
+        term: 0,
+        reports: new Map(),
+        reportTerm: -1,
+        reportAt: -Infinity,
+        suspectedSince: null,
+        silentConfirmed: false,
+        deadIncs: new Set(),
+      });
+    }
+    for (const a of assignAll(config)) {
+      const pkey = `${a.store}/${a.partition}`;
+      const store = config.stores.find((s) => s.name === a.store)!;
+      this.parts.set(pkey, {
+        pkey,
+        store,
+        partition: a.partition,
+        segments: a.segments,
+        data: new PartitionData(a.segments),
+        followTag: '',
+        lastRepAt: -Infinity,
+        syncRequestedAt: -Infinity,
+        mapVersion: 0,
+        act: null,
+        recoveredAtEpoch: -1,
+        recoveredSentAt: -Infinity,
+      });
+      const list = this.pkeysByStore.get(a.store) ?? [];
+      list.push(pkey);
+      this.pkeysByStore.set(a.store, list);
+    }
+    this.resetElectionDeadline();
+  }
+
+  // ───────────────────────────── public surface ─────────────────────────────
+
+  /** Current leader term. */
+  get currentTerm(): number {
+    return this.term;
+  }
+
+  /** Is this node the leader now. */
+  get isLeader(): boolean {
+    return this.role === 'leader';
+  }
+
+  /** The leader this node follows (itself when leader), or null. */
+  get knownLeader(): string | null {
+    return this.leaderId;
+  }
+
+  /** The committed runtime entry of a partition as this node knows it. */
+  committedEntry(pkey: string): RuntimeEntry | undefined {
+    return this.committed.get(pkey);
+  }
+
+  /** Every partition key, `${store}/${partition}`. */
+  partitionKeys(): string[] {
+    return [...this.parts.keys()];
+  }
+
+  /** Is this node serving reads and writes of the partition as its active owner right now. */
+  isServingActive(pkey: string): boolean {
+    const lp = this.parts.get(pkey);
+    return !!lp && !!lp.act && this.servingState(lp) === null;
+  }
+
+  /** Last applied revision of this node's copy of a partition. */
+  revisionOf(pkey: string): number {
+    return this.parts.get(pkey)?.data.revision ?? 0;
+  }
+
+  /** This node's copy of one key (tests and the simulation's checker): value or null. */
+  peek(pkey: string, key: string): { value: Buffer | null; version: number } | undefined {
+    const lp = this.parts.get(pkey);
+    if (!lp) return undefined;
+    const r = lp.data.get(segmentOf(key, lp.store.segments), key);
+    return r ? { value: r.value, version: r.version } : undefined;
+  }
+
+  /** Periodic work: elections, heartbeats, leader decisions, replication timeouts. Call every ~20-50 ms. */
+  tick(): void {
+    const now = this.env.now();
+    this.updateSuspicion(now);
+    if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
+    if (this.role === 'leader') this.leaderTick(now);
+    for (const lp of this.parts.values()) this.partitionTick(lp, now);
+  }
+
+  /** A cluster message arrived from a peer. */
+  onMessage(from: string, msg: ClusterMsg): void {
+    const peer = this.peers.get(from);
+    if (!peer) return;
+    const now = this.env.now();
+    peer.lastHeard = now;
+    switch (msg.t) {
+      case 'vote':
+      case 'vote-r':
+      case 'hb':
+      case 'hb-r':
+      case 'propose':
+      case 'propose-r':
+      case 'commit':
+        // Raft: a node that sees a higher term adopts it and steps down
+        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        break;
+      default:
+        break;
+    }
+    switch (msg.t) {
+      case 'hello':
+        this.noteIncarnation(from, msg.inc);
+        peer.term = Math.max(peer.term, msg.term);
+        if (this.isJoining(now)) {
+          // memory-only: a node that just started may have voted in this term in an earlier life
+          this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
+        }
+        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        return;
+      case 'prevote':
+        return this.onPreVote(from, msg.term, now);
+      case 'prevote-r':
+        return this.onPreVoteReply(from, msg.term, msg.granted, now);
+      case 'vote':
+        return this.onVote(from, msg.term, now);
+      case 'vote-r':
+        return this.onVoteReply(from, msg, now);
+      case 'hb':
+        return this.onHeartbeat(from, msg, now);
+      case 'hb-r':
+        return this.onHeartbeatReply(from, msg, now);
+      case 'propose':
+        return this.onPropose(from, msg.term, msg.entry, now);
+      case 'propose-r':
+        return this.onProposeReply(from, msg, now);
+      case 'commit':
+        if (msg.term < this.term) return;
+        this.leaderId = from;
+        this.lastLeaderContact = now;
+        this.learnCommitted(msg.entry);
+        return;
+      case 'rep':
+        return this.onRep(from, msg, now);
+      case 'rep-ack':
+        return this.onRepAck(from, msg.pkey, msg.tag, msg.rev, now);
+      case 'rep-nack':
+        return this.onRepNack(from, msg.pkey, msg.tag);
+      case 'sync-req':
+        return this.onSyncReq(from, msg, now);
+      case 'sync-resp':
+        return this.onSyncResp(from, msg, now);
+      case 'req-add':
+      case 'req-drop':
+      case 'handoff-ready':
+      case 'recovered':
+        return this.onLeaderRequest(from, msg, now);
+    }
+  }
+
+  /** The connection to a peer closed (a NodeLeft signal): re-check it before believing it. */
+  onPeerDown(node: string): void {
+    const peer = this.peers.get(node);
+    if (!peer) return;
+    for (const lp of this.parts.values()) {
+      const f = lp.act?.followers.get(node);
+      if (f) f.streaming = false;
+    }
+    if (peer.inc && !this.probing.has(node)) {
+      this.probing.set(node, peer.inc);
+      this.env.probe(node);
+    }
+  }
+
+  /**
+   * The answer to an earlier probe(). 'refused': nothing listens at the node's address any more, so
+   * the incarnation probed is gone (seed 002: the NodeLeft re-checked). 'alive' or 'timeout' change
+   * nothing: a reachable node is left where it is, a silent one goes through suspicion.
+   */
+  onProbeResult(node: string, result: ProbeResult): void {
+    const peer = this.peers.get(node);
+    const inc = this.probing.get(node);
+    this.probing.delete(node);
+    if (!peer || !inc) return;
+    this.env.log('probe', { node, result, inc });
+    if (result === 'refused' && peer.inc === inc) {
+      peer.deadIncs.add(inc);
+      if (this.role === 'leader') this.leaderTick(this.env.now());
+    }
+  }
+
+  /** A client request; the answer goes to env.respond(token, …), now or later. */
+  onClient(req: ClientRequest, token: unknown): void {
+    switch (req.op) {
+      case Op.Put:
+      case Op.Delete:
+        return this.clientWrite(req, token);
+      case Op.Get:
+        return this.env.respond(token, this.clientGet(req));
+      case Op.GetMany:
+        return this.env.respond(token, this.clientGetMany(req));
+      case Op.Metadata:
+        return this.env.respond(token, { op: Op.Metadata, reqId: req.reqId, status: KvStatus.Ok, flags: 0, json: JSON.stringify(this.metadata()) });
+      case Op.Ping:
+        return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
+    }
+  }
+
+  /** Emit the replication batches accumulated since the last flush. Call once per event-loop turn. */
+  flush(): void {
+    const now = this.env.now();
+    for (const lp of this.parts.values()) {
+      const act = lp.act;
+      if (!act) continue;
+      for (const f of act.followers.values()) {
+        if (!f.streaming) continue;
+        if (f.queue.length > 0 || now - f.lastSentAt >= REP_KEEPALIVE_MS) {
+          const e = this.committed.get(lp.pkey);
+          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops: f.queue });
+          f.queue = [];
+          f.lastSentAt = now;
+        }
+      }
+    }
+  }
+
+  /**
+   * The metadata document (schema 5): partition map, runtime map, leader, the advertised
+   * multi-key retry policy (seed 004). `replicatedRevision` is filled where this node is the
+   * serving active: the highest revision every in-sync replica has applied.
+   */
+  metadata(): MetadataDoc {
+    const runtime: RuntimeMapItem[] = [];
+    const pmap: PartitionMapItem[] = [];
+    let version = 0;
+    for (const lp of this.parts.values()) {
+      const e = this.committed.get(lp.pkey);
+      const replicas = e ? e.replicas : assignAll(this.config).find((a) => `${a.store}/${a.partition}` === lp.pkey)!.replicas;
+      const mv = e ? e.mapVersion : 1;
+      version += mv;
+      pmap.push({ store: lp.store.name, partition: lp.partition, replicas, mapVersion: mv });
+      runtime.push({
+        store: lp.store.name,
+        partition: lp.partition,
+        active: e?.active?.node ?? null,
+        activeInc: e?.active?.inc ?? null,
+        epoch: e?.epoch ?? 0,
+        health: e?.health ?? 'Unavailable',
+        inSync: e ? e.inSync.map((m) => m.node) : [],
+        handoffTo: e?.handoffTo?.node ?? null,
+        replicatedRevision: lp.act && e && sameMember(e.active, this.me) ? this.replicatedRevision(lp) : null,
+        revision: lp.data.revision,
+      });
+    }
+    return {
+      schema: 5,
+      cluster: this.config.cluster,
+      node: this.id,
+      inc: this.inc,
+      term: this.term,
+      leader: this.leaderId,
+      isLeader: this.role === 'leader',
+      nodes: this.config.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
+      stores: this.config.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500 })),
+      partitionMap: { version, partitions: pmap },
+      runtimeMap: runtime,
+      multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
+    };
+  }
+
+  // ───────────────────────────── election ─────────────────────────────
+
+  private get me(): Member {
+    return { node: this.id, inc: this.inc };
+  }
+
+  private isJoining(now: number): boolean {
+    return now - this.startedAt < this.config.timing.electionTimeoutMaxMs;
+  }
+
+  private resetElectionDeadline(): void {
+    const t = this.config.timing;
+    this.electionDeadline = this.env.now() + t.electionTimeoutMinMs + this.env.random() * (t.electionTimeoutMaxMs - t.electionTimeoutMinMs);
+  }
+
+  private adoptTerm(term: number, leader: string | null): void {
+    if (term <= this.term) return;
+    this.term = term;
+    this.votedFor = null;
+    if (this.role !== 'follower') this.stepDown('higher term');
+    this.leaderId = leader;
+  }
+
+  private stepDown(reason: string): void {
+    if (this.role === 'leader') this.env.log('leader-step-down', { term: this.term, reason });
+    this.role = 'follower';
+    this.leader = null;
+    if (this.leaderId === this.id) this.leaderId = null;
+    this.resetElectionDeadline();
+  }
+
+  private canVote(now: number, term: number): boolean {
+    return !this.isJoining(now) && term > this.noVoteUpTo;
+  }
+
+  private heardLeaderRecently(now: number): boolean {
+    return this.role === 'leader' || now - this.lastLeaderContact < this.config.timing.electionTimeoutMinMs;
+  }
+
+  private startPreVote(now: number): void {
+    this.resetElectionDeadline();
+    if (!this.canVote(now, this.term + 1)) return;
+    this.preVoteTerm = this.term + 1;
+    this.preVotes = new Set([this.id]);
+    for (const p of this.peerIds) this.env.send(p, { t: 'prevote', term: this.preVoteTerm });
+    if (this.preVotes.size >= this.majority) this.startElection(now);
+  }
+
+  private onPreVote(from: string, term: number, now: number): void {
+    const granted = term > this.term && !this.heardLeaderRecently(now);
+    this.env.send(from, { t: 'prevote-r', term, granted });
+  }
+
+  private onPreVoteReply(from: string, term: number, granted: boolean, now: number): void {
+    if (this.role === 'leader' || term !== this.preVoteTerm || term !== this.term + 1 || !granted) return;
+    this.preVotes.add(from);
+    if (this.preVotes.size >= this.majority) {
+      this.preVoteTerm = 0;
+      this.startElection(now);
+    }
+  }
+
+  private startElection(now: number): void {
+    this.term++;
+    this.role = 'candidate';
+    this.votedFor = this.id;
+    this.leaderId = null;
+    this.votes = new Set([this.id]);
+    this.voteStates = [{ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }];
+    this.resetElectionDeadline();
+    this.env.log('election', { term: this.term });
+    for (const p of this.peerIds) this.env.send(p, { t: 'vote', term: this.term });
+    if (this.votes.size >= this.majority) this.becomeLeader(now);
+  }
+
+  private onVote(from: string, term: number, now: number): void {
+    let granted = false;
+    if (term === this.term && this.role === 'follower' && this.canVote(now, term) && (this.votedFor === null || this.votedFor === from)) {
+      granted = true;
+      this.votedFor = from;
+      this.resetElectionDeadline();
+    }
+    this.env.send(from, {
+      t: 'vote-r',
+      term: this.term,
+      granted,
+      accepted: granted ? [...this.accepted.values()] : [],
+      committed: granted ? [...this.committed.values()] : [],
+    });
+  }
+
+  private onVoteReply(from: string, msg: Extract<ClusterMsg, { t: 'vote-r' }>, now: number): void {
+    if (this.role !== 'candidate' || msg.term !== this.term || !msg.granted || this.votes.has(from)) return;
+    this.votes.add(from);
+    this.voteStates.push({ accepted: msg.accepted, committed: msg.committed });
+    if (this.votes.size >= this.majority) this.becomeLeader(now);
+  }
+
+  private becomeLeader(now: number): void {
+    this.role = 'leader';
+    this.leaderId = this.id;
+    this.lastLeaderContact = now;
+    const ls: LeaderState = {
+      since: now,
+      hbSeq: 0,
+      lastHbAt: -Infinity,
+      inflight: new Map(),
+      lastProposed: new Map(),
+      lastTransition: new Map(),
+      unavailableSince: new Map(),
+      handoffSince: new Map(),
+    };
+    this.leader = ls;
+    // Start from every committed decision: merge what a majority accepted and committed.
+    const reproposals: RuntimeEntry[] = [];
+    for (const pkey of this.parts.keys()) {
+      let hiAcc: RuntimeEntry | undefined;
+      let hiCom: RuntimeEntry | undefined;
+      for (const vs of this.voteStates) {
+        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || e.epoch > hiAcc.epoch)) hiAcc = e;
+        for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || e.epoch > hiCom.epoch)) hiCom = e;
+      }
+      if (hiCom) this.learnCommitted(hiCom);
+      if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
+      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(hiAcc);
+      ls.lastTransition.set(pkey, now);
+      const c = this.committed.get(pkey);
+      if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
+      if (c && c.handoffTo) ls.handoffSince.set(pkey, now);
+    }
+    this.voteStates = [];
+    this.env.log('leader', { term: this.term, reproposals: reproposals.length });
+    for (const p of this.peers.values()) {
+      // liveness grace: a new leader has heard from its voters; give the others one window
+      p.lastReply = Math.max(p.lastReply, p.lastHeard, now - this.config.timing.suspectAfterMs / 2);
+    }
+    for (const e of reproposals) this.propose(e, false, now);
+    this.sendHeartbeats(now);
+  }
+
+  // ───────────────────────────── heartbeats and runtime entries ─────────────────────────────
+
+  private sendHeartbeats(now: number): void {
+    const ls = this.leader!;
+    ls.lastHbAt = now;
+    ls.hbSeq++;
+    const committed = [...this.committed.values()];
+    for (const p of this.peerIds) this.env.send(p, { t: 'hb', term: this.term, seq: ls.hbSeq, committed });
+  }
+
+  private onHeartbeat(from: string, msg: Extract<ClusterMsg, { t: 'hb' }>, now: number): void {
+    if (msg.term < this.term) {
+      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [] });
+      return;
+    }
+    if (this.role !== 'follower') this.stepDown('heartbeat from leader');
+    this.leaderId = from;
+    this.lastLeaderContact = now;
+    this.resetElectionDeadline();
+    for (const e of msg.committed) this.learnCommitted(e);
+    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports() });
+  }
+
+  private onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
+    if (this.role !== 'leader' || msg.term !== this.term) return;
+    const peer = this.peers.get(from)!;
+    peer.lastReply = now;
+    this.noteIncarnation(from, msg.inc);
+    peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
+    peer.reportTerm = msg.term;
+    peer.reportAt = now;
+  }
+
+  private reports(): PartitionReport[] {
+    const out: PartitionReport[] = [];
+    for (const lp of this.parts.values()) {
+      const synced = lp.followTag !== '' || !!lp.act;
+      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag });
+    }
+    return out;
+  }
+
+  private noteIncarnation(node: string, inc: string): void {
+    const peer = this.peers.get(node);
+    if (!peer) return;
+    if (peer.inc !== null && peer.inc !== inc) {
+      peer.deadIncs.add(peer.inc);
+      this.env.log('incarnation', { node, old: peer.inc, inc });
+    }
+    peer.inc = inc;
+  }
+
+  private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
+    if (term < this.term) {
+      this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
+      return;
+    }
+    if (this.role !== 'follower') this.stepDown('proposal from leader');
+    this.leaderId = from;
+    this.lastLeaderContact = now;
+    this.resetElectionDeadline();
+    const cur = this.accepted.get(entry.pkey);
+    const ok = !cur || entry.epoch > cur.epoch;
+    if (ok) {
+      this.accepted.set(entry.pkey, entry);
+      this.refreshRole(entry.pkey);
+    }
+    this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
+  }
+
+  private onProposeReply(from: string, msg: Extract<ClusterMsg, { t: 'propose-r' }>, now: number): void {
+    if (this.role !== 'leader' || msg.term !== this.term) return;
+    const prop = this.leader!.inflight.get(msg.pkey);
+    if (!prop || prop.entry.epoch !== msg.epoch) return;
+    if (!msg.ok) return;
+    prop.oks.add(from);
+    if (prop.oks.size >= this.majority) this.commitProposal(prop, now);
+  }
+
+  /** Accepts a committed entry (from a heartbeat, commit or vote merge) if newer than ours. */
+  private learnCommitted(e: RuntimeEntry): void {
+    const cur = this.committed.get(e.pkey);
+    if (cur && cur.epoch >= e.epoch) return;
+    this.committed.set(e.pkey, e);
+    const acc = this.accepted.get(e.pkey);
+    if (!acc || acc.epoch < e.epoch) this.accepted.set(e.pkey, e);
+    this.refreshRole(e.pkey);
+  }
+
+  // ───────────────────────────── leader: proposals ─────────────────────────────
+
+  /**
+   * Proposes a change of one partition at its next epoch (the generator never regresses:
+   * strictly above every epoch committed, accepted or proposed that this leader knows).
+   */
+  private propose(base: RuntimeEntry, newTenure: boolean, now: number): void {
+    const ls = this.leader;
+    if (!ls || ls.inflight.has(base.pkey)) return;
+    const cur = this.committed.get(base.pkey);
+    const acc = this.accepted.get(base.pkey);
+    const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0) + 1;
+    const entry: RuntimeEntry = { ...base, epoch, term: this.term, activeSince: newTenure ? epoch : base.activeSince };
+    ls.lastProposed.set(base.pkey, epoch);
+    const prop: Proposal = { entry, oks: new Set([this.id]), at: now };
+    ls.inflight.set(base.pkey, prop);
+    this.accepted.set(entry.pkey, entry);
+    this.refreshRole(entry.pkey);
+    this.env.log('propose', describeEntry(entry));
+    for (const p of this.peerIds) this.env.send(p, { t: 'propose', term: this.term, entry });
+    if (prop.oks.size >= this.majority) this.commitProposal(prop, now);
+  }
+
+  private commitProposal(prop: Proposal, now: number): void {
+    const ls = this.leader!;
+    const e = prop.entry;
+    ls.inflight.delete(e.pkey);
+    const prev = this.committed.get(e.pkey);
+    ls.lastTransition.set(e.pkey, now);
+    if (e.health === 'Unavailable') {
+      if (!prev || prev.health !== 'Unavailable') ls.unavailableSince.set(e.pkey, now);
+    } else ls.unavailableSince.delete(e.pkey);
+    if (e.handoffTo) {
+      if (!prev || !prev.handoffTo) ls.handoffSince.set(e.pkey, now);
+    } else ls.handoffSince.delete(e.pkey);
+    if (prev && e.active && (!prev.active || !sameMember(prev.active, e.active))) this.counters.promotions++;
+    this.env.log('commit', describeEntry(e));
+    this.learnCommitted(e);
+    for (const p of this.peerIds) this.env.send(p, { t: 'commit', term: this.term, entry: e });
+  }
+
+  private leaderTick(now: number): void {
+    const ls = this.leader;
+    if (!ls) return;
+    const t = this.config.timing;
+    // check quorum: a leader that cannot hear a majority steps down (a minority never decides)
+    let heard = 1;
+    for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
+    if (heard >= this.majority) this.lastLeaderContact = now;
+    else if (now - ls.since > t.electionTimeoutMaxMs) {
+      this.stepDown('lost quorum');
+      return;
+    }
+    if (now - ls.lastHbAt >= t.heartbeatMs) this.sendHeartbeats(now);
+    for (const [pkey, prop] of ls.inflight) if (now - prop.at > PROPOSE_TIMEOUT_MS) ls.inflight.delete(pkey);
+    if (heard < this.majority) return;
+    const bootstrapReady = this.bootstrapReady(now);
+    for (const a of assignAll(this.config)) {
+      const pkey = `${a.store}/${a.partition}`;
+      if (ls.inflight.has(pkey)) continue;
+      const e = this.committed.get(pkey);
+      if (!e) {
+        if (bootstrapReady && !this.accepted.has(pkey)) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
+        continue;
+      }
+      this.decide(e, now);
+    }
+  }
+
+  private bootstrapReady(now: number): boolean {
+    for (const p of this.peers.values()) if (p.inc === null && now - this.leader!.since < this.config.timing.electionTimeoutMaxMs) return false;
+    return true;
+  }
+
+  private bootstrap(pkey: string, store: string, partition: number, replicas: string[], now: number): void {
+    const live = replicas.filter((n) => this.nodeLive(n, now));
+    if (live.length === 0) return;
+    const members = live.map((n) => ({ node: n, inc: this.incOf(n)! }));
+    const entry: RuntimeEntry = {
+      pkey,
+      store,
+      partition,
+      epoch: 0,
+      term: this.term,
+      active: members[0],
+      activeSince: 0,
+      health: members.length === replicas.length ? 'Healthy' : 'Degraded',
+      inSync: members,
+      handoffTo: null,
+      syncFrom: null,
+      replicas,
+      mapVersion: 1,
+    };
+    this.propose(entry, true, now);
+  }
+
+  private incOf(node: string): string | null {
+    return node === this.id ? this.inc : (this.peers.get(node)?.inc ?? null);
+  }
+
+  /**
+   * The node answers (the leader heard it within the suspicion window), is not confirmed silent,
+   * and its current incarnation is not known to be gone.
+   */
+  private nodeLive(node: string, now: number): boolean {
+    if (node === this.id) return true;
+    const p = this.peers.get(node);
+    if (!p || p.inc === null || p.deadIncs.has(p.inc)) return false;
+    return !p.silentConfirmed && now - p.lastReply < this.config.timing.suspectAfterMs;
+  }
+
+  /** This incarnation is gone for good: a refused probe, or a newer incarnation of the node answered. */
+  private gone(m: Member): boolean {
+    if (m.node === this.id) return m.inc !== this.inc;
+    const p = this.peers.get(m.node);
+    if (!p) return true;
+    return p.deadIncs.has(m.inc) || (p.inc !== null && p.inc !== m.inc);
+  }
+
+  private live(m: Member, now: number): boolean {
+    return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;
+  }
+
+  /** Confirmed down (seed 002): gone, or silent past the escalation timeout. Never on suspicion alone. */
+  private confirmedDown(m: Member): boolean {
+    if (this.gone(m)) return true;
+    if (m.node === this.id) return false;
+    return this.peers.get(m.node)!.silentConfirmed;
+  }
+
+  private suspected(node: string, now: number): boolean {
+    if (node === this.id) return false;
+    const p = this.peers.get(node);
+    return !p || now - p.lastReply >= this.config.timing.suspectAfterMs;
+  }
+
+  private updateSuspicion(now: number): void {
+    if (this.role !== 'leader') return;
+    const t = this.config.timing;
+    for (const [id, p] of this.peers) {
+      if (now - p.lastReply >= t.suspectAfterMs) {
+        if (p.suspectedSince === null) {
+          p.suspectedSince = now;
+          this.env.log('suspect', { node: id });
+        } else if (!p.silentConfirmed && now - p.suspectedSince >= t.escalationTimeoutMs) {
+          p.silentConfirmed = true;
+          this.env.log('confirm-down', { node: id, reason: 'RuntimeOwnershipSuspectEscalationTimeout' });
+        }
+      } else if (p.suspectedSince !== null) {
+        p.suspectedSince = null;
+        p.silentConfirmed = false;
+      }
+    }
+  }
+
+  /** Fresh, term-matched report of a member's copy (a stale report does not count, seed 002). */
+  private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
+    if (m.node === this.id) {
+      const lp = this.parts.get(pkey)!;
+      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag };
+    }
+    const p = this.peers.get(m.node)!;
+    if (p.reportTerm !== this.term || p.inc !== m.inc || now - p.reportAt > this.config.timing.suspectAfterMs) return null;
+    return p.reports.get(pkey) ?? null;
+  }
+
+  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5). */
+  private decide(e: RuntimeEntry, now: number): void {
+    const ls = this.leader!;
+    const t = this.config.timing;
+    const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
+    // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
+    if (e.active && this.confirmedDown(e.active)) {
+      this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
+      return this.promote(e, e.active, now);
+    }
+    // 2. no active: promote a live in-sync member as soon as one answers; else evict when due
+    if (!e.active) {
+      if (e.inSync.some((m) => this.live(m, now))) return this.promote(e, null, now);
+      // eviction: after the countdown, or at once when every in-sync copy is provably gone (its
+      // node came back as a new, empty incarnation) and an assigned node is there to take it
+      const since = ls.unavailableSince.get(e.pkey) ?? now;
+      const allGone = e.inSync.every((m) => this.gone(m)) && e.replicas.some((n) => this.nodeLive(n, now));
+      if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
+      return;
+    }
+    // 3. Recovering whose more complete holder is gone: the candidate is the authority now
+    if (e.health === 'Recovering' && (!e.syncFrom || !this.live(e.syncFrom, now) || !e.inSync.some((m) => sameMember(m, e.syncFrom)))) {
+      return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
+    }
+    // 4. a lost replica makes the partition Degraded at once (cheap and reversible)
+    const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
+    if (lost.length > 0) {
+      const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
+      const syncFrom = e.syncFrom && inSync.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
+      const health: Health = e.health === 'Recovering' && syncFrom ? 'Recovering' : 'Degraded';
+      const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
+      return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
+    }
+    // 5. a failback handoff in progress: cancel it if the target left or it takes too long
+    if (e.handoffTo) {
+      const since = ls.handoffSince.get(e.pkey) ?? now;
+      if (!this.live(e.handoffTo, now) || now - since > HANDOFF_TIMEOUT_MS) {
+        this.env.log('handoff-cancel', { pkey: e.pkey, to: e.handoffTo.node });
+        this.propose({ ...e, handoffTo: null }, false, now);
+      }
+      return;
+    }
+    if (e.health === 'Recovering') return;
+    // 6. the recovery sweep: every assigned replica alive and in sync, after a cooldown
+    const allIn = e.replicas.every((n) => e.inSync.some((m) => m.node === n && this.live(m, now)));
+    if (e.health !== 'Healthy') {
+      if (allIn && cooled) this.propose({ ...e, health: 'Healthy' }, false, now);
+      return;
+    }
+    // 7. failback: the preferred primary is back in sync: hand ownership back
+    const preferred = e.replicas[0];
+    if (cooled && e.active.node !== preferred) {
+      const m = e.inSync.find((x) => x.node === preferred);
+      if (m && this.live(m, now)) this.propose({ ...e, handoffTo: m }, false, now);
+    }
+  }
+
+  /**
+   * Promotion among the live in-sync members (never a stale copy): the most synced segments,
+   * then the highest revision, then partition-map order; the possession proof then decides
+   * Degraded (serve) or Recovering (sync from the more complete live holder first).
+   */
+  private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
+    const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
+    const cands = remaining.filter((m) => this.live(m, now));
+    if (cands.length === 0) {
+      // keep every member that may come back with its data (a paused or cut-off owner is not gone)
+      this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
+      return;
+    }
+    const scored = cands.map((m) => {
+      const r = this.freshReport(m, e.pkey, now);
+      return { m, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
+    });
+    scored.sort((a, b) => b.synced - a.synced || b.rev - a.rev || a.order - b.order);
+    const cand = scored[0];
+    let best: (typeof scored)[number] | null = null;
+    for (const s of scored.slice(1)) if (s.held >= 0 && (!best || s.held > best.held)) best = s;
+    const recovering = best !== null && best.held > Math.max(cand.held, 0);
+    const health: Health = recovering ? 'Recovering' : 'Degraded';
+    this.propose({ ...e, active: cand.m, health, inSync: remaining, handoffTo: null, syncFrom: recovering ? best!.m : null }, true, now);
+  }
+
+  /**
+   * Eviction (seed 002): no in-sync member survives; a planned regeneration re-homes the
+   * partition on live nodes (assigned ones first), starting empty at a new map version.
+   */
+  private regenerate(e: RuntimeEntry, now: number): void {
+    const rf = this.parts.get(e.pkey)!.store.replicationFactor;
+    const liveNodes = [...e.replicas, ...this.config.nodes.map((n) => n.id).filter((n) => !e.replicas.includes(n))].filter((n) => this.nodeLive(n, now));
+    if (liveNodes.length === 0) return;
+    const replicas = liveNodes.slice(0, rf);
+    const active: Member = { node: replicas[0], inc: this.incOf(replicas[0])! };
+    this.env.log('regenerate', { pkey: e.pkey, replicas, lost: e.inSync.map((m) => m.node) });
+    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1 }, true, now);
+  }
+
+  private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
+    if (this.role !== 'leader' || msg.term !== this.term) return;
+    const ls = this.leader!;
+    const e = this.committed.get(msg.pkey);
+    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.incOf(from) !== e.active.inc) return;
+    switch (msg.t) {
+      case 'req-add': {
+        const m = msg.member;
+        if (!e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
+        const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
+        return this.propose({ ...e, inSync }, false, now);
+      }
+      case 'req-drop': {
+        const m = msg.member;
+        if (sameMember(m, e.active) || !e.inSync.some((x) => sameMember(x, m))) return;
+        const inSync = e.inSync.filter((x) => !sameMember(x, m));
+        const health: Health = e.health === 'Recovering' ? 'Recovering' : 'Degraded';
+        const handoffTo = e.handoffTo && !sameMember(e.handoffTo, m) ? e.handoffTo : null;
+        const syncFrom = e.syncFrom && !sameMember(e.syncFrom, m) ? e.syncFrom : null;
+        return this.propose({ ...e, inSync, health: syncFrom || health !== 'Recovering' ? health : 'Degraded', handoffTo, syncFrom }, false, now);
+      }
+      case 'handoff-ready': {
+        if (!e.handoffTo || msg.epoch !== e.epoch || !this.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
+        this.env.log('handoff', { pkey: e.pkey, from: e.active.node, to: e.handoffTo.node, rev: msg.rev });
+        return this.propose({ ...e, active: e.handoffTo, handoffTo: null }, true, now);
+      }
+      case 'recovered': {
+        if (e.health !== 'Recovering' || msg.epoch !== e.epoch) return;
+        return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
+      }
+    }
+  }
+
+  // ───────────────────────────── roles and the data path ─────────────────────────────
+
+  /**
+   * Is this node the active owner per its committed entry, not deposed by a later accepted one.
+   * A node that accepted an entry naming someone else stops at once, before that entry commits.
+   */
+  private activeEntry(pkey: string): RuntimeEntry | null {
+    const e = this.committed.get(pkey);
+    if (!e || !sameMember(e.active, this.me)) return null;
+    const a = this.accepted.get(pkey);
+    if (a && a.epoch > e.epoch && (!sameMember(a.active, this.me) || a.activeSince !== e.activeSince)) return null;
+    return e;
+  }
+
+  private refreshRole(pkey: string): void {
+    const lp = this.parts.get(pkey);
+    if (!lp) return;
+    const e = this.committed.get(pkey);
+    if (e && e.mapVersion > lp.mapVersion) {
+      // a planned regeneration: the partition starts empty on its new replicas
+      if (lp.mapVersion !== 0) {
+        this.resign(lp, 'regenerated');
+        lp.data.clear(0);
+        lp.followTag = '';
+      }
+      lp.mapVersion = e.mapVersion;
+    }
+    const ae = this.activeEntry(pkey);
+    if (ae) {
+      const tag = tenureTag(ae.active!, ae.activeSince);
+      if (!lp.act || lp.act.tag !== tag) {
+        this.resign(lp, 'new tenure');
+        lp.act = {
+          tag,
+          activeSince: ae.activeSince,
+          followers: new Map(),
+          pending: [],
+          opTimes: [],
+          pendingAdds: new Map(),
+          lastDropReq: new Map(),
+          lastLeaderReq: -Infinity,
+        };
+        lp.followTag = tag;
+        this.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
+      }
+      this.progressPending(lp);
+    } else if (lp.act) {
+      this.resign(lp, 'deposed');
+    }
+  }
+
+  /** Stop acting as active: pending writes get an indeterminate answer (they may survive elsewhere). */
+  private resign(lp: LocalPartition, why: string): void {
+    const act = lp.act;
+    if (!act) return;
+    lp.act = null;
+    lp.followTag = '';
+    for (const p of act.pending) this.answerIndeterminate(p);
+    this.env.log('resign', { pkey: lp.pkey, why, pending: act.pending.length });
+  }
+
+  private answerIndeterminate(p: PendingWrite): void {
+    this.counters.indeterminate++;
+    p.res.status = KvStatus.Unavailable;
+    p.res.flags = FLAG_INDETERMINATE;
+    this.env.respond(p.token, p.res);
+  }
+
+  /**
+   * Null when the active may serve now; otherwise the status to answer. Seed 002: Recovering never
+   * serves; DESIGN.md §2: a sync write with RF > 1 is refused when no replica is in sync.
+   */
+  private servingState(lp: LocalPartition): KvStatus | null {
+    const e = this.activeEntry(lp.pkey);
+    if (!e || !lp.act) return KvStatus.ReplicaWriteRejected;
+    if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
+    if (this.env.now() - this.lastLeaderContact > this.config.timing.leaseMs) return KvStatus.Unavailable;
+    return null;
+  }
+
+  private route(store: string, key: string): { lp: LocalPartition; seg: number } | KvStatus {
+    const st = this.config.stores.find((s) => s.name === store);
+    if (!st) return KvStatus.InvalidInput;
+    const seg = segmentOf(key, st.segments);
+    const pkey = `${store}/${partitionOfSegment(seg, this.nPartitions)}`;
+    return { lp: this.parts.get(pkey)!, seg };
+  }
+
+  /** Status for a request that reached a node which is not the serving active (seed 000's vocabulary). */
+  private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
+    const e = this.committed.get(lp.pkey);
+    if (!e) return KvStatus.Unavailable;
+    if (!e.replicas.includes(this.id)) return KvStatus.Moved;
+    if (!e.active) return KvStatus.Unavailable;
+    if (e.handoffTo && (e.handoffTo.node === this.id || e.active.node === this.id)) return KvStatus.OwnershipChanging;
+    if (e.active.node === this.id) return KvStatus.Unavailable; // our old incarnation, or deposed: not yet settled
+    return write ? KvStatus.ReplicaWriteRejected : KvStatus.Moved;
+  }
+
+  private clientWrite(req: Extract<ClientRequest, { op: typeof Op.Put | typeof Op.Delete }>, token: unknown): void {
+    const res: PendingWrite['res'] = { op: req.op, reqId: req.reqId, status: KvStatus.Ok, flags: 0, info: { ...EMPTY_INFO, node: this.id } };
+    const refuse = (status: KvStatus): void => {
+      this.counters.writesRefused++;
+      res.status = status;
+      this.env.respond(token, res);
+    };
+    if (req.key.length === 0) return refuse(KvStatus.InvalidInput);
+    const r = this.route(req.store, req.key);
+    if (typeof r === 'number') return refuse(r);
+    const { lp, seg } = r;
+    res.info.partition = lp.partition;
+    res.info.ackMode = lp.store.ackMode;
+    const e = this.activeEntry(lp.pkey);
+    if (!e || !lp.act) return refuse(this.notActiveStatus(lp, true));
+    res.info.epoch = e.epoch;
+    const serving = this.servingState(lp);
+    if (serving !== null) return refuse(serving);
+    if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
+    const sync = lp.store.ackMode === 'sync';
+    if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
+    const cur = lp.data.get(seg, req.key);
+    const curVersion = cur ? cur.version : 0;
+    const present = !!cur && cur.value !== null;
+    res.info.version = curVersion;
+    if (req.ifMatchVersion !== undefined && (!present || cur!.version !== req.ifMatchVersion)) return refuse(KvStatus.Conflict);
+    if (req.op === Op.Put && req.ifAbsent && present) return refuse(KvStatus.Conflict);
+    if (req.op === Op.Delete && !present) return refuse(KvStatus.NotFound);
+    const rev = lp.data.revision + 1;
+    const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version: curVersion + 1 };
+    lp.data.apply(op);
+    const act = lp.act;
+    for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
+    const now = this.env.now();
+    act.opTimes.push([rev, now]);
+    res.info.version = op.version;
+    res.info.revision = rev;
+    if (sync) {
+      act.pending.push({ rev, token, res, at: now });
+      this.progressPending(lp);
+    } else {
+      this.counters.writesAcked++;
+      this.env.respond(token, res);
+    }
+  }
+
+  /** Members whose acknowledgement a write needs: the in-sync set (but us) and requested additions. */
+  private requiredAcked(lp: LocalPartition): number {
+    const e = this.committed.get(lp.pkey);
+    const act = lp.act!;
+    let min = lp.data.revision;
+    if (!e) return -1;
+    for (const m of e.inSync) {
+      if (m.node === this.id) continue;
+      const f = act.followers.get(m.node);
+      const acked = f && f.member.inc === m.inc ? f.acked : -1;
+      if (acked < min) min = acked;
+    }
+    for (const { member } of act.pendingAdds.values()) {
+      const f = act.followers.get(member.node);
+      const acked = f && f.member.inc === member.inc ? f.acked : -1;
+      if (acked < min) min = acked;
+    }
+    return min;
+  }
+
+  /** The highest revision every in-sync replica has applied (what the harness samples). */
+  private replicatedRevision(lp: LocalPartition): number {
+    const e = this.committed.get(lp.pkey);
+    // with no replica in sync nothing is replicated: never claim otherwise (the verifier trusts it)
+    if (!e || !e.inSync.some((m) => m.node !== this.id)) return 0;
+    return Math.max(0, this.requiredAcked(lp));
+  }
+
+  private progressPending(lp: LocalPartition): void {
+    const act = lp.act;
+    if (!act) return;
+    const acked = this.requiredAcked(lp);
+    let i = 0;
+    while (i < act.opTimes.length && act.opTimes[i][0] <= acked) i++;
+    if (i > 0) act.opTimes.splice(0, i);
+    if (act.pending.length === 0) return;
+    const e = this.committed.get(lp.pkey)!;
+    let n = 0;
+    while (n < act.pending.length && act.pending[n].rev <= acked) {
+      const p = act.pending[n];
+      p.res.info.epoch = e.epoch;
+      this.counters.writesAcked++;
+      this.env.respond(p.token, p.res);
+      n++;
+    }
+    if (n > 0) act.pending.splice(0, n);
+  }
+
+  private clientGet(req: Extract<ClientRequest, { op: typeof Op.Get }>): ClientResponse {
+    const r = this.route(req.store, req.key);
+    const res = { op: Op.Get, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, epoch: 0, version: 0, value: null as Buffer | null };
+    if (typeof r === 'number') return { ...res, status: r };
+    const { lp, seg } = r;
+    const e = this.activeEntry(lp.pkey);
+    if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
+    const serving = this.servingState(lp);
+    if (serving !== null) return { ...res, status: serving };
+    res.epoch = e.epoch;
+    const rec = lp.data.get(seg, req.key);
+    if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
+    return { ...res, version: rec.version, value: rec.value };
+  }
+
+  private clientGetMany(req: Extract<ClientRequest, { op: typeof Op.GetMany }>): ClientResponse {
+    const items: GetManyItem[] = new Array(req.keys.length);
+    const limit = this.config.stores.find((s) => s.name === req.store)?.batchGetLimit ?? 500;
+    if (new Set(req.keys).size > limit) {
+      return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.InvalidInput, flags: 0, node: this.id, items: [] };
+    }
+    for (let i = 0; i < req.keys.length; i++) {
+      const r = this.route(req.store, req.keys[i]);
+      if (typeof r === 'number') {
+        items[i] = { status: r, version: 0, value: null };
+        continue;
+      }
+      const { lp, seg } = r;
+      let ok = this.activeEntry(lp.pkey) !== null && lp.act !== null && this.servingState(lp) === null;
+      if (!ok && req.allowReplica) {
+        // an in-sync replica that follows the serving active may answer a hedged batch read (seed 004)
+        const e = this.committed.get(lp.pkey);
+        ok = !!e && !!e.active && (e.health === 'Healthy' || e.health === 'Degraded') && lp.followTag === tenureTag(e.active, e.activeSince) && e.inSync.some((m) => sameMember(m, this.me));
+      }
+      if (!ok) {
+        items[i] = { status: this.notActiveStatus(lp, false), version: 0, value: null };
+        continue;
+      }
+      const rec = lp.data.get(seg, req.keys[i]);
+      items[i] = !rec || rec.value === null ? { status: KvStatus.NotFound, version: rec ? rec.version : 0, value: null } : { status: KvStatus.Ok, version: rec.version, value: rec.value };
+    }
+    return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, items };
+  }
+
+  // ───────────────────────────── replication ─────────────────────────────
+
+  private onRep(from: string, msg: Extract<ClusterMsg, { t: 'rep' }>, now: number): void {
+    const lp = this.parts.get(msg.pkey);
+    if (!lp || lp.act || lp.followTag !== msg.tag) return;
+    // fencing: only the active of the entry we accepted last, within its tenure, may feed us
+    const a = this.accepted.get(msg.pkey);
+    if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
+      this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
+      lp.followTag = '';
+      return;
+    }
+    lp.lastRepAt = now;
+    const data = lp.data;
+    for (const op of msg.ops) {
+      if (op.rev <= data.revision) continue;
+      if (op.rev !== data.revision + 1) {
+        // a gap: ops were lost with a connection; catch up from our (tenure, revision)
+        this.env.log('rep-gap', { pkey: msg.pkey, have: data.revision, got: op.rev });
+        this.requestSync(lp, a, now, true);
+        return;
+      }
+      data.apply(op);
+    }
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision });
+  }
+
+  private onRepAck(from: string, pkey: string, tag: string, rev: number, now: number): void {
+    const lp = this.parts.get(pkey);
+    const act = lp?.act;
+    if (!lp || !act || act.tag !== tag) return;
+    const f = act.followers.get(from);
+    if (!f) return;
+    if (rev > f.acked) f.acked = rev;
+    this.progressPending(lp);
+    void now;
+  }
+
+  private onRepNack(from: string, pkey: string, tag: string): void {
+    const act = this.parts.get(pkey)?.act;
+    if (!act || act.tag !== tag) return;
+    const f = act.followers.get(from);
+    if (f) f.streaming = false;
+  }
+
+  private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
+    const tag = tenureTag(e.active!, e.activeSince);
+    const haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
+    lp.followTag = '';
+    lp.syncRequestedAt = now;
+    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, tag, haveTag, haveRev: lp.data.revision, recovery: false });
+  }
+
+  private onSyncReq(from: string, msg: Extract<ClusterMsg, { t: 'sync-req' }>, now: number): void {
+    const lp = this.parts.get(msg.pkey);
+    if (!lp) return;
+    const fromInc = this.peers.get(from)?.inc;
+    if (!fromInc) return;
+    if (msg.recovery) {
+      // a Recovering active asks the more complete holder for everything it has (possession proof)
+      this.counters.syncsServed++;
+      this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, segs: lp.data.syncSince(-1), recovery: true });
+      return;
+    }
+    const act = lp.act;
+    const e = this.activeEntry(msg.pkey);
+    if (!act || !e || act.tag !== msg.tag || (e.health !== 'Healthy' && e.health !== 'Degraded')) return;
+    if (!e.replicas.includes(from)) return;
+    const haveRev = msg.haveTag === act.tag ? msg.haveRev : -1;
+    const segs = lp.data.syncSince(haveRev);
+    const prev = act.followers.get(from);
+    const link: FollowerLink = {
+      member: { node: from, inc: fromInc },
+      streaming: true,
+      acked: prev && prev.member.inc === fromInc ? prev.acked : -1,
+      queue: [],
+      lastSentAt: now,
+    };
+    act.followers.set(from, link);
+    this.counters.syncsServed++;
+    this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: act.tag, rev: lp.data.revision, segs, recovery: false });
+  }
+
+  private onSyncResp(from: string, msg: Extract<ClusterMsg, { t: 'sync-resp' }>, now: number): void {
+    const lp = this.parts.get(msg.pkey);
+    if (!lp) return;
+    const e = this.committed.get(msg.pkey);
+    if (!e || !e.active) return;
+    if (msg.recovery) {
+      if (!lp.act || e.health !== 'Recovering' || !e.syncFrom || e.syncFrom.node !== from || msg.tag !== lp.act.tag) return;
+      const own = lp.data.revision;
+      lp.data.installSync(msg.segs, Math.max(own, msg.rev));
+      this.counters.snapshotsInstalled++;
+      lp.recoveredAtEpoch = e.epoch;
+      this.env.log('recovered-from-holder', { pkey: msg.pkey, from, rev: msg.rev, own, heldKeys: lp.data.heldKeys });
+      this.sendRecovered(lp, e, now);
+      return;
+    }
+    if (lp.act || e.active.node !== from || tenureTag(e.active, e.activeSince) !== msg.tag) return;
+    if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
+    lp.data.installSync(msg.segs, msg.rev);
+    lp.followTag = msg.tag;
+    lp.lastRepAt = now;
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision });
+  }
+
+  private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
+    if (!this.leaderId) return;
+    lp.recoveredSentAt = now;
+    this.sendToLeader({ t: 'recovered', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
+  }
+
+  private sendToLeader(msg: ClusterMsg): void {
+    if (!this.leaderId) return;
+    if (this.leaderId === this.id) this.onLeaderRequest(this.id, msg as Extract<ClusterMsg, { t: 'req-add' }>, this.env.now());
+    else this.env.send(this.leaderId, msg);
+  }
+
+  /** Per-partition timers: catch-up requests, replication timeouts, in-sync additions, handoff. */
+  private partitionTick(lp: LocalPartition, now: number): void {
+    const e = this.committed.get(lp.pkey);
+    if (!e) return;
+    const act = lp.act;
+    if (!act) {
+      // a replica: follow the current tenure of the serving active
+      if (!e.active || !e.replicas.includes(this.id) || sameMember(e.active, this.me)) return;
+      if (e.health !== 'Healthy' && e.health !== 'Degraded') return;
+      const tag = tenureTag(e.active, e.activeSince);
+      if (lp.followTag === tag && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
+      if (now - lp.syncRequestedAt < RETRY_MS) return;
+      this.requestSync(lp, e, now, lp.followTag === tag);
+      return;
+    }
+    const t = this.config.timing;
+    // Recovering: pull from the more complete holder, then tell the leader
+    if (e.health === 'Recovering' && e.syncFrom) {
+      if (lp.recoveredAtEpoch === e.epoch) {
+        if (now - lp.recoveredSentAt >= RETRY_MS) this.sendRecovered(lp, e, now);
+      } else if (now - lp.syncRequestedAt >= RETRY_MS) {
+        lp.syncRequestedAt = now;
+        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
+      }
+      return;
+    }
+    // writes that waited too long for their replicas: the owner cannot tell their fate
+    while (act.pending.length > 0 && now - act.pending[0].at > t.writeResolveTimeoutMs) this.answerIndeterminate(act.pending.shift()!);
+    // replicas that do not keep up are reported to the leader (only it changes the in-sync set)
+    if (act.opTimes.length > 0 && now - act.opTimes[0][1] > t.replicationTimeoutMs) {
+      const [oldRev] = act.opTimes[0];
+      for (const m of e.inSync) {
+        if (m.node === this.id) continue;
+        const f = act.followers.get(m.node);
+        const acked = f && f.member.inc === m.inc ? f.acked : -1;
+        if (acked >= oldRev) continue;
+        if (now - (act.lastDropReq.get(m.node) ?? -Infinity) < RETRY_MS) continue;
+        act.lastDropReq.set(m.node, now);
+        this.env.log('replica-lagging', { pkey: lp.pkey, node: m.node, acked, need: oldRev });
+        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: m });
+      }
+      for (const [node, pa] of act.pendingAdds) {
+        const f = act.followers.get(node);
+        if (!f || f.member.inc !== pa.member.inc || f.acked < oldRev) act.pendingAdds.delete(node);
+      }
+      this.progressPending(lp);
+    }
+    // caught-up followers join the in-sync set through the leader; we wait for them from now on
+    for (const f of act.followers.values()) {
+      if (!f.streaming || f.acked < lp.data.revision) continue;
+      if (e.inSync.some((m) => sameMember(m, f.member))) {
+        act.pendingAdds.delete(f.member.node);
+        continue;
+      }
+      const pa = act.pendingAdds.get(f.member.node);
+      if (pa && now - pa.at < RETRY_MS * 4) continue;
+      act.pendingAdds.set(f.member.node, { member: f.member, at: now });
+      this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
+    }
+    // failback: once drained and the preferred primary holds everything, say so
+    if (e.handoffTo && act.pending.length === 0 && now - act.lastLeaderReq >= RETRY_MS) {
+      const f = act.followers.get(e.handoffTo.node);
+      if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
+        act.lastLeaderReq = now;
+        this.sendToLeader({ t: 'handoff-ready', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
+      }
+    }
+  }
+}
+
+/** One partition of the metadata document's runtime map. */
+export interface RuntimeMapItem {
+  store: string;
+  partition: number;
+  active: string | null;
+  activeInc: string | null;
+  epoch: number;
+  health: Health;
+  inSync: string[];
+  handoffTo: string | null;
+  /** Set by the serving active only: highest revision applied by every in-sync replica. */
+  replicatedRevision: number | null;
+  /** This node's own last applied revision of the partition. */
+  revision: number;
+}
+
+/** One partition of the metadata document's partition map. */
+export interface PartitionMapItem {
+  store: string;
+  partition: number;
+  replicas: string[];
+  mapVersion: number;
+}
+
+/** The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). */
+export interface MetadataDoc {
+  schema: number;
+  cluster: string;
+  node: string;
+  inc: string;
+  term: number;
+  leader: string | null;
+  isLeader: boolean;
+  nodes: Array<{ id: string; host: string; clientPort: number }>;
+  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number }>;
+  partitionMap: { version: number; partitions: PartitionMapItem[] };
+  runtimeMap: RuntimeMapItem[];
+  multiKeyLongTailRetryThresholdsMs: string;
+}
+
+function describeEntry(e: RuntimeEntry): Record<string, unknown> {
+  return {
+    pkey: e.pkey,
+    epoch: e.epoch,
+    term: e.term,
+    active: e.active ? e.active.node : null,
+    health: e.health,
+    inSync: e.inSync.map((m) => m.node).join(','),
+    handoffTo: e.handoffTo?.node ?? null,
+    syncFrom: e.syncFrom?.node ?? null,
+    mapVersion: e.mapVersion,
+  };
+}

@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+import { parseArgs } from 'node:util';
+import { ConfigError, loadClusterConfig } from './cluster-config.js';
+import { NodeShell } from './node-shell.js';
+
+/**
+ * Entry of one store node process: `node dist/nodes/node-main.js --config FILE --id n1`
+ * (also `zaris-certify node --config FILE --id n1`). Logs one JSON line per event on stdout.
+ * Exit codes: 0 on SIGTERM/SIGINT, 64 for bad arguments or config, 1 when a port cannot be bound.
+ */
+export async function runNode(argv: string[]): Promise<NodeShell> {
+  const { values } = parseArgs({
+    args: argv,
+    options: { config: { type: 'string' }, id: { type: 'string' } },
+    strict: true,
+  });
+  if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID');
+  const config = loadClusterConfig(values.config);
+  const policyError = await validatePolicy(config.multiKeyLongTailRetryThresholdsMs);
+  if (policyError) throw new ConfigError(`invalid multiKeyLongTailRetryThresholdsMs: ${policyError}`);
+  const log = (event: string, fields?: Record<string, unknown>): void => {
+    process.stdout.write(JSON.stringify({ t: new Date().toISOString(), event, ...fields }) + '\n');
+  };
+  let shell: NodeShell;
+  try {
+    shell = new NodeShell(config, values.id, log);
+  } catch (e) {
+    throw new ConfigError((e as Error).message);
+  }
+  await shell.start();
+  const stop = (sig: string): void => {
+    log('stopping', { signal: sig });
+    void shell.stop().then(() => process.exit(0));
+    setTimeout(() => process.exit(0), 500).unref();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  return shell;
+}
+
+/** Seed 004: a node with an invalid multi-key retry table refuses to start. Empty = no policy. */
+async function validatePolicy(value: string): Promise<string | null> {
+  if (value === '') return null;
+  const modPath = './multikey/retry-range-table.js';
+  const mod = await import(modPath).catch(() => null);
+  if (!mod) return null;
+  return (mod as { validateServerProperty(v: string): string | null }).validateServerProperty(value);
+}
+
+const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+if (isMain) {
+  runNode(process.argv.slice(2)).catch((e: unknown) => {
+    const err = e as Error & { code?: string };
+    if (err instanceof ConfigError || err.name === 'TypeError' || (err as { code?: string }).code === 'ERR_PARSE_ARGS_UNKNOWN_OPTION') {
+      process.stderr.write(`zaris-certify node: ${err.message.split('\n')[0]}\n`);
+      process.exit(64);
+    }
+    process.stderr.write(`zaris-certify node: ${err.message.split('\n')[0]}\n`);
+    process.exit(1);
+  });
+}

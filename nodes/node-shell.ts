@@ -1,0 +1,310 @@
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import type { ClusterConfig, NodeConfig } from './cluster-config.js';
+import { decodeRequest, encodeResponse, Op, ProtocolError, type ClientResponse } from './client-protocol.js';
+import { decodeClusterFrame, encodeBatch, encodeHello, encodeRep } from './cluster-codec.js';
+import type { ClusterMsg } from './cluster-messages.js';
+import { FrameError, FrameReader, FrameWriter } from './framing.js';
+import { KvStatus } from './kv-status.js';
+import { NodeCore, type ProbeResult } from './node-core.js';
+
+/** Largest cluster frame (snapshots of a partition travel in one frame): 256 MiB. */
+const MAX_CLUSTER_FRAME_BYTES = 256 * 1024 * 1024;
+/** Core tick period, ms. */
+const TICK_MS = 20;
+/** Outbound connect timeout and probe timeout, ms. */
+const CONNECT_TIMEOUT_MS = 500;
+/** Delay before redialling a peer, ms. */
+const REDIAL_MS = 100;
+
+interface ClientConn {
+  socket: net.Socket;
+  out: FrameWriter;
+  closed: boolean;
+  closing: boolean;
+}
+
+interface PeerLink {
+  cfg: NodeConfig;
+  socket: net.Socket | null;
+  connected: boolean;
+  connecting: boolean;
+  queue: ClusterMsg[];
+  out: FrameWriter;
+  redialTimer: NodeJS.Timeout | null;
+}
+
+/** A structured logger: one JSON line per event. */
+export type LogFn = (event: string, fields?: Record<string, unknown>) => void;
+
+/**
+ * The node process: sockets and timers around a {@link NodeCore} (DESIGN.md §2).
+ * Listens on host:clientPort (client protocol) and host:clusterPort (cluster protocol); dials
+ * each peer's cluster port from its own address (so a DROP rule on source and destination cuts
+ * exactly one direction of one link, DESIGN.md §3).
+ */
+export class NodeShell {
+  readonly core: NodeCore;
+  readonly self: NodeConfig;
+  private clientServer: net.Server | null = null;
+  private clusterServer: net.Server | null = null;
+  private readonly peers = new Map<string, PeerLink>();
+  private readonly clientConns = new Set<ClientConn>();
+  private readonly dirtyClients = new Set<ClientConn>();
+  private readonly inbound = new Set<net.Socket>();
+  private flushScheduled = false;
+  private ticker: NodeJS.Timeout | null = null;
+  private stopped = false;
+  private readonly t0 = performance.now();
+
+  /**
+   * @param config the validated cluster config; @param id this node's id.
+   * @throws Error if the id is not in the config.
+   */
+  constructor(private readonly config: ClusterConfig, id: string, private readonly log: LogFn, inc = randomBytes(4).toString('hex')) {
+    const self = config.nodes.find((n) => n.id === id);
+    if (!self) throw new Error(`node id "${id}" is not in the cluster config (nodes: ${config.nodes.map((n) => n.id).join(', ')})`);
+    this.self = self;
+    this.core = new NodeCore(id, inc, config, {
+      now: () => performance.now() - this.t0,
+      random: Math.random,
+      send: (to, msg) => this.send(to, msg),
+      respond: (token, res) => this.respond(token as ClientConn, res),
+      probe: (node) => this.probe(node),
+      log: (event, fields) => this.log(event, { node: id, ...fields }),
+    });
+    for (const n of config.nodes) {
+      if (n.id === id) continue;
+      this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null });
+    }
+  }
+
+  /** Binds both ports and starts dialling peers. @throws Error (EADDRINUSE …) if a port cannot be bound. */
+  async start(): Promise<void> {
+    this.clusterServer = net.createServer((s) => this.acceptCluster(s));
+    this.clientServer = net.createServer((s) => this.acceptClient(s));
+    await listen(this.clusterServer, this.self.host, this.self.clusterPort);
+    await listen(this.clientServer, this.self.host, this.self.clientPort);
+    for (const p of this.peers.values()) this.dial(p);
+    this.ticker = setInterval(() => {
+      this.core.tick();
+      this.scheduleFlush();
+    }, TICK_MS);
+    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort });
+  }
+
+  /** Closes every socket and server. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.ticker) clearInterval(this.ticker);
+    for (const p of this.peers.values()) {
+      if (p.redialTimer) clearTimeout(p.redialTimer);
+      p.socket?.destroy();
+    }
+    for (const s of this.inbound) s.destroy();
+    for (const c of this.clientConns) c.socket.destroy();
+    await Promise.all([closeServer(this.clientServer), closeServer(this.clusterServer)]);
+  }
+
+  // ───────────── client port ─────────────
+
+  private acceptClient(socket: net.Socket): void {
+    socket.setNoDelay(true);
+    const conn: ClientConn = { socket, out: new FrameWriter(16 * 1024), closed: false, closing: false };
+    this.clientConns.add(conn);
+    const reader = new FrameReader(this.config.maxFrameBytes);
+    socket.on('data', (chunk) => {
+      if (conn.closing) return;
+      let frames: Buffer[];
+      try {
+        frames = reader.push(chunk);
+      } catch (e) {
+        this.rejectClient(conn, 0, (e as FrameError).message);
+        return;
+      }
+      for (const f of frames) {
+        let req;
+        try {
+          req = decodeRequest(f);
+        } catch (e) {
+          const pe = e as ProtocolError;
+          this.rejectClient(conn, pe.reqId ?? 0, pe.message);
+          return;
+        }
+        this.core.onClient(req, conn);
+      }
+      this.scheduleFlush();
+    });
+    const gone = (): void => {
+      conn.closed = true;
+      this.clientConns.delete(conn);
+      this.dirtyClients.delete(conn);
+    };
+    socket.on('close', gone);
+    socket.on('error', gone);
+  }
+
+  /** A malformed or oversized frame: answer InvalidInput, then close this connection only. */
+  private rejectClient(conn: ClientConn, reqId: number, message: string): void {
+    this.log('client-protocol-error', { remote: `${conn.socket.remoteAddress}:${conn.socket.remotePort}`, message });
+    encodeResponse(conn.out, { op: Op.Error, reqId, status: KvStatus.InvalidInput, flags: 0, message });
+    conn.closing = true;
+    const buf = conn.out.take();
+    conn.socket.end(buf);
+    setTimeout(() => conn.socket.destroy(), 1000).unref();
+  }
+
+  private respond(conn: ClientConn, res: ClientResponse): void {
+    if (conn.closed || conn.closing) return;
+    encodeResponse(conn.out, res);
+    this.dirtyClients.add(conn);
+    this.scheduleFlush();
+  }
+
+  // ───────────── cluster port ─────────────
+
+  private acceptCluster(socket: net.Socket): void {
+    socket.setNoDelay(true);
+    this.inbound.add(socket);
+    const reader = new FrameReader(MAX_CLUSTER_FRAME_BYTES);
+    let from: string | null = null;
+    socket.on('data', (chunk) => {
+      let frames: Buffer[];
+      try {
+        frames = reader.push(chunk);
+        for (const f of frames) {
+          const fr = decodeClusterFrame(f);
+          if (fr.kind === 'hello') {
+            if (!this.peers.has(fr.node)) throw new Error(`hello from unknown node ${fr.node}`);
+            from = fr.node;
+            this.core.onMessage(from, { t: 'hello', inc: fr.inc, term: fr.term });
+            continue;
+          }
+          if (!from) throw new Error('cluster frame before hello');
+          for (const m of fr.msgs) this.core.onMessage(from, m);
+        }
+      } catch (e) {
+        this.log('cluster-protocol-error', { from, message: (e as Error).message });
+        socket.destroy();
+        return;
+      }
+      this.scheduleFlush();
+    });
+    const gone = (): void => {
+      if (!this.inbound.delete(socket)) return;
+      if (from && !this.stopped) this.core.onPeerDown(from);
+    };
+    socket.on('close', gone);
+    socket.on('error', () => socket.destroy());
+  }
+
+  private localAddress(): string | undefined {
+    return net.isIP(this.self.host) ? this.self.host : undefined;
+  }
+
+  private dial(p: PeerLink): void {
+    if (this.stopped || p.connecting || p.connected) return;
+    p.connecting = true;
+    const socket = net.connect({ host: p.cfg.host, port: p.cfg.clusterPort, localAddress: this.localAddress() });
+    p.socket = socket;
+    socket.setNoDelay(true);
+    const timer = setTimeout(() => socket.destroy(), CONNECT_TIMEOUT_MS);
+    let wasConnected = false;
+    socket.on('connect', () => {
+      clearTimeout(timer);
+      wasConnected = true;
+      p.connecting = false;
+      p.connected = true;
+      encodeHello(p.out, this.self.id, this.core.inc, this.core.currentTerm);
+      this.scheduleFlush();
+    });
+    // replies travel on the peer's own outbound connection; anything it sends here is ignored
+    socket.on('data', () => undefined);
+    socket.on('error', () => undefined);
+    socket.on('close', () => {
+      clearTimeout(timer);
+      p.connecting = false;
+      p.connected = false;
+      p.socket = null;
+      p.queue = [];
+      p.out.take();
+      if (wasConnected && !this.stopped) this.core.onPeerDown(p.cfg.id);
+      if (!this.stopped) p.redialTimer = setTimeout(() => this.dial(p), REDIAL_MS);
+    });
+  }
+
+  private send(to: string, msg: ClusterMsg): void {
+    const p = this.peers.get(to);
+    if (!p || !p.connected) return;
+    p.queue.push(msg);
+    this.scheduleFlush();
+  }
+
+  /** Direct liveness check (seed 002 IsNodeAlive): a fresh connection attempt. */
+  private probe(node: string): void {
+    const p = this.peers.get(node);
+    if (!p) return;
+    const socket = net.connect({ host: p.cfg.host, port: p.cfg.clusterPort, localAddress: this.localAddress() });
+    let done = false;
+    const finish = (r: ProbeResult): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      socket.destroy();
+      if (!this.stopped) {
+        this.core.onProbeResult(node, r);
+        this.scheduleFlush();
+      }
+    };
+    const timer = setTimeout(() => finish('timeout'), CONNECT_TIMEOUT_MS);
+    socket.on('connect', () => finish('alive'));
+    socket.on('error', (e: NodeJS.ErrnoException) => finish(e.code === 'ECONNREFUSED' || e.code === 'EHOSTUNREACH' ? 'refused' : 'timeout'));
+  }
+
+  // ───────────── output ─────────────
+
+  private scheduleFlush(): void {
+    if (this.flushScheduled) return;
+    this.flushScheduled = true;
+    setImmediate(() => this.flush());
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    this.core.flush();
+    for (const p of this.peers.values()) {
+      if (!p.connected || !p.socket) continue;
+      if (p.queue.length > 0) {
+        const control: ClusterMsg[] = [];
+        for (const m of p.queue) {
+          if (m.t === 'rep') {
+            if (control.length > 0) encodeBatch(p.out, control.splice(0));
+            encodeRep(p.out, m);
+          } else control.push(m);
+        }
+        if (control.length > 0) encodeBatch(p.out, control);
+        p.queue = [];
+      }
+      if (p.out.length > 0) p.socket.write(p.out.take());
+    }
+    for (const c of this.dirtyClients) {
+      if (!c.closed && c.out.length > 0) c.socket.write(c.out.take());
+    }
+    this.dirtyClients.clear();
+  }
+}
+
+function listen(server: net.Server, host: string, port: number): Promise<void> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen({ host, port, backlog: 1024 }, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+}
+
+function closeServer(server: net.Server | null): Promise<void> {
+  return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
+}
