@@ -131,10 +131,10 @@ function groupBy(keys: readonly string[], targetOf: (key: string) => string): Ma
  *    not advance the retry (error handling is not changed by this policy);
  * 6. the first answer per key wins; later ones are ignored.
  *
- * @returns per-key answers with the answering target, the captured delay, whether the retry fired.
- * @throws KeyCapExceededError (step 2); RangeError when delayMsFor returns a non-positive or
- *   non-finite delay; BatchGetIncompleteError when some key ends without an answer; whatever
- *   routeKey or delayMsFor throw (before any fetch).
+ * @returns a promise of per-key answers with the answering target, the captured delay and
+ *   whether the retry fired. It rejects with KeyCapExceededError (step 2); RangeError when
+ *   delayMsFor returns a non-positive or non-finite delay; whatever routeKey or delayMsFor throw
+ *   (all three before any fetch); BatchGetIncompleteError when some key ends without an answer.
  */
 export async function getManyWithLongTailRetry<V>(
   keys: Iterable<string>,
