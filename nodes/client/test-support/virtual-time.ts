@@ -81,3 +81,43 @@ export class VirtualTimers implements RefreshTimers {
 export async function flushMicrotasks(): Promise<void> {
   for (let i = 0; i < 5; i++) await new Promise<void>((resolve) => setImmediate(resolve));
 }
+
+/** The part of fast-check's Scheduler these helpers use. */
+export interface TaskScheduler {
+  schedule<T>(task: Promise<T>, label?: string): Promise<T>;
+}
+
+/**
+ * A sleep for concurrent operations under a fast-check scheduler: the wake-up is a scheduled
+ * task (released in an order fast-check chooses), and it moves the clock to at least
+ * (clock when the sleep started) + ms.
+ */
+export function scheduledSleep(s: TaskScheduler, clock: VirtualClock): (ms: number) => Promise<void> {
+  return (ms: number) => {
+    const wake = clock.now() + ms;
+    return s.schedule(Promise.resolve(), `sleep ${ms}`).then(() => clock.advanceTo(wake));
+  };
+}
+
+/**
+ * Timers under a fast-check scheduler: each timer is a scheduled task, so it may fire before or
+ * after any other task; firing moves the clock to at least its due time. A cleared timer's task
+ * still runs but does nothing.
+ */
+export function scheduledTimers(s: TaskScheduler, clock: VirtualClock): RefreshTimers {
+  return {
+    setTimeout(fn: () => void, ms: number): unknown {
+      const handle = { cleared: false };
+      const due = clock.now() + ms;
+      void s.schedule(Promise.resolve(), `timer ${ms}`).then(() => {
+        if (handle.cleared) return;
+        clock.advanceTo(due);
+        fn();
+      });
+      return handle;
+    },
+    clearTimeout(handle: unknown): void {
+      (handle as { cleared: boolean }).cleared = true;
+    },
+  };
+}
