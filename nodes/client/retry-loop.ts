@@ -12,6 +12,7 @@
  * trace. {@link unwrapRetryOutcome} turns that back into a throw ({@link RetryAbortedError},
  * with the error as `cause` and the outcome attached) for callers that want exceptions.
  */
+import { performance } from 'node:perf_hooks';
 import { setTimeout as sleepTimer } from 'node:timers/promises';
 import { KvStatus } from '../kv-status.js';
 import {
