@@ -111,7 +111,7 @@ export interface RetryDeps {
 /** The real clock: `performance.now()` (ms, monotonic, the harness's own clock). */
 export const MONOTONIC_CLOCK: RetryClock = Object.freeze({ now: () => performance.now() });
 
-/** The real sleep: a Node timer (`timers/promises` setTimeout). */
+/** The real sleep: resolves after `ms` ms (one Node timer, `timers/promises` setTimeout). */
 export function timerSleep(ms: number): Promise<void> {
   return sleepTimer(ms) as Promise<void>;
 }
