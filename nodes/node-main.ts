@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClusterConfig } from './cluster-config.js';
+import { validateServerProperty } from './multikey/retry-range-table.js';
 import { NodeShell } from './node-shell.js';
 
 /**
@@ -11,12 +12,13 @@ import { NodeShell } from './node-shell.js';
 export async function runNode(argv: string[]): Promise<NodeShell> {
   const { values } = parseArgs({
     args: argv,
-    options: { config: { type: 'string' }, id: { type: 'string' } },
+    // --run tags a harness-started process so a crashed run's leftovers can be found and swept
+    options: { config: { type: 'string' }, id: { type: 'string' }, run: { type: 'string' } },
     strict: true,
   });
   if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID');
   const config = loadClusterConfig(values.config);
-  const policyError = await validatePolicy(config.multiKeyLongTailRetryThresholdsMs);
+  const policyError = validatePolicy(config.multiKeyLongTailRetryThresholdsMs);
   if (policyError) throw new ConfigError(`invalid multiKeyLongTailRetryThresholdsMs: ${policyError}`);
   const log = (event: string, fields?: Record<string, unknown>): void => {
     process.stdout.write(JSON.stringify({ t: new Date().toISOString(), event, ...fields }) + '\n');
@@ -39,12 +41,9 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
 }
 
 /** Seed 004: a node with an invalid multi-key retry table refuses to start. Empty = no policy. */
-async function validatePolicy(value: string): Promise<string | null> {
+function validatePolicy(value: string): string | null {
   if (value === '') return null;
-  const modPath = './multikey/retry-range-table.js';
-  const mod = await import(modPath).catch(() => null);
-  if (!mod) return null;
-  return (mod as { validateServerProperty(v: string): string | null }).validateServerProperty(value);
+  return validateServerProperty(value);
 }
 
 const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;

@@ -18,17 +18,16 @@ export interface PartitionAssignment {
 export function hashKey(key: string): number {
   let h = 0x811c9dc5;
   for (let i = 0; i < key.length; i++) {
-    let c = key.charCodeAt(i);
-    if (c < 0x80) {
-      h = Math.imul(h ^ c, 0x01000193);
-    } else {
-      // hash the UTF-8 encoding so that any implementation that hashes bytes agrees
-      const bytes = Buffer.from(key.slice(i, i + (c >= 0xd800 && c <= 0xdbff ? 2 : 1)), 'utf8');
-      if (c >= 0xd800 && c <= 0xdbff) i++;
-      for (const b of bytes) h = Math.imul(h ^ b, 0x01000193);
-      c = 0;
-    }
+    const c = key.charCodeAt(i);
+    if (c >= 0x80) return hashBytes(Buffer.from(key, 'utf8'));
+    h = Math.imul(h ^ c, 0x01000193);
   }
+  return h >>> 0;
+}
+
+function hashBytes(bytes: Uint8Array): number {
+  let h = 0x811c9dc5;
+  for (const b of bytes) h = Math.imul(h ^ b, 0x01000193);
   return h >>> 0;
 }
 

@@ -1,0 +1,229 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { fileURLToPath } from 'node:url';
+import path from 'node:path';
+import { execa, type ResultPromise } from 'execa';
+import { validateClusterConfig, type ClusterConfig } from '../../nodes/cluster-config.js';
+import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runtime.js';
+
+/** Where a node listens for clients in the process runtime (one loopback address per node). */
+export const PROCESS_CLIENT_PORT = 7100;
+/** Where a node listens for its peers in the process runtime. */
+export const PROCESS_CLUSTER_PORT = 7200;
+
+/** Installs and removes partition rules between node addresses (iptables, see iptables.ts). */
+export interface Partitioner {
+  apply(grudge: Grudge, addressOf: (node: string) => string): Promise<void>;
+  heal(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** Options of the process runtime. */
+export interface ProcessRuntimeOptions {
+  /** Run tag: names the loopback block and marks node processes for the leftover sweep. */
+  runTag: string;
+  /** Partition support; without it partition() throws a one-line error. */
+  partitioner?: Partitioner;
+  /** The node entry script (default: dist/nodes/node-main.js next to this file's build). */
+  nodeEntry?: string;
+}
+
+interface NodeProc {
+  id: string;
+  host: string;
+  proc: ResultPromise | null;
+  paused: boolean;
+  exited: Promise<void> | null;
+}
+
+/** The node entry in the build (dist/nodes/node-main.js), resolved from this module's location. */
+export function defaultNodeEntry(): string {
+  const here = path.dirname(fileURLToPath(import.meta.url));
+  // dist/harness/runtime -> dist/nodes/node-main.js (also works from sources under vitest via dist)
+  const fromDist = path.resolve(here, '../../nodes/node-main.js');
+  if (here.includes(`${path.sep}dist${path.sep}`)) return fromDist;
+  return path.resolve(here, '../../dist/nodes/node-main.js');
+}
+
+/**
+ * Loopback address block of a run: 127.<a>.<b>.x with a, b drawn from the run tag, so that two
+ * runs (or two test files) on one machine never share addresses or ports.
+ */
+export function loopbackBlock(runTag: string): string {
+  let h = 2166136261;
+  for (let i = 0; i < runTag.length; i++) h = Math.imul(h ^ runTag.charCodeAt(i), 16777619);
+  h >>>= 0;
+  const a = 1 + (h % 250);
+  const b = 1 + ((h >>> 8) % 250);
+  return `127.${a}.${b}`;
+}
+
+/**
+ * The `process` runtime (DESIGN.md §3): every node a child process (execa) on its own loopback
+ * address 127.a.b.(10+i), binding its outgoing connections to that address too, so iptables
+ * rules on source and destination cut exactly one direction of one link. Node logs are appended
+ * to `<runDir>/nodes/<id>.log` across restarts.
+ */
+export class ProcessRuntime implements Runtime {
+  readonly kind = 'process' as const;
+  private nodes = new Map<string, NodeProc>();
+  private cfg: ClusterConfig | null = null;
+  private runDir = '';
+  private configPath = '';
+  private env: Record<string, string> = {};
+  private closed = false;
+
+  constructor(private readonly opts: ProcessRuntimeOptions) {}
+
+  get config(): ClusterConfig {
+    if (!this.cfg) throw new Error('the cluster is not started');
+    return this.cfg;
+  }
+
+  /** Writes `<runDir>/cluster.json` and starts every node; resolves when all client ports answer. */
+  async start(o: ClusterStartOptions): Promise<ClusterConfig> {
+    this.runDir = o.runDir;
+    this.env = o.env ?? {};
+    mkdirSync(path.join(o.runDir, 'nodes'), { recursive: true });
+    const block = loopbackBlock(this.opts.runTag);
+    const preferred = o.template.preferredPrimaries;
+    const raw = {
+      ...o.template,
+      nodes: o.nodeIds.map((id, i) => ({
+        id,
+        host: `${block}.${11 + i}`,
+        clientPort: PROCESS_CLIENT_PORT,
+        clusterPort: PROCESS_CLUSTER_PORT,
+        preferredPrimary: preferred ? preferred.includes(id) : true,
+      })),
+    };
+    delete (raw as { preferredPrimaries?: unknown }).preferredPrimaries;
+    this.cfg = validateClusterConfig(raw);
+    this.configPath = path.join(o.runDir, 'cluster.json');
+    writeFileSync(this.configPath, JSON.stringify(this.cfg, null, 2));
+    for (const n of this.cfg.nodes) this.nodes.set(n.id, { id: n.id, host: n.host, proc: null, paused: false, exited: null });
+    await Promise.all(this.cfg.nodes.map((n) => this.spawn(n.id)));
+    return this.cfg;
+  }
+
+  clientEndpoint(nodeId: string): NodeEndpoint {
+    const n = this.config.nodes.find((x) => x.id === nodeId);
+    if (!n) throw new Error(`unknown node ${nodeId}`);
+    return { host: n.host, port: n.clientPort };
+  }
+
+  nodeIds(): string[] {
+    return this.config.nodes.map((n) => n.id);
+  }
+
+  isUp(nodeId: string): boolean {
+    return this.get(nodeId).proc !== null;
+  }
+
+  async kill(nodeId: string): Promise<void> {
+    await this.terminate(nodeId, 'SIGKILL');
+  }
+
+  async stop(nodeId: string): Promise<void> {
+    await this.terminate(nodeId, 'SIGTERM');
+  }
+
+  async restart(nodeId: string): Promise<void> {
+    if (this.get(nodeId).proc) throw new Error(`node ${nodeId} is running; kill or stop it first`);
+    await this.spawn(nodeId);
+  }
+
+  async pause(nodeId: string): Promise<void> {
+    const n = this.get(nodeId);
+    if (!n.proc) throw new Error(`node ${nodeId} is not running`);
+    n.proc.kill('SIGSTOP');
+    n.paused = true;
+  }
+
+  async resume(nodeId: string): Promise<void> {
+    const n = this.get(nodeId);
+    if (!n.proc) throw new Error(`node ${nodeId} is not running`);
+    n.proc.kill('SIGCONT');
+    n.paused = false;
+  }
+
+  async partition(grudge: Grudge): Promise<void> {
+    if (!this.opts.partitioner) throw new Error('partitions are not available in this run (no iptables partitioner)');
+    await this.opts.partitioner.apply(grudge, (id) => this.get(id).host);
+  }
+
+  async heal(): Promise<void> {
+    await this.opts.partitioner?.heal();
+  }
+
+  /** Kills every node, removes partition rules. Safe to call twice. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    await Promise.all([...this.nodes.keys()].map((id) => this.terminate(id, 'SIGKILL').catch(() => undefined)));
+    await this.opts.partitioner?.close();
+  }
+
+  private get(nodeId: string): NodeProc {
+    const n = this.nodes.get(nodeId);
+    if (!n) throw new Error(`unknown node ${nodeId}`);
+    return n;
+  }
+
+  private async spawn(nodeId: string): Promise<void> {
+    const n = this.get(nodeId);
+    const entry = this.opts.nodeEntry ?? defaultNodeEntry();
+    const logPath = path.join(this.runDir, 'nodes', `${nodeId}.log`);
+    const proc = execa(process.execPath, [entry, '--config', this.configPath, '--id', nodeId, '--run', this.opts.runTag], {
+      stdin: 'ignore',
+      stdout: { file: logPath, append: true },
+      stderr: { file: logPath, append: true },
+      env: { ...this.env, ZARIS_CERTIFY_RUN: this.opts.runTag },
+      reject: false,
+      cleanup: true,
+    });
+    n.proc = proc;
+    n.paused = false;
+    n.exited = proc.then(() => {
+      if (n.proc === proc) n.proc = null;
+    });
+    const self = this.config.nodes.find((x) => x.id === nodeId)!;
+    await waitForPort(self.host, self.clientPort, 15_000, () => n.proc !== proc, nodeId, logPath);
+  }
+
+  private async terminate(nodeId: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
+    const n = this.get(nodeId);
+    const proc = n.proc;
+    if (!proc) return;
+    if (n.paused && signal === 'SIGTERM') proc.kill('SIGCONT');
+    proc.kill(signal);
+    const grace = signal === 'SIGTERM' ? setTimeout(() => proc.kill('SIGKILL'), 5_000) : null;
+    await n.exited;
+    if (grace) clearTimeout(grace);
+    n.proc = null;
+    n.paused = false;
+  }
+}
+
+/** Resolves once host:port accepts a TCP connection. @throws Error after timeoutMs or when the process died. */
+export async function waitForPort(host: string, port: number, timeoutMs: number, died: () => boolean, nodeId: string, logPath: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    if (died()) throw new Error(`node ${nodeId} exited during start-up (see ${logPath})`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const s = net.connect({ host, port });
+      s.once('connect', () => {
+        s.destroy();
+        resolve(true);
+      });
+      s.once('error', () => resolve(false));
+      setTimeout(() => {
+        s.destroy();
+        resolve(false);
+      }, 500).unref();
+    });
+    if (ok) return;
+    if (Date.now() > deadline) throw new Error(`node ${nodeId} did not listen on ${host}:${port} within ${timeoutMs} ms (see ${logPath})`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}

@@ -1,0 +1,274 @@
+import type { RetryOutcome } from '../nodes/client/retry-loop.js';
+import type { WriteResult, ZarisClient } from '../nodes/client/zaris-client.js';
+import { kvStatusName, KvStatus } from '../nodes/kv-status.js';
+import { partitionOfSegment, segmentOf } from '../nodes/partitioning.js';
+import type { KeyRow, Ledger, Outcome, WriteOp } from '../ledger/ledger-writer.js';
+import { writeId } from '../ledger/schema.js';
+import type { RunClock } from './clock.js';
+
+/** A store the workload writes (DESIGN.md §3: sync3, async3, rf1 by default). */
+export interface WorkloadStore {
+  name: string;
+  segments: number;
+  partitions: number;
+  replicationFactor: number;
+}
+
+/** Workload shape. */
+export interface WorkloadOptions {
+  stores: WorkloadStore[];
+  /** Concurrent writers per store; each owns its keys, so a key's writes are sequential. */
+  writersPerStore: number;
+  /** Keys per writer. */
+  keysPerWriter: number;
+  /** Target acknowledged-or-not writes per second over all stores; 0 = as fast as possible. */
+  ratePerSec: number;
+  /** Seeded PRNG (0..1) choosing operations. */
+  random: () => number;
+  /** Fraction of writes that are deletes (default 0.03) and of batch reads per write (default 0.02). */
+  deleteFraction?: number;
+  batchReadFraction?: number;
+}
+
+interface KeyState {
+  keyId: number;
+  store: string;
+  key: string;
+  partition: number;
+  seq: number;
+  /** true present, false absent, null unknown (after an indeterminate write). */
+  present: boolean | null;
+  version: number;
+}
+
+/** Per-store per-second figures, flushed to the ledger's stats table every second. */
+interface SecondBucket {
+  acked: number;
+  failed: number;
+  indeterminate: number;
+  latencies: number[];
+  statuses: Record<string, number>;
+}
+
+/** Receives every acknowledged write (the failover meter listens here). */
+export type AckListener = (store: string, partition: number, node: string, epoch: number, tMs: number) => void;
+
+/** Totals of a workload run, for the console and the benchmark. */
+export interface WorkloadTotals {
+  attempted: number;
+  ok: number;
+  fail: number;
+  info: number;
+  batchReads: number;
+}
+
+/**
+ * The workload (DESIGN.md §3): W writers per store, each owning its keys; every write has a
+ * unique value id (its write id `w<key_id>.<seq>`), is recorded in the ledger at invoke (and only
+ * sent once that row is committed), and completed with the outcome the client's attempt trace
+ * implies. Mix: plain puts, ifMatchVersion puts (cas), ifAbsent creates, deletes, batch reads.
+ */
+export class Workload {
+  readonly keys: KeyState[] = [];
+  private readonly byStore = new Map<string, KeyState[][]>();
+  private stopped = false;
+  private running: Promise<void>[] = [];
+  private readonly buckets = new Map<string, SecondBucket>();
+  private currentSecond = -1;
+  private statsTimer: NodeJS.Timeout | null = null;
+  private readonly ackListeners: AckListener[] = [];
+  readonly totals: WorkloadTotals = { attempted: 0, ok: 0, fail: 0, info: 0, batchReads: 0 };
+  private tokens = 0;
+  private tokenWaiters: Array<() => void> = [];
+  private refill: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly client: ZarisClient,
+    private readonly ledger: Ledger,
+    private readonly clock: RunClock,
+    private readonly opts: WorkloadOptions,
+  ) {
+    let keyId = 1;
+    for (const s of opts.stores) {
+      const writers: KeyState[][] = [];
+      for (let w = 0; w < opts.writersPerStore; w++) {
+        const mine: KeyState[] = [];
+        for (let i = 0; i < opts.keysPerWriter; i++) {
+          const key = `k${w * opts.keysPerWriter + i}`;
+          const ks: KeyState = { keyId: keyId++, store: s.name, key, partition: partitionOfSegment(segmentOf(key, s.segments), s.partitions), seq: 0, present: false, version: 0 };
+          mine.push(ks);
+          this.keys.push(ks);
+        }
+        writers.push(mine);
+      }
+      this.byStore.set(s.name, writers);
+    }
+  }
+
+  /** The keys as the ledger registers them. */
+  keyRows(): KeyRow[] {
+    const out: KeyRow[] = [];
+    for (const [, writers] of this.byStore) writers.forEach((keys, w) => keys.forEach((k) => out.push({ keyId: k.keyId, store: k.store, key: k.key, partition: k.partition, writer: w })));
+    return out;
+  }
+
+  onAck(l: AckListener): void {
+    this.ackListeners.push(l);
+  }
+
+  /** Starts every writer. */
+  start(): void {
+    if (this.opts.ratePerSec > 0) {
+      const perTick = this.opts.ratePerSec / 100;
+      this.refill = setInterval(() => {
+        this.tokens = Math.min(this.tokens + perTick, this.opts.ratePerSec / 5);
+        while (this.tokens >= 1 && this.tokenWaiters.length > 0) {
+          this.tokens -= 1;
+          this.tokenWaiters.shift()!();
+        }
+      }, 10);
+    }
+    this.statsTimer = setInterval(() => this.rollSecond(Math.floor(this.clock.now() / 1000)), 250);
+    for (const [, writers] of this.byStore) for (const keys of writers) this.running.push(this.writer(keys));
+  }
+
+  /** Stops issuing writes and waits for the ones in flight (each bounded by the client's deadline). */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.refill) clearInterval(this.refill);
+    for (const w of this.tokenWaiters) w();
+    this.tokenWaiters = [];
+    await Promise.all(this.running);
+    if (this.statsTimer) clearInterval(this.statsTimer);
+    this.rollSecond(Number.MAX_SAFE_INTEGER);
+  }
+
+  private take(): Promise<void> | null {
+    if (this.opts.ratePerSec <= 0) return null;
+    if (this.tokens >= 1) {
+      this.tokens -= 1;
+      return null;
+    }
+    return new Promise((r) => this.tokenWaiters.push(r));
+  }
+
+  private async writer(keys: KeyState[]): Promise<void> {
+    const rnd = this.opts.random;
+    const delFrac = this.opts.deleteFraction ?? 0.03;
+    const readFrac = this.opts.batchReadFraction ?? 0.02;
+    let i = 0;
+    while (!this.stopped) {
+      const wait = this.take();
+      if (wait) await wait;
+      if (this.stopped) break;
+      if (rnd() < readFrac) {
+        await this.batchRead(keys);
+        continue;
+      }
+      const k = keys[i++ % keys.length];
+      await this.write(k, rnd() < delFrac);
+    }
+  }
+
+  private async batchRead(keys: KeyState[]): Promise<void> {
+    const store = keys[0].store;
+    try {
+      await this.client.getMany(store, keys.slice(0, 20).map((k) => k.key));
+      this.totals.batchReads++;
+    } catch {
+      // a batch read is not recorded in the ledger; a failure only counts in the figures
+      this.bucket(store).statuses['getMany-failed'] = (this.bucket(store).statuses['getMany-failed'] ?? 0) + 1;
+    }
+  }
+
+  private async write(k: KeyState, wantDelete: boolean): Promise<void> {
+    let op: WriteOp;
+    if (k.present === false) op = 'create';
+    else if (k.present === true && wantDelete) op = 'delete';
+    else if (k.present === true && (k.seq & 3) === 1) op = 'cas';
+    else op = 'put';
+    const seq = ++k.seq;
+    const id = writeId(k.keyId, seq);
+    const invokeMs = this.clock.now();
+    await this.ledger.invoke(k.keyId, seq, op, invokeMs);
+    this.totals.attempted++;
+    let outcome: RetryOutcome<WriteResult>;
+    const value = Buffer.from(id);
+    switch (op) {
+      case 'create':
+        outcome = await this.client.put(k.store, k.key, value, { ifAbsent: true });
+        break;
+      case 'cas':
+        outcome = await this.client.put(k.store, k.key, value, { ifMatchVersion: k.version });
+        break;
+      case 'delete':
+        outcome = await this.client.delete(k.store, k.key);
+        break;
+      default:
+        outcome = await this.client.put(k.store, k.key, value);
+    }
+    const completeMs = this.clock.now();
+    const ledgerOutcome: Outcome = outcome.ledgerOutcome;
+    const r = outcome.result;
+    const status = r ? kvStatusName(r.status) : errorName(outcome.error);
+    const ack = ledgerOutcome === 'ok' && r ? { node: r.info.node, epoch: r.info.epoch, version: r.info.version, revision: r.info.revision, ackMode: r.info.ackMode } : undefined;
+    const trace = outcome.attempts.length > 1 || ledgerOutcome !== 'ok' ? JSON.stringify(outcome.attempts.map((a) => ({ n: a.n, s: a.status !== undefined ? kvStatusName(a.status) : a.errorKind, node: a.node, e: a.epoch, t0: round(a.startMs), t1: round(a.endMs) }))) : undefined;
+    this.ledger.complete(k.keyId, seq, { completeMs, outcome: ledgerOutcome, status, attempts: outcome.attempts.length, ack, trace });
+    const b = this.bucket(k.store);
+    for (const a of outcome.attempts) {
+      const name = a.status !== undefined ? kvStatusName(a.status) : (a.errorKind ?? 'Error');
+      b.statuses[name] = (b.statuses[name] ?? 0) + 1;
+    }
+    if (ledgerOutcome === 'ok') {
+      this.totals.ok++;
+      b.acked++;
+      b.latencies.push(completeMs - invokeMs);
+      k.present = op !== 'delete';
+      k.version = r!.info.version;
+      for (const l of this.ackListeners) l(k.store, k.partition, r!.info.node, r!.info.epoch, completeMs);
+    } else if (ledgerOutcome === 'fail') {
+      this.totals.fail++;
+      b.failed++;
+      // a definite failure changed nothing, but a Conflict/NotFound tells us our view was stale
+      if (r && (r.status === KvStatus.Conflict || r.status === KvStatus.NotFound)) k.present = null;
+    } else {
+      this.totals.info++;
+      b.indeterminate++;
+      k.present = null;
+    }
+  }
+
+  private bucket(store: string): SecondBucket {
+    const sec = Math.floor(this.clock.now() / 1000);
+    if (sec !== this.currentSecond) this.rollSecond(sec);
+    let b = this.buckets.get(store);
+    if (!b) {
+      b = { acked: 0, failed: 0, indeterminate: 0, latencies: [], statuses: {} };
+      this.buckets.set(store, b);
+    }
+    return b;
+  }
+
+  /** Writes the finished second's figures to the ledger and starts a new one. */
+  private rollSecond(sec: number): void {
+    if (sec === this.currentSecond) return;
+    if (this.currentSecond >= 0) {
+      for (const [store, b] of this.buckets) {
+        const l = b.latencies.sort((x, y) => x - y);
+        const q = (p: number): number | null => (l.length ? round(l[Math.min(l.length - 1, Math.floor(p * l.length))]) : null);
+        this.ledger.stats({ tS: this.currentSecond, store, acked: b.acked, failed: b.failed, indeterminate: b.indeterminate, p50Ms: q(0.5), p95Ms: q(0.95), p99Ms: q(0.99), maxMs: l.length ? round(l[l.length - 1]) : null, statuses: b.statuses });
+      }
+    }
+    this.buckets.clear();
+    this.currentSecond = sec;
+  }
+}
+
+function round(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+function errorName(e: unknown): string {
+  if (e && typeof e === 'object' && 'kind' in e) return String((e as { kind: string }).kind);
+  return e instanceof Error ? e.name : typeof e;
+}

@@ -1,0 +1,293 @@
+import Database from 'better-sqlite3';
+import { LEDGER_DDL, META, SCHEMA_VERSION } from './schema.js';
+
+/** A write's operation as the ledger names it. */
+export type WriteOp = 'put' | 'cas' | 'create' | 'delete';
+/** Jepsen's outcomes: acknowledged, definitely not applied, indeterminate. */
+export type Outcome = 'ok' | 'fail' | 'info';
+
+/** What the harness learned when a write completed. */
+export interface WriteCompletion {
+  completeMs: number;
+  outcome: Outcome;
+  /** Final status name (KvStatus name or transport error kind). */
+  status: string;
+  attempts: number;
+  /** Present on ok only (DESIGN.md §2: what an Ok write response carries). */
+  ack?: { node: string; epoch: number; version: number; revision: number; ackMode: 'sync' | 'async' };
+  /** JSON attempt trace, stored when there was more than one attempt or no ack. */
+  trace?: string;
+}
+
+/** A fault as recorded before it takes effect (DESIGN.md §4). */
+export interface FaultStart {
+  kind: 'kill' | 'stop' | 'pause' | 'partition';
+  nodes: string[];
+  target?: string;
+  plannedMs?: number;
+  startMs: number;
+  detail?: unknown;
+}
+
+/** One runtime-map sample row. */
+export interface SampleRow {
+  store: string;
+  partition: number;
+  active: string | null;
+  epoch: number;
+  health: string;
+  replicatedRevision: number;
+}
+
+/** One per-second figure row (stats table). */
+export interface StatsRow {
+  tS: number;
+  store: string;
+  acked: number;
+  failed: number;
+  indeterminate: number;
+  p50Ms: number | null;
+  p95Ms: number | null;
+  p99Ms: number | null;
+  maxMs: number | null;
+  statuses: Record<string, number>;
+}
+
+/** A key the workload will write. */
+export interface KeyRow {
+  keyId: number;
+  store: string;
+  key: string;
+  partition: number;
+  writer: number;
+}
+
+/**
+ * The ledger the harness writes during a run (DESIGN.md §4). Two implementations: the SQLite
+ * ledger and a no-op one (the benchmark's "ledger off" side).
+ */
+export interface Ledger {
+  setMeta(key: string, value: string): void;
+  registerTopology(t: {
+    nodes: Array<{ id: string; host: string; clientPort: number; clusterPort: number; preferredPrimary: boolean }>;
+    stores: Array<{ name: string; replicationFactor: number; ackMode: string; segments: number }>;
+    partitions: Array<{ store: string; partition: number; replicas: string[] }>;
+  }): void;
+  registerKeys(keys: KeyRow[]): void;
+  /** Records a write before it is sent; resolves once the row is committed (durable). */
+  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void>;
+  /** Records a write's outcome (group-committed within ~100 ms). */
+  complete(keyId: number, seq: number, c: WriteCompletion): void;
+  /** Records a fault start; committed before it returns (so before the fault takes effect). Returns its id. */
+  faultStart(f: FaultStart): number;
+  /** Records the end of a fault (restart, resume, heal); committed before it returns. */
+  faultEnd(id: number, endMs: number): void;
+  /** Records when a restarted node was back in sync. */
+  faultCaughtUp(id: number, ms: number): void;
+  sample(tMs: number, rows: SampleRow[]): void;
+  finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void;
+  stats(row: StatsRow): void;
+  event(tMs: number, kind: string, detail?: unknown): void;
+  /** Commits everything queued. */
+  flush(): void;
+  close(): void;
+}
+
+/** Largest batch committed at once (rows). */
+const MAX_BATCH = 4096;
+/** Completions and samples are committed at least this often, ms (DESIGN.md §4: ~100 ms). */
+const GROUP_COMMIT_MS = 50;
+
+type Row = unknown[];
+
+/**
+ * The SQLite ledger (better-sqlite3, WAL, synchronous=NORMAL, batched transactions).
+ * Invokes are committed in the event-loop turn after they are queued, and each invoke's promise
+ * resolves only after its row is committed: "recorded at invoke, before it is sent".
+ * @throws Error (SQLite's) when the file cannot be created or written.
+ */
+export class SqliteLedger implements Ledger {
+  readonly db: Database.Database;
+  private invokes: Row[] = [];
+  private invokeWaiters: Array<{ resolve(): void; reject(e: Error): void }> = [];
+  /** The first commit failure; every later call throws it (the run ends as a harness error). */
+  failure: Error | null = null;
+  private completions: Row[] = [];
+  private other: Array<[Database.Statement, Row]> = [];
+  private immediate: NodeJS.Immediate | null = null;
+  private timer: NodeJS.Timeout;
+  private closed = false;
+  private readonly st: Record<string, Database.Statement>;
+  private readonly commitBatch: () => void;
+
+  constructor(readonly path: string) {
+    this.db = new Database(path);
+    this.db.pragma('journal_mode = WAL');
+    this.db.pragma('synchronous = NORMAL');
+    this.db.pragma('cache_size = -65536');
+    for (const ddl of LEDGER_DDL) this.db.exec(ddl);
+    this.st = {
+      meta: this.db.prepare('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
+      node: this.db.prepare('INSERT OR REPLACE INTO nodes(id, host, client_port, cluster_port, preferred_primary) VALUES (?, ?, ?, ?, ?)'),
+      store: this.db.prepare('INSERT OR REPLACE INTO stores(name, replication_factor, ack_mode, segments) VALUES (?, ?, ?, ?)'),
+      partition: this.db.prepare('INSERT OR REPLACE INTO partitions(store, partition, replicas) VALUES (?, ?, ?)'),
+      key: this.db.prepare('INSERT INTO keys(key_id, store, key, partition, writer) VALUES (?, ?, ?, ?, ?)'),
+      invoke: this.db.prepare('INSERT INTO writes(key_id, seq, op, invoke_ms) VALUES (?, ?, ?, ?)'),
+      complete: this.db.prepare(
+        'UPDATE writes SET complete_ms = ?, outcome = ?, status = ?, attempts = ?, ack_node = ?, ack_epoch = ?, ack_version = ?, ack_revision = ?, ack_mode = ?, trace = ? WHERE key_id = ? AND seq = ?',
+      ),
+      faultStart: this.db.prepare('INSERT INTO faults(kind, nodes, target, planned_ms, start_ms, detail) VALUES (?, ?, ?, ?, ?, ?)'),
+      faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
+      faultCaughtUp: this.db.prepare('UPDATE faults SET caught_up_ms = ? WHERE id = ?'),
+      sample: this.db.prepare('INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      finalRead: this.db.prepare('INSERT OR REPLACE INTO final_reads(key_id, value, value_key_id, value_seq, unreadable, t_ms) VALUES (?, ?, ?, ?, ?, ?)'),
+      stats: this.db.prepare(
+        'INSERT OR REPLACE INTO stats(t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      event: this.db.prepare('INSERT INTO events(t_ms, kind, detail) VALUES (?, ?, ?)'),
+    };
+    this.commitBatch = this.db.transaction(() => {
+      const inv = this.st.invoke;
+      for (const r of this.invokes) inv.run(r);
+      const cmp = this.st.complete;
+      for (const r of this.completions) cmp.run(r);
+      for (const [s, r] of this.other) s.run(r);
+    });
+    this.setMeta(META.schemaVersion, String(SCHEMA_VERSION));
+    this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
+    this.timer.unref();
+  }
+
+  setMeta(key: string, value: string): void {
+    this.st.meta.run(key, value);
+  }
+
+  registerTopology(t: Parameters<Ledger['registerTopology']>[0]): void {
+    this.db.transaction(() => {
+      for (const n of t.nodes) this.st.node.run(n.id, n.host, n.clientPort, n.clusterPort, n.preferredPrimary ? 1 : 0);
+      for (const s of t.stores) this.st.store.run(s.name, s.replicationFactor, s.ackMode, s.segments);
+      for (const p of t.partitions) this.st.partition.run(p.store, p.partition, JSON.stringify(p.replicas));
+    })();
+  }
+
+  registerKeys(keys: KeyRow[]): void {
+    this.db.transaction(() => {
+      for (const k of keys) this.st.key.run(k.keyId, k.store, k.key, k.partition, k.writer);
+    })();
+  }
+
+  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void> {
+    if (this.closed) return Promise.reject(new Error('ledger is closed'));
+    if (this.failure) return Promise.reject(this.failure);
+    this.invokes.push([keyId, seq, op, invokeMs]);
+    const p = new Promise<void>((resolve, reject) => this.invokeWaiters.push({ resolve, reject }));
+    if (this.invokes.length >= MAX_BATCH) this.flush();
+    else if (!this.immediate) this.immediate = setImmediate(() => this.flush());
+    return p;
+  }
+
+  complete(keyId: number, seq: number, c: WriteCompletion): void {
+    const a = c.ack;
+    this.completions.push([
+      c.completeMs,
+      c.outcome,
+      c.status,
+      c.attempts,
+      a ? a.node : null,
+      a ? a.epoch : null,
+      a ? a.version : null,
+      a ? a.revision : null,
+      a ? a.ackMode : null,
+      c.trace ?? null,
+      keyId,
+      seq,
+    ]);
+    if (this.completions.length >= MAX_BATCH) this.flush();
+  }
+
+  faultStart(f: FaultStart): number {
+    this.flush();
+    const r = this.st.faultStart.run(f.kind, JSON.stringify(f.nodes), f.target ?? null, f.plannedMs ?? null, f.startMs, f.detail === undefined ? null : JSON.stringify(f.detail));
+    return Number(r.lastInsertRowid);
+  }
+
+  faultEnd(id: number, endMs: number): void {
+    this.flush();
+    this.st.faultEnd.run(endMs, id);
+  }
+
+  faultCaughtUp(id: number, ms: number): void {
+    this.st.faultCaughtUp.run(ms, id);
+  }
+
+  sample(tMs: number, rows: SampleRow[]): void {
+    for (const r of rows) this.other.push([this.st.sample, [tMs, r.store, r.partition, r.active, r.epoch, r.health, r.replicatedRevision]]);
+  }
+
+  finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
+    this.other.push([this.st.finalRead, [keyId, value, resolved ? resolved.keyId : null, resolved ? resolved.seq : null, unreadable ? 1 : 0, tMs]]);
+    if (this.other.length >= MAX_BATCH) this.flush();
+  }
+
+  stats(r: StatsRow): void {
+    this.other.push([this.st.stats, [r.tS, r.store, r.acked, r.failed, r.indeterminate, r.p50Ms, r.p95Ms, r.p99Ms, r.maxMs, JSON.stringify(r.statuses)]]);
+  }
+
+  event(tMs: number, kind: string, detail?: unknown): void {
+    this.other.push([this.st.event, [tMs, kind, detail === undefined ? null : JSON.stringify(detail)]]);
+  }
+
+  flush(): void {
+    if (this.immediate) {
+      clearImmediate(this.immediate);
+      this.immediate = null;
+    }
+    if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.other.length === 0)) return;
+    const waiters = this.invokeWaiters;
+    this.invokeWaiters = [];
+    try {
+      this.commitBatch();
+    } catch (e) {
+      // nothing of this batch is in the ledger (the transaction rolled back): the writes waiting
+      // on it are never sent, so the ledger still holds no ack that did not happen
+      this.failure = new Error(`ledger commit failed: ${(e as Error).message}`);
+      for (const w of waiters) w.reject(this.failure);
+      return;
+    } finally {
+      this.invokes = [];
+      this.completions = [];
+      this.other = [];
+    }
+    for (const w of waiters) w.resolve();
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.flush();
+    clearInterval(this.timer);
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+/** The no-op ledger: the "ledger off" side of the benchmark's on/off ratio. */
+export class NullLedger implements Ledger {
+  setMeta(): void {}
+  registerTopology(): void {}
+  registerKeys(): void {}
+  invoke(): Promise<void> {
+    return Promise.resolve();
+  }
+  complete(): void {}
+  faultStart(): number {
+    return 0;
+  }
+  faultEnd(): void {}
+  faultCaughtUp(): void {}
+  sample(): void {}
+  finalRead(): void {}
+  stats(): void {}
+  event(): void {}
+  flush(): void {}
+  close(): void {}
+}
