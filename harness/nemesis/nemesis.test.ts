@@ -27,6 +27,7 @@ class FakeCluster implements Runtime, ClusterProbe {
   leaderId: string | null = 'n1';
   probeThrows = false;
   failKill = false;
+  failRestart = new Set<string>();
   private lastChange = -Infinity;
   private readonly restartedAt = new Map<string, number>();
   private nextId = 1;
@@ -76,6 +77,7 @@ class FakeCluster implements Runtime, ClusterProbe {
     this.change();
   }
   async restart(n: string): Promise<void> {
+    if (this.failRestart.has(n)) throw new Error(`restart ${n}: port in use`);
     this.expectState(n, 'down', 'restart');
     this.note(`restart ${n}`);
     this.state.set(n, 'up');
@@ -377,6 +379,16 @@ describe('Nemesis executor', () => {
     const m = nemesisOn(d, sched([]), { healTimeoutMs: 80 });
     await m.run(new AbortController().signal);
     expect(await m.healAll()).toEqual({ healed: false, reason: 'cluster did not heal within 80 ms: sync3/0 Unavailable, sync3/1 Unavailable' });
+
+    // a restart that fails does not stop the other restarts; the run gets the reason
+    const e = new FakeCluster();
+    await e.kill('n2');
+    await e.kill('n4');
+    e.failRestart.add('n2');
+    const k = nemesisOn(e, sched([]));
+    await k.run(new AbortController().signal);
+    expect(await k.healAll()).toEqual({ healed: false, reason: 'heal failed: restart n2: restart n2: port in use' });
+    expect(e.state.get('n4')).toBe('up');
   });
 
   it('a probe that throws counts as not Healthy; a runtime error ends the run after undoing the fault', async () => {

@@ -54,7 +54,10 @@ export interface ClusterProbe {
   leader(): Promise<string | null>;
   /** The active owner of one partition of one store in the runtime map, or null. */
   activeOf(store: string, partition: number): Promise<string | null>;
-  /** Every partition of every store. */
+  /**
+   * Every partition of every store (the partition map). The harness feeds it to planSchedule's
+   * `partitions` so that active-owner targets name real partitions; the executor does not call it.
+   */
   partitions(): Promise<Array<{ store: string; partition: number }>>;
   /** Human-readable partitions that are not Healthy (e.g. `sync3/2 Degraded`); [] when all are. */
   unhealthy(): Promise<string[]>;
@@ -234,19 +237,27 @@ export class Nemesis {
    */
   async healAll(): Promise<HealResult> {
     this.event('heal-all', { active: this.active.size });
-    try {
-      for (const id of [...this.active.keys()]) await this.endFault(id);
-      await this.net(() => this.o.runtime.heal());
-      this.grudges.clear();
-      for (const node of this.o.runtime.nodeIds()) {
-        if (!this.o.runtime.isUp(node)) {
-          this.event('restart', { node, reason: 'down at heal-all' });
-          await this.o.runtime.restart(node);
-        }
+    // every step is tried even when an earlier one failed; the first failure is the reason
+    const errors: string[] = [];
+    const attempt = async (what: string, op: () => Promise<void>): Promise<void> => {
+      try {
+        await op();
+      } catch (e) {
+        errors.push(`${what}: ${oneLine(e)}`);
       }
-    } catch (e) {
-      const reason = `heal failed: ${oneLine(e)}`;
-      this.event('heal-failed', { reason });
+    };
+    for (const id of [...this.active.keys()]) await attempt(`ending fault ${id}`, () => this.endFault(id));
+    await attempt('heal', () => this.net(() => this.o.runtime.heal()));
+    this.grudges.clear();
+    for (const node of this.o.runtime.nodeIds()) {
+      if (!this.o.runtime.isUp(node)) {
+        this.event('restart', { node, reason: 'down at heal-all' });
+        await attempt(`restart ${node}`, () => this.o.runtime.restart(node));
+      }
+    }
+    if (errors.length > 0) {
+      const reason = `heal failed: ${errors[0]}${errors.length > 1 ? ` (and ${errors.length - 1} more)` : ''}`;
+      this.event('heal-failed', { reason, errors });
       return { healed: false, reason };
     }
     const unhealthy = await this.waitHealthy(this.o.healTimeoutMs);
