@@ -28,6 +28,7 @@ class FakeCluster implements Runtime, ClusterProbe {
   probeThrows = false;
   failKill = false;
   failRestart = new Set<string>();
+  leaderDelayMs = 0;
   private lastChange = -Infinity;
   private readonly restartedAt = new Map<string, number>();
   private nextId = 1;
@@ -117,6 +118,7 @@ class FakeCluster implements Runtime, ClusterProbe {
   // ClusterProbe
   async leader(): Promise<string | null> {
     if (this.probeThrows) throw new Error('probe down');
+    if (this.leaderDelayMs > 0) await new Promise((r) => setTimeout(r, this.leaderDelayMs));
     return this.leaderId !== null && this.state.get(this.leaderId) === 'up' ? this.leaderId : null;
   }
   async activeOf(_store: string, partition: number): Promise<string | null> {
@@ -324,6 +326,17 @@ describe('Nemesis executor', () => {
     expect(reinstall).toBe(`partition ${JSON.stringify({ n1: ['n4'], n2: ['n4'], n3: ['n4'], n4: ['n1', 'n2', 'n3', 'n5'], n5: ['n4'] })}`);
     expect(n.counts()).toEqual({ kill: 2, stop: 0, pause: 1, partition: 2 });
     expect(c.grudge).toEqual({});
+  });
+
+  it('injects nothing once the stop signal fired, even while a probe was answering', async () => {
+    const c = new FakeCluster();
+    c.leaderDelayMs = 150;
+    const s = sched([{ kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 1_000, calmMs: 0 }]);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 50);
+    await nemesisOn(c, s).run(ac.signal);
+    expect(c.log).toEqual([]);
+    expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
   });
 
   it('resolves the leader and active owners through the probe, and falls back to a random node', async () => {

@@ -278,7 +278,7 @@ export class Nemesis {
 
   /** Starts fault i, holds it for its duration (or until abort), ends it, waits for catch-up. */
   private async runFault(index: number, f: PlannedFault, stop: AbortSignal): Promise<void> {
-    const started = await this.startFault(index, f);
+    const started = await this.startFault(index, f, stop);
     if (started === null) return;
     const { id, node } = started;
     await sleep(f.durationMs, stop);
@@ -289,7 +289,7 @@ export class Nemesis {
   }
 
   /** Resolves the target, records the start, applies the fault. null when skipped. */
-  private async startFault(index: number, f: PlannedFault): Promise<{ id: number; node?: string } | null> {
+  private async startFault(index: number, f: PlannedFault, stop: AbortSignal): Promise<{ id: number; node?: string } | null> {
     const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
     const nodes = this.o.runtime.nodeIds();
     const detail: Record<string, unknown> = { index };
@@ -309,6 +309,7 @@ export class Nemesis {
       } else {
         if (nodes.length < 2) return skip('a partition needs at least 2 nodes');
         const node = await this.resolveNode(f.target, rng, nodes, detail);
+        if (stop.aborted) return null; // the phase ended while the probe answered
         if (node === null) return skip('no node to isolate');
         if (!nodes.includes(node)) return skip(`target ${node} is not a node of the cluster`);
         plan = buildPartition(topology, nodes, { rng, node });
@@ -325,6 +326,7 @@ export class Nemesis {
 
     const eligible = nodes.filter((n) => this.o.runtime.isUp(n) && !this.held.has(n));
     const node = await this.resolveNode(f.target, rng, eligible, detail);
+    if (stop.aborted) return null; // the phase ended while the probe answered
     if (node === null) return skip('no eligible node (every node is down or held by another fault)');
     if (!nodes.includes(node)) return skip(`target ${node} is not a node of the cluster`);
     if (this.held.has(node) || !this.o.runtime.isUp(node)) return skip(`target ${node} is already ${this.held.get(node) ?? 'down'}`);

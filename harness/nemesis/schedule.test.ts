@@ -21,7 +21,7 @@ const PARTS = ['sync3', 'async3', 'rf1'].flatMap((store) => [0, 1, 2].map((parti
 const kindsArb = fc.subarray([...FAULT_KINDS], { minLength: 1 });
 const optsArb = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 48 }),
-  durationMs: fc.integer({ min: 5_000, max: 3_600_000 }),
+  durationMs: fc.integer({ min: 5_000, max: 1_200_000 }),
   kinds: kindsArb,
   escalationTimeoutMs: fc.integer({ min: 500, max: 20_000 }),
   nodeCount: fc.integer({ min: 3, max: 7 }),
