@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { validateClusterConfig, type ClusterConfig } from '../../nodes/cluster-config.js';
+import { IptablesPartitioner } from './iptables.js';
 import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runtime.js';
 
 /** Where a node listens for clients in the process runtime (one loopback address per node). */
@@ -11,19 +12,15 @@ export const PROCESS_CLIENT_PORT = 7100;
 /** Where a node listens for its peers in the process runtime. */
 export const PROCESS_CLUSTER_PORT = 7200;
 
-/** Installs and removes partition rules between node addresses (iptables, see iptables.ts). */
-export interface Partitioner {
-  apply(grudge: Grudge, addressOf: (node: string) => string): Promise<void>;
-  heal(): Promise<void>;
-  close(): Promise<void>;
-}
-
 /** Options of the process runtime. */
 export interface ProcessRuntimeOptions {
   /** Run tag: names the loopback block and marks node processes for the leftover sweep. */
   runTag: string;
-  /** Partition support; without it partition() throws a one-line error. */
-  partitioner?: Partitioner;
+  /**
+   * Partition support through iptables (needs CAP_NET_ADMIN; the harness checks first). Without
+   * it partition() throws a one-line error.
+   */
+  partitions?: boolean;
   /** The node entry script (default: dist/nodes/node-main.js next to this file's build). */
   nodeEntry?: string;
 }
@@ -72,6 +69,8 @@ export class ProcessRuntime implements Runtime {
   private configPath = '';
   private env: Record<string, string> = {};
   private closed = false;
+  private partitioner: IptablesPartitioner | null = null;
+  private readonly onExit = (): void => this.partitioner?.closeSync();
 
   constructor(private readonly opts: ProcessRuntimeOptions) {}
 
@@ -102,6 +101,11 @@ export class ProcessRuntime implements Runtime {
     this.configPath = path.join(o.runDir, 'cluster.json');
     writeFileSync(this.configPath, JSON.stringify(this.cfg, null, 2));
     for (const n of this.cfg.nodes) this.nodes.set(n.id, { id: n.id, host: n.host, proc: null, paused: false, exited: null });
+    if (this.opts.partitions) {
+      this.partitioner = await IptablesPartitioner.open({ addresses: Object.fromEntries(this.cfg.nodes.map((n) => [n.id, n.host])) });
+      // a crash of the harness must not leave rules behind
+      process.once('exit', this.onExit);
+    }
     await Promise.all(this.cfg.nodes.map((n) => this.spawn(n.id)));
     return this.cfg;
   }
@@ -148,12 +152,12 @@ export class ProcessRuntime implements Runtime {
   }
 
   async partition(grudge: Grudge): Promise<void> {
-    if (!this.opts.partitioner) throw new Error('partitions are not available in this run (no iptables partitioner)');
-    await this.opts.partitioner.apply(grudge, (id) => this.get(id).host);
+    if (!this.partitioner) throw new Error('partitions are not available in this run (the process runtime was started without iptables)');
+    await this.partitioner.apply(grudge);
   }
 
   async heal(): Promise<void> {
-    await this.opts.partitioner?.heal();
+    await this.partitioner?.heal();
   }
 
   /** Kills every node, removes partition rules. Safe to call twice. */
@@ -161,7 +165,8 @@ export class ProcessRuntime implements Runtime {
     if (this.closed) return;
     this.closed = true;
     await Promise.all([...this.nodes.keys()].map((id) => this.terminate(id, 'SIGKILL').catch(() => undefined)));
-    await this.opts.partitioner?.close();
+    await this.partitioner?.close();
+    process.off('exit', this.onExit);
   }
 
   private get(nodeId: string): NodeProc {

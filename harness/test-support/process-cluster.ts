@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto';
 import type { ClusterConfig, StoreConfig, TimingConfig } from '../../nodes/cluster-config.js';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING } from '../../nodes/cluster-config.js';
 import { ZarisClient, type ClusterView } from '../../nodes/client/zaris-client.js';
-import { ProcessRuntime, type Partitioner } from '../runtime/process-runtime.js';
+import { ProcessRuntime } from '../runtime/process-runtime.js';
 
 /** The three stores of DESIGN.md §3, with few segments (tests). */
 export const TEST_STORES: StoreConfig[] = [
@@ -30,9 +30,9 @@ export interface TestCluster {
  * Starts a 3-node process cluster in a temp folder (named zaris-certify-*) and connects a client.
  * The caller must `close()` it (afterAll) — that kills the nodes and removes the folder.
  */
-export async function startTestCluster(opts: { timing?: Partial<TimingConfig>; partitioner?: Partitioner; stores?: StoreConfig[] } = {}): Promise<TestCluster> {
+export async function startTestCluster(opts: { timing?: Partial<TimingConfig>; partitions?: boolean; stores?: StoreConfig[] } = {}): Promise<TestCluster> {
   const runDir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-test-'));
-  const runtime = new ProcessRuntime({ runTag: `t${randomBytes(4).toString('hex')}`, partitioner: opts.partitioner });
+  const runtime = new ProcessRuntime({ runTag: `t${randomBytes(4).toString('hex')}`, partitions: opts.partitions });
   let client: ZarisClient | null = null;
   const close = async (): Promise<void> => {
     client?.close();
