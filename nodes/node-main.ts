@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { ConfigError, loadClusterConfig } from './cluster-config.js';
 import { validateServerProperty } from './multikey/retry-range-table.js';
@@ -46,7 +48,7 @@ function validatePolicy(value: string): string | null {
   return validateServerProperty(value);
 }
 
-const isMain = process.argv[1] && import.meta.url === new URL(`file://${process.argv[1]}`).href;
+const isMain = !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
 if (isMain) {
   runNode(process.argv.slice(2)).catch((e: unknown) => {
     const err = e as Error & { code?: string };

@@ -1,0 +1,296 @@
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import path from 'node:path';
+import { randomBytes } from 'node:crypto';
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type StoreConfig } from '../nodes/cluster-config.js';
+import { ZarisClient } from '../nodes/client/zaris-client.js';
+import { KvStatus } from '../nodes/kv-status.js';
+import { assignAll } from '../nodes/partitioning.js';
+import { NullLedger, SqliteLedger, type Ledger } from '../ledger/ledger-writer.js';
+import { META, parseWriteId } from '../ledger/schema.js';
+import { startRunClock, type RunClock } from './clock.js';
+import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
+import { analyzeRunDir } from './commands/analyze.js';
+import { Nemesis } from './nemesis/nemesis.js';
+import { createPrng } from './nemesis/prng.js';
+import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type Schedule } from './nemesis/schedule.js';
+import { checkNetAdmin } from './runtime/iptables.js';
+import { nodeProcessSweeper } from './runtime/process-sweeper.js';
+import { ProcessRuntime } from './runtime/process-runtime.js';
+import type { Runtime, RuntimeKind } from './runtime/runtime.js';
+import { DEFAULT_SWEEPERS, sweepLeftovers } from './sweep.js';
+import { UsageError } from './usage-error.js';
+import { Workload, type WorkloadStore } from './workload.js';
+import type { Results } from '../reports/results.js';
+
+/** The stores of a certification run (DESIGN.md §3): sync RF3, async RF3, RF1. */
+export const DEFAULT_STORES: StoreConfig[] = [
+  { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 64 },
+  { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 64 },
+  { name: 'rf1', replicationFactor: 1, ackMode: 'sync', segments: 64 },
+];
+
+/** Everything a run is parameterised by (the CLI and the Makefile fill it). */
+export interface CertifyOptions {
+  /** Length of the fault phase, ms. */
+  durationMs: number;
+  seed: number;
+  runtime: 'auto' | RuntimeKind;
+  faults: FaultKind[];
+  /** FAULTS was given explicitly (a partition request without CAP_NET_ADMIN is then refused). */
+  faultsExplicit: boolean;
+  beyondBudget: boolean;
+  /** A run directory whose planned schedule to re-apply. */
+  replay?: string;
+  /** Parent of run directories (default runs/). */
+  runsDir: string;
+  /** Target write rate over all stores, writes/s (0 = as fast as possible). */
+  rate: number;
+  writersPerStore: number;
+  keysPerWriter: number;
+  /** Suspicion escalation timeout of the nodes (seed 002: 10 s). */
+  escalationTimeoutMs: number;
+  /** Ledger off (benchmark only: measures the ledger's cost). */
+  ledgerOff?: boolean;
+  /** Skip verification and reports (benchmark only). */
+  skipVerify?: boolean;
+  /** Print progress lines to stderr. */
+  log?: (line: string) => void;
+  /** Stop signal (SIGINT): the run ends early, heals, and is INCONCLUSIVE. */
+  signal?: AbortSignal;
+}
+
+/** What a run produced. */
+export interface CertifyOutcome {
+  runDir: string;
+  exitCode: number;
+  results: Results | null;
+  /** Acknowledged writes/s over the fault phase (for the benchmark). */
+  ackedPerSec: number;
+  failoverMs: number[];
+  runtime: RuntimeKind;
+}
+
+const NODE_IDS = ['n1', 'n2', 'n3'];
+
+function utcStamp(): string {
+  return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
+}
+
+async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  if (signal?.aborted) return;
+  await new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+}
+
+/** Picks and constructs the runtime (DESIGN.md §3 `auto`: docker when an engine answers, else process). */
+async function makeRuntime(kind: CertifyOptions['runtime'], runTag: string, partitions: boolean): Promise<{ runtime: Runtime; reason: string }> {
+  if (kind === 'docker' || kind === 'auto') {
+    const docker = await import('./runtime/select-runtime.js').catch(() => null);
+    if (docker) return docker.makeSelectedRuntime(kind, runTag, partitions);
+    if (kind === 'docker') throw new UsageError('RUNTIME=docker: the docker runtime is not available in this build');
+  }
+  return { runtime: new ProcessRuntime({ runTag, partitions }), reason: kind === 'auto' ? 'auto: no docker runtime in this build' : 'process runtime requested' };
+}
+
+/**
+ * One certification run (DESIGN.md §3-§7): sweep leftovers, start the cluster, run the workload
+ * and the nemesis for the duration, heal, read every key, verify, write results.json, junit.xml
+ * and report.html into `runs/<utc>-<seed>/` (runs/latest points at it).
+ * @throws UsageError for bad options discovered late (e.g. partitions without CAP_NET_ADMIN).
+ */
+export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
+  const log = o.log ?? (() => undefined);
+  const clock: RunClock = startRunClock();
+  let kinds = [...o.faults];
+  if (kinds.includes('partition')) {
+    const why = await checkNetAdmin();
+    if (why) {
+      if (o.faultsExplicit) throw new UsageError(`FAULTS asks for partitions, but ${why}`);
+      kinds = kinds.filter((k) => k !== 'partition');
+      log(`partitions left out: ${why}`);
+    }
+  }
+  let replayed: Schedule | null = null;
+  if (o.replay) {
+    const ledgerPath = path.join(o.replay, 'ledger.sqlite');
+    if (!existsSync(ledgerPath)) throw new UsageError(`REPLAY=${o.replay}: no ledger.sqlite there`);
+    const Database = (await import('better-sqlite3')).default;
+    const db = new Database(ledgerPath, { readonly: true, fileMustExist: true });
+    try {
+      const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.schedule) as { value: string } | undefined;
+      if (!row) throw new UsageError(`REPLAY=${o.replay}: the run recorded no schedule`);
+      replayed = scheduleFromJson(row.value);
+    } finally {
+      db.close();
+    }
+  }
+
+  await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, ...(await dockerSweepers())] });
+  mkdirSync(o.runsDir, { recursive: true });
+  const seed = replayed ? replayed.seed : o.seed;
+  const runDir = path.resolve(o.runsDir, `${utcStamp()}-${seed}`);
+  mkdirSync(runDir, { recursive: true });
+  const latest = path.join(o.runsDir, 'latest');
+  rmSync(latest, { force: true });
+  symlinkSync(path.basename(runDir), latest);
+
+  const ledger: Ledger = o.ledgerOff ? new NullLedger() : new SqliteLedger(path.join(runDir, 'ledger.sqlite'));
+  const runTag = `r${randomBytes(3).toString('hex')}`;
+  const { runtime, reason } = await makeRuntime(o.runtime, runTag, kinds.includes('partition'));
+  log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
+  let client: ZarisClient | null = null;
+  let watch: ClusterWatch | null = null;
+  let workload: Workload | null = null;
+  let status: 'complete' | 'interrupted' = 'complete';
+  let ackedPerSec = 0;
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    ledger.setMeta(META.status, 'running');
+    ledger.setMeta(META.seed, String(seed));
+    ledger.setMeta(META.runtime, runtime.kind);
+    ledger.setMeta(META.startedAtUtc, new Date().toISOString());
+    ledger.setMeta(META.durationMs, String(o.durationMs));
+    ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
+    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs }));
+
+    const started = clock.now();
+    const config: ClusterConfig = await runtime.start({
+      runDir,
+      nodeIds: NODE_IDS,
+      template: { cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
+    });
+    ledger.registerTopology({
+      nodes: config.nodes,
+      stores: config.stores,
+      partitions: assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas })),
+    });
+    client = new ZarisClient({ seeds: NODE_IDS.map((id) => runtime.clientEndpoint(id)), attemptTimeoutMs: 2_000, retry: { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false } });
+    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
+    const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
+    watch = new ClusterWatch(client, ledger, clock, (s) => rf.get(s) ?? 1);
+    await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
+    const upMs = clock.now() - started;
+    ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
+    log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
+
+    const view = client.clusterView;
+    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
+    const rng = createPrng(seed ^ 0x5eed);
+    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
+    ledger.registerKeys(workload.keyRows());
+    workload.onAck(watch.onAck);
+
+    const schedule: Schedule =
+      replayed ?? planSchedule({ seed, durationMs: o.durationMs, kinds, escalationTimeoutMs: o.escalationTimeoutMs, nodeCount: NODE_IDS.length, partitions: await watch.partitions(), beyondBudget: o.beyondBudget });
+    const digest = scheduleDigest(schedule);
+    ledger.setMeta(META.schedule, scheduleToJson(schedule));
+    ledger.setMeta(META.scheduleDigest, digest);
+    log(`schedule: ${schedule.faults.length} planned faults (${kinds.join(',') || 'none'}), digest ${digest.slice(0, 16)}`);
+
+    watch.start();
+    const faultPhaseStart = clock.now();
+    ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
+    workload.start();
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: o.beyondBudget });
+    const stopFaults = new AbortController();
+    const onAbort = (): void => stopFaults.abort();
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    const progress = setInterval(() => {
+      const t = workload!.totals;
+      log(`t=${Math.round((clock.now() - faultPhaseStart) / 1000)}s ok=${t.ok} fail=${t.fail} info=${t.info} faults=${JSON.stringify(nemesis.counts())}`);
+    }, 10_000);
+    const nemesisRun = nemesis.run(stopFaults.signal);
+    await sleep(o.durationMs, o.signal);
+    stopFaults.abort();
+    await nemesisRun;
+    const faultPhaseEnd = clock.now();
+    ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
+    if (o.signal?.aborted) status = 'interrupted';
+
+    ledger.event(clock.now(), 'phase', { phase: 'heal' });
+    log('healing: heal partitions, resume and restart nodes, wait for Healthy');
+    const healed = await nemesis.healAll();
+    if (!healed.healed) {
+      ledger.setMeta(META.inconclusiveReason, healed.reason ?? 'the cluster did not return to Healthy');
+      log(`cluster did not heal: ${healed.reason}`);
+    }
+    clearInterval(progress);
+    await workload.stop();
+    watch.stop();
+    await watch.sample();
+
+    if (status !== 'interrupted') {
+      ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
+      await finalReads(client, ledger, clock, workload);
+    }
+    ledger.event(clock.now(), 'phase', { phase: 'done' });
+    ledger.setMeta(META.status, status);
+    if (status === 'interrupted') ledger.setMeta(META.inconclusiveReason, 'the run was interrupted (SIGINT) before its end phase');
+  } catch (e) {
+    ledger.setMeta(META.status, 'interrupted');
+    ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
+    throw e;
+  } finally {
+    workload && (await workload.stop().catch(() => undefined));
+    watch?.stop();
+    client?.close();
+    await runtime.close().catch(() => undefined);
+    ledger.close();
+  }
+  let results: Results | null = null;
+  let exitCode = 0;
+  if (!o.skipVerify && !o.ledgerOff) {
+    results = analyzeRunDir(runDir);
+    exitCode = results.exitCode;
+  }
+  return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
+}
+
+async function dockerSweepers(): Promise<Array<(typeof DEFAULT_SWEEPERS)[number]>> {
+  const m = await import('./runtime/select-runtime.js').catch(() => null);
+  return m && 'dockerSweeper' in m ? [(m as unknown as { dockerSweeper: (typeof DEFAULT_SWEEPERS)[number] }).dockerSweeper] : [];
+}
+
+async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * The end phase's final read of every key (DESIGN.md §3): the value names the write it came from
+ * (`w<key_id>.<seq>`); absent keys read as null; a key whose read never succeeds is unreadable.
+ */
+async function finalReads(client: ZarisClient, ledger: Ledger, clock: RunClock, workload: Workload): Promise<void> {
+  const keys = workload.keys;
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < keys.length) {
+      const k = keys[next++];
+      let done = false;
+      for (let round = 0; round < 3 && !done; round++) {
+        const o = await client.get(k.store, k.key);
+        const r = o.result;
+        if (r && r.status === KvStatus.Ok && r.value) {
+          const value = r.value.toString('utf8');
+          const parsed = parseWriteId(value);
+          ledger.finalRead(k.keyId, value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
+          done = true;
+        } else if (r && r.status === KvStatus.NotFound) {
+          ledger.finalRead(k.keyId, null, null, false, clock.now());
+          done = true;
+        } else await new Promise((res) => setTimeout(res, 500));
+      }
+      if (!done) ledger.finalRead(k.keyId, null, null, true, clock.now());
+    }
+  };
+  await Promise.all(Array.from({ length: 64 }, worker));
+  ledger.flush();
+}

@@ -1,0 +1,171 @@
+#!/usr/bin/env node
+import { realpathSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import ms from 'ms';
+import { parseFaultKinds, ScheduleError, FAULT_KINDS } from './nemesis/schedule.js';
+import { UsageError, USAGE_EXIT_CODE } from './usage-error.js';
+
+/** Exit code of a harness error (DESIGN.md §5). */
+const HARNESS_ERROR = 3;
+
+/**
+ * Parses a duration such as "60s", "10m", "4h" (the `ms` package) into ms.
+ * @throws InvalidArgumentError (one line) for anything else, including a bare number.
+ */
+export function parseDuration(text: string): number {
+  const v = /^\s*\d+(\.\d+)?\s*[a-zA-Z]+\s*$/.test(text) ? ms(text as ms.StringValue) : undefined;
+  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+    throw new InvalidArgumentError(`"${text}" is not a duration; use a number with a unit, e.g. 60s, 10m, 4h`);
+  }
+  return v;
+}
+
+function parseIntArg(name: string, min: number) {
+  return (text: string): number => {
+    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new InvalidArgumentError(`${name} must be an integer of at least ${min}, got "${text}"`);
+    return Number(text);
+  };
+}
+
+function parseFaults(text: string): string {
+  try {
+    parseFaultKinds(text);
+  } catch (e) {
+    throw new InvalidArgumentError((e as Error).message);
+  }
+  return text;
+}
+
+function fail(message: string, code: number): never {
+  process.stderr.write(`zaris-certify: ${message.split('\n')[0]}\n`);
+  process.exit(code);
+}
+
+/** Builds the `zaris-certify` command line (DESIGN.md §7). */
+export function buildCli(): Command {
+  const program = new Command('zaris-certify')
+    .description('Chaos certification of the Zaris key-value store: no acknowledged write lost.')
+    .exitOverride()
+    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    .showHelpAfterError(false);
+
+  program
+    .command('certify')
+    .description('run the store under faults, verify, write results.json, junit.xml and report.html')
+    .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
+    .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
+    .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}), or all / none`).argParser(parseFaults))
+    .option('--beyond-budget', 'let faults overlap past the fault budget', false)
+    .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
+    .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
+    .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores (0 = unthrottled)').argParser(parseIntArg('--rate', 0)).default(3000))
+    .addOption(new Option('--writers <n>', 'concurrent writers per store').argParser(parseIntArg('--writers', 1)).default(32))
+    .addOption(new Option('--keys <n>', 'keys per writer').argParser(parseIntArg('--keys', 1)).default(16))
+    .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
+    .action(async (opts: { duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number }) => {
+      const { certify } = await import('./certify.js');
+      const ac = new AbortController();
+      let interrupts = 0;
+      const onSignal = (sig: string): void => {
+        interrupts++;
+        if (interrupts === 1) {
+          process.stderr.write(`\nzaris-certify: ${sig}: stopping faults, healing, cleaning up (again to force)\n`);
+          ac.abort();
+        } else fail(`${sig} again: forced exit; the next run sweeps what is left`, 130);
+      };
+      process.on('SIGINT', () => onSignal('SIGINT'));
+      process.on('SIGTERM', () => onSignal('SIGTERM'));
+      const seed = opts.seed ?? Math.floor(Math.random() * 1_000_000);
+      const out = await certify({
+        durationMs: opts.duration,
+        seed,
+        runtime: opts.runtime,
+        faults: parseFaultKinds(opts.faults ?? 'all'),
+        faultsExplicit: opts.faults !== undefined,
+        beyondBudget: opts.beyondBudget,
+        replay: opts.replay,
+        runsDir: opts.runsDir,
+        rate: opts.rate,
+        writersPerStore: opts.writers,
+        keysPerWriter: opts.keys,
+        escalationTimeoutMs: opts.escalation,
+        signal: ac.signal,
+        log: (line) => process.stderr.write(`zaris-certify: ${line}\n`),
+      });
+      const r = out.results;
+      process.stdout.write(`${out.runDir}\n`);
+      if (r) {
+        process.stdout.write(
+          `${r.verdict}: ${r.counts.acknowledged} acknowledged writes, faults ${JSON.stringify(r.faults)}, ` +
+            `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
+            `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}\n`,
+        );
+      }
+      process.exitCode = out.exitCode;
+    });
+
+  program
+    .command('analyze')
+    .description('re-verify a stored run from its ledger, or a zaris-history/1 file')
+    .argument('[run-dir]', 'a run directory (runs/<utc>-<seed>)')
+    .option('--history <file>', 'a zaris-history/1 JSON file instead of a run directory')
+    .option('--out <dir>', 'where --history writes ledger.sqlite, results.json, junit.xml, report.html')
+    .action(async (runDir: string | undefined, opts: { history?: string; out?: string }) => {
+      const { analyzeHistoryFile, analyzeRunDir } = await import('./commands/analyze.js');
+      let r;
+      if (opts.history) {
+        if (runDir) throw new UsageError('give either a run directory or --history, not both');
+        if (!opts.out) throw new UsageError('--history needs --out DIR');
+        r = analyzeHistoryFile(opts.history, opts.out);
+        process.stdout.write(`${opts.out}\n`);
+      } else {
+        if (!runDir) throw new UsageError('analyze needs a run directory (or --history FILE --out DIR)');
+        r = analyzeRunDir(runDir);
+        process.stdout.write(`${runDir}\n`);
+      }
+      process.stdout.write(`${r.verdict}: violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}, info ${r.summary.info}\n`);
+      process.exitCode = r.exitCode;
+    });
+
+  program
+    .command('export')
+    .description("write a run's ledger as a zaris-history/1 file")
+    .argument('<run-dir>', 'a run directory')
+    .option('--out <file>', 'output file (default <run-dir>/history.json)')
+    .action(async (runDir: string, opts: { out?: string }) => {
+      const { exportRun } = await import('./commands/export.js');
+      process.stdout.write(`${exportRun(runDir, opts.out)}\n`);
+    });
+
+  program
+    .command('node')
+    .description('start one store node')
+    .requiredOption('--config <file>', 'cluster config (JSON)')
+    .requiredOption('--id <id>', 'this node\'s id')
+    .option('--run <tag>', 'run tag (set by the harness)')
+    .action(async (opts: { config: string; id: string; run?: string }) => {
+      const { runNode } = await import('../nodes/node-main.js');
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : [])]);
+    });
+  return program;
+}
+
+/** Runs the CLI; maps user mistakes to exit 64 and one line, anything else to exit 3. */
+export async function main(argv: string[]): Promise<void> {
+  try {
+    await buildCli().parseAsync(argv, { from: 'user' });
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      if (e.code === 'commander.helpDisplayed' || e.code === 'commander.version' || e.code === 'commander.help') process.exit(0);
+      fail(e.message.replace(/^error: /, ''), USAGE_EXIT_CODE);
+    }
+    if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
+    if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
+    fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
+  }
+}
+
+const isMain = !!process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url);
+if (isMain) void main(process.argv.slice(2));
