@@ -169,3 +169,25 @@ describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime: ${
     }
   });
 });
+
+describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime start failure: ${NOT_RUN}` : 'docker runtime start failure', () => {
+  it('a node that exits at start fails start() with its exit code, keeps its log, and leaves nothing behind', async () => {
+    const runDir = mkdtempSync(join(tmpdir(), 'zaris-certify-docker-test-'));
+    const runtime = new DockerRuntime({
+      nodeCommand: (id) => ['node', '-e', "console.log('node ' + process.argv[1] + ' refuses to start'); process.exit(3)", id],
+      readyTimeoutMs: 20_000,
+    });
+    try {
+      const rf1 = { ...template, stores: [{ name: 'rf1', replicationFactor: 1, ackMode: 'sync' as const, segments: 4 }] };
+      await expect(runtime.start({ runDir, nodeIds: ['n1'], template: rf1 })).rejects.toThrow(
+        `docker runtime: start failed: node n1 exited during start-up (exit code 3); see ${join(runDir, 'nodes', 'n1.log')}`,
+      );
+      expect(readFileSync(join(runDir, 'nodes', 'n1.log'), 'utf8')).toContain('node n1 refuses to start');
+      expect(await docker(['ps', '-a', '-q', '--filter', `label=zaris-certify.run=${runtime.runTag}`])).toBe('');
+      expect(await docker(['network', 'ls', '-q', '--filter', `name=${runtime.networkName}`])).toBe('');
+    } finally {
+      await runtime.close();
+      rmSync(runDir, { recursive: true, force: true });
+    }
+  });
+});

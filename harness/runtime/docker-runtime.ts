@@ -208,6 +208,7 @@ export class DockerRuntime implements Runtime {
       if (swept.containers.length + swept.networks.length > 0) {
         this.log(`swept leftovers of crashed runs: ${[...swept.containers, ...swept.networks].join(', ')}`);
       }
+      for (const e of swept.errors) this.log(`sweep of crashed runs: ${e}`);
       this.image = this.opts.image ?? (await ensureNodeImage({ repoRoot: this.opts.repoRoot ?? repoRootFrom(import.meta.url), log: (l) => this.log(l) })).image;
       const subnet = await this.createNetwork(client);
       const cfg = validateClusterConfig({
@@ -477,8 +478,8 @@ export class DockerRuntime implements Runtime {
       }
     }
     try {
-      await sweepDockerLeftovers({ runTag: this.runTag });
-      await sweepDockerLeftovers();
+      errors.push(...(await sweepDockerLeftovers({ runTag: this.runTag })).errors);
+      for (const e of (await sweepDockerLeftovers()).errors) this.log(`sweep of crashed runs: ${e}`);
     } catch (e) {
       errors.push(oneLine(e));
     }
