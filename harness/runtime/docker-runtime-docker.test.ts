@@ -191,3 +191,28 @@ describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime sta
     }
   });
 });
+
+describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime side by side: ${NOT_RUN}` : 'docker runtime side by side', () => {
+  it('two runs started at once get distinct networks and subnets and do not disturb each other', async () => {
+    const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'zaris-certify-docker-test-')));
+    const rts = [0, 1].map(
+      () =>
+        new DockerRuntime({
+          files: [{ source: STAND_IN, target: STAND_IN_IN_IMAGE }],
+          nodeCommand: (id, configPath) => ['node', STAND_IN_IN_IMAGE, '--config', configPath, '--id', id],
+        }),
+    );
+    const rf1 = { ...template, stores: [{ name: 'rf1', replicationFactor: 1, ackMode: 'sync' as const, segments: 4 }] };
+    try {
+      await Promise.all(rts.map((rt, i) => rt.start({ runDir: dirs[i], nodeIds: ['n1'], template: rf1 })));
+      expect(rts[0].subnet).not.toBe(rts[1].subnet);
+      expect(rts[0].networkName).not.toBe(rts[1].networkName);
+      for (const rt of rts) expect(await standInRequest(rt.clientEndpoint('n1'), 'PING')).toMatch(/^PONG n1 /);
+      await rts[0].close();
+      expect(await standInRequest(rts[1].clientEndpoint('n1'), 'PING')).toMatch(/^PONG n1 /);
+    } finally {
+      for (const rt of rts) await rt.close();
+      for (const d of dirs) rmSync(d, { recursive: true, force: true });
+    }
+  });
+});
