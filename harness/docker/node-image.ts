@@ -101,6 +101,7 @@ export interface EnsureNodeImageResult {
  * Makes sure `zaris-certify-node:<tag>` exists for the checkout's current dist/: makes the
  * offline base first when it is the default one and missing, then `docker build -f
  * nodes/Dockerfile` from the repository root (classic builder unless DOCKER_BUILDKIT is set;
+ * intermediate containers removed even when a step fails;
  * the image is labelled zaris-certify). Quick (a digest and an inspect) when the image exists.
  * @throws NodeImageError (dist/ missing, build failed), BaseImageError, DockerCliError.
  */
@@ -123,7 +124,7 @@ export async function ensureNodeImage(opts: EnsureNodeImageOptions): Promise<Ens
   log(`docker build ${image} FROM ${baseImage}`);
   const r = await execa(
     'docker',
-    ['build', '-f', NODE_DOCKERFILE, '--build-arg', `BASE_IMAGE=${baseImage}`, '--label', `${PROJECT_LABEL}=node-image`, '-t', image, '.'],
+    ['build', '--force-rm', '-f', NODE_DOCKERFILE, '--build-arg', `BASE_IMAGE=${baseImage}`, '--label', `${PROJECT_LABEL}=node-image`, '-t', image, '.'],
     {
       cwd: opts.repoRoot,
       reject: false,
