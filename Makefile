@@ -25,3 +25,9 @@ test: build
 
 clean:
 	rm -rf dist
+
+# The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
+# Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
+BASE_IMAGE ?= zaris-certify-base:bookworm-node20
+image: build
+	$(NODE) dist/harness/docker/make-node-image.js --base-image '$(BASE_IMAGE)'

@@ -1,0 +1,148 @@
+import { createHash } from 'node:crypto';
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, sep } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
+import { BASE_IMAGE, ensureBaseImage, PROJECT_LABEL } from './base-image.js';
+import { DockerCliError, firstLine, imageExists } from './docker-cli.js';
+
+/** Repository (name) of the node images; the tag is a content digest (see nodeImageTag). */
+export const NODE_IMAGE_REPO = 'zaris-certify-node';
+
+/** The Dockerfile of the node image, relative to the repository root. */
+export const NODE_DOCKERFILE = 'nodes/Dockerfile';
+
+/** The node image cannot be built; the message is one line. */
+export class NodeImageError extends Error {
+  override name = 'NodeImageError';
+}
+
+/**
+ * The repository root above a module: the nearest folder, walking up from `moduleUrl`'s folder,
+ * holding a package.json named "zaris-certify" (works from sources and from dist/).
+ * @throws NodeImageError when there is none.
+ */
+export function repoRootFrom(moduleUrl: string): string {
+  let dir = dirname(fileURLToPath(moduleUrl));
+  for (;;) {
+    const pkg = join(dir, 'package.json');
+    if (existsSync(pkg)) {
+      try {
+        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'zaris-certify') return dir;
+      } catch {
+        // not ours; keep walking
+      }
+    }
+    const up = dirname(dir);
+    if (up === dir) throw new NodeImageError(`no zaris-certify checkout above ${fileURLToPath(moduleUrl)}`);
+    dir = up;
+  }
+}
+
+function listFiles(root: string, dir: string, out: string[]): void {
+  for (const ent of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, ent.name);
+    if (ent.isDirectory()) listFiles(root, p, out);
+    else if (ent.isFile()) out.push(relative(root, p).split(sep).join('/'));
+  }
+}
+
+/**
+ * The node image tag for a checkout: the first 16 hex digits of a SHA-256 over what goes into
+ * the image: every file of `dist/` (path and bytes, sorted by path; the `.built` stamp left
+ * out), the Dockerfile, and the base image reference. Same inputs, same tag, so `make image`
+ * skips the build when nothing changed.
+ * @throws NodeImageError when dist/ is missing or empty (build first).
+ */
+export function nodeImageTag(repoRoot: string, baseImage: string = BASE_IMAGE): string {
+  const dist = join(repoRoot, 'dist');
+  if (!existsSync(dist) || !statSync(dist).isDirectory()) throw new NodeImageError(`${dist} is missing: run "make build" first`);
+  const files: string[] = [];
+  listFiles(dist, dist, files);
+  const inImage = files.filter((f) => f !== '.built').sort();
+  if (inImage.length === 0) throw new NodeImageError(`${dist} is empty: run "make build" first`);
+  const h = createHash('sha256');
+  h.update(`base ${baseImage}\n`);
+  h.update(`dockerfile ${readFileSync(join(repoRoot, NODE_DOCKERFILE))}\n`);
+  for (const f of inImage) {
+    const bytes = readFileSync(join(dist, f));
+    h.update(`file ${f} ${bytes.length}\n`);
+    h.update(bytes);
+  }
+  return h.digest('hex').slice(0, 16);
+}
+
+/** `zaris-certify-node:<nodeImageTag>` for a checkout and base image. */
+export function nodeImageRef(repoRoot: string, baseImage: string = BASE_IMAGE): string {
+  return `${NODE_IMAGE_REPO}:${nodeImageTag(repoRoot, baseImage)}`;
+}
+
+/** Options of {@link ensureNodeImage}. */
+export interface EnsureNodeImageOptions {
+  /** The checkout whose dist/ goes into the image. */
+  repoRoot: string;
+  /** FROM of the Dockerfile (default {@link BASE_IMAGE}, made offline when missing). */
+  baseImage?: string;
+  /** Progress lines (default: none). */
+  log?: (line: string) => void;
+}
+
+/** What {@link ensureNodeImage} did; times are wall milliseconds. */
+export interface EnsureNodeImageResult {
+  image: string;
+  built: boolean;
+  ms: number;
+  baseImage: string;
+  baseBuilt: boolean;
+  baseMs: number;
+}
+
+/**
+ * Makes sure `zaris-certify-node:<tag>` exists for the checkout's current dist/: makes the
+ * offline base first when it is the default one and missing, then `docker build -f
+ * nodes/Dockerfile` from the repository root (classic builder unless DOCKER_BUILDKIT is set;
+ * intermediate containers removed even when a step fails;
+ * the image is labelled zaris-certify). Quick (a digest and an inspect) when the image exists.
+ * @throws NodeImageError (dist/ missing, build failed), BaseImageError, DockerCliError.
+ */
+export async function ensureNodeImage(opts: EnsureNodeImageOptions): Promise<EnsureNodeImageResult> {
+  const baseImage = opts.baseImage ?? BASE_IMAGE;
+  const log = opts.log ?? (() => {});
+  const image = nodeImageRef(opts.repoRoot, baseImage);
+  const t0 = performance.now();
+  if (await imageExists(image)) {
+    return { image, built: false, ms: performance.now() - t0, baseImage, baseBuilt: false, baseMs: 0 };
+  }
+  let baseBuilt = false;
+  let baseMs = 0;
+  if (baseImage === BASE_IMAGE) {
+    const b = await ensureBaseImage({ log });
+    baseBuilt = b.built;
+    baseMs = b.ms;
+  }
+  const t1 = performance.now();
+  log(`docker build ${image} FROM ${baseImage}`);
+  const r = await execa(
+    'docker',
+    ['build', '--force-rm', '-f', NODE_DOCKERFILE, '--build-arg', `BASE_IMAGE=${baseImage}`, '--label', `${PROJECT_LABEL}=node-image`, '-t', image, '.'],
+    {
+      cwd: opts.repoRoot,
+      reject: false,
+      all: true,
+      timeout: 15 * 60_000,
+      env: { DOCKER_BUILDKIT: process.env.DOCKER_BUILDKIT ?? '0' },
+      stdin: 'ignore',
+    },
+  );
+  if (r.failed) {
+    if ((r as { code?: string }).code === 'ENOENT') throw new DockerCliError('docker build: the docker command is not installed');
+    const lines = String(r.all ?? '')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l.length > 0 && !/^DEPRECATED|legacy builder|BuildKit|buildx/i.test(l));
+    throw new NodeImageError(`docker build ${image} failed: ${lines[lines.length - 1] ?? firstLine(String(r.stderr))}`);
+  }
+  const ms = performance.now() - t1;
+  log(`node image ${image} built in ${(ms / 1000).toFixed(1)} s`);
+  return { image, built: true, ms, baseImage, baseBuilt, baseMs };
+}
