@@ -17,7 +17,10 @@ import { checkNetAdmin } from './runtime/iptables.js';
 import { nodeProcessSweeper } from './runtime/process-sweeper.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
 import type { Runtime, RuntimeKind } from './runtime/runtime.js';
-import { DEFAULT_SWEEPERS, sweepLeftovers } from './sweep.js';
+import { DEFAULT_SWEEPERS, sweepLeftovers, type Sweeper } from './sweep.js';
+import { dockerEngineVersion } from './docker/docker-cli.js';
+import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
+import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
 import { Workload, type WorkloadStore } from './workload.js';
 import type { Results } from '../reports/results.js';
@@ -87,15 +90,33 @@ async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   });
 }
 
-/** Picks and constructs the runtime (DESIGN.md §3 `auto`: docker when an engine answers, else process). */
-async function makeRuntime(kind: CertifyOptions['runtime'], runTag: string, partitions: boolean): Promise<{ runtime: Runtime; reason: string }> {
-  if (kind === 'docker' || kind === 'auto') {
-    const docker = await import('./runtime/select-runtime.js').catch(() => null);
-    if (docker) return docker.makeSelectedRuntime(kind, runTag, partitions);
-    if (kind === 'docker') throw new UsageError('RUNTIME=docker: the docker runtime is not available in this build');
+/**
+ * Picks and constructs the runtime (DESIGN.md §3 `auto`: docker when an engine answers and the
+ * node image exists or can be built, else process). The reason line goes into the report.
+ * @throws UsageError when docker is asked for and cannot run here.
+ */
+async function makeRuntime(kind: CertifyOptions['runtime'], runTag: string, processPartitions: () => Promise<boolean>, log: (l: string) => void): Promise<{ runtime: Runtime; reason: string }> {
+  let sel;
+  try {
+    sel = await selectRuntime(kind, {
+      createProcessRuntime: async () => new ProcessRuntime({ runTag, partitions: await processPartitions() }),
+      docker: { runTag, log },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
   }
-  return { runtime: new ProcessRuntime({ runTag, partitions }), reason: kind === 'auto' ? 'auto: no docker runtime in this build' : 'process runtime requested' };
+  return { runtime: await sel.create(), reason: sel.reason };
 }
+
+/** The docker sweeper, when an engine answers (otherwise nothing of docker can be left). */
+const dockerSweeper: Sweeper = {
+  name: 'docker',
+  async sweep() {
+    if ((await dockerEngineVersion(3_000)) === undefined) return [];
+    const r = await sweepDockerLeftovers();
+    return [...r.containers, ...r.networks];
+  },
+};
 
 /**
  * One certification run (DESIGN.md §3-§7): sweep leftovers, start the cluster, run the workload
@@ -107,14 +128,16 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);
   const clock: RunClock = startRunClock();
   let kinds = [...o.faults];
-  if (kinds.includes('partition')) {
+  // process runtime: partitions are iptables rules on this host, which needs CAP_NET_ADMIN
+  const processPartitions = async (): Promise<boolean> => {
+    if (!kinds.includes('partition')) return false;
     const why = await checkNetAdmin();
-    if (why) {
-      if (o.faultsExplicit) throw new UsageError(`FAULTS asks for partitions, but ${why}`);
-      kinds = kinds.filter((k) => k !== 'partition');
-      log(`partitions left out: ${why}`);
-    }
-  }
+    if (!why) return true;
+    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for partitions, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'partition');
+    log(`partitions left out: ${why}`);
+    return false;
+  };
   let replayed: Schedule | null = null;
   if (o.replay) {
     const ledgerPath = path.join(o.replay, 'ledger.sqlite');
@@ -130,7 +153,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     }
   }
 
-  await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, ...(await dockerSweepers())] });
+  await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, dockerSweeper] });
+  const runTag = `r${randomBytes(3).toString('hex')}`;
+  const { runtime, reason } = await makeRuntime(o.runtime, runTag, processPartitions, log);
   mkdirSync(o.runsDir, { recursive: true });
   const seed = replayed ? replayed.seed : o.seed;
   const runDir = path.resolve(o.runsDir, `${utcStamp()}-${seed}`);
@@ -140,8 +165,6 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   symlinkSync(path.basename(runDir), latest);
 
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new SqliteLedger(path.join(runDir, 'ledger.sqlite'));
-  const runTag = `r${randomBytes(3).toString('hex')}`;
-  const { runtime, reason } = await makeRuntime(o.runtime, runTag, kinds.includes('partition'));
   log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
   let client: ZarisClient | null = null;
   let watch: ClusterWatch | null = null;
@@ -249,11 +272,6 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     exitCode = results.exitCode;
   }
   return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
-}
-
-async function dockerSweepers(): Promise<Array<(typeof DEFAULT_SWEEPERS)[number]>> {
-  const m = await import('./runtime/select-runtime.js').catch(() => null);
-  return m && 'dockerSweeper' in m ? [(m as unknown as { dockerSweeper: (typeof DEFAULT_SWEEPERS)[number] }).dockerSweeper] : [];
 }
 
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
