@@ -58,7 +58,7 @@ export interface Verification {
 
 /** Tuning of {@link verifyLedger}. */
 export interface VerifyOptions {
-  /** Width of a key_id range aggregated at once (bounds memory); default 65,536. */
+  /** Width of a key_id range aggregated at once (bounds memory); default 8,192. */
   chunkKeys?: number;
 }
 
@@ -72,59 +72,49 @@ function emptyCounts(): WriteCounts {
 }
 
 const REGRESSION_UDF = 'zaris_first_regression';
-const AGG_TABLE = 'temp.zaris_key_agg';
 
 /**
- * Per key, in one ordered pass over the writes table (clustered by (key_id, seq)): write count,
- * outcome counts, the last `ok` seq, the latest `delete` whose outcome is ok or info (a write
- * still in flight counts as info), and the first version regression among `ok` non-delete writes.
+ * Per key of a key_id range, in one ordered pass over the writes table (clustered by
+ * (key_id, seq)): write and outcome counts, the last `ok` seq, the latest `delete` whose outcome
+ * is ok or info (a write still in flight counts as info), and the first version regression among
+ * `ok` non-delete writes. Then, per key, the rules of history-format.md, first that applies:
+ * `mw` is the write the final value names (same key only); an absent value matches the latest
+ * ok/info delete, else the initial state (seq 0). `kind` is NULL when the key has no finding.
  */
-const AGGREGATE_SQL = `
-  INSERT INTO ${AGG_TABLE} (key_id, n, n_ok, n_fail, last_ok, last_del, first_reg)
-  SELECT key_id, COUNT(*), SUM(outcome = 'ok'), SUM(outcome = 'fail'),
-         MAX(seq) FILTER (WHERE outcome = 'ok'),
-         MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail'),
-         ${REGRESSION_UDF}(seq, ack_version ORDER BY seq) FILTER (WHERE outcome = 'ok' AND op <> 'delete')
-  FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
+const CHUNK_SQL = `
+  SELECT k.store, a.n, a.n_ok, a.n_fail,
+    CASE
+      WHEN fr.key_id IS NULL OR fr.unreadable <> 0 THEN 'unverified'
+      WHEN fr.value IS NOT NULL AND mw.seq IS NULL THEN 'unexpected'
+      WHEN a.last_ok > (CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END) THEN 'lost'
+      WHEN mw.outcome = 'fail' THEN 'phantom'
+      WHEN a.first_reg IS NOT NULL THEN 'version-regression'
+      WHEN mw.seq IS NOT NULL AND mw.outcome IS NOT 'ok' THEN 'recovered'
+    END AS kind,
+    a.key_id, a.last_ok, a.first_reg, (fr.key_id IS NOT NULL) AS has_read,
+    CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END AS matched_seq
+  FROM (
+    SELECT key_id, COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'ok') AS n_ok,
+           COUNT(*) FILTER (WHERE outcome = 'fail') AS n_fail,
+           MAX(seq) FILTER (WHERE outcome = 'ok') AS last_ok,
+           MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail') AS last_del,
+           ${REGRESSION_UDF}(seq, ack_version) FILTER (WHERE outcome = 'ok' AND op <> 'delete') AS first_reg
+    FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id
+  ) AS a
+  JOIN keys k ON k.key_id = a.key_id
+  LEFT JOIN final_reads fr ON fr.key_id = a.key_id
+  LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = a.key_id AND mw.key_id = a.key_id AND mw.seq = fr.value_seq`;
 
-/**
- * The rules of history-format.md, first that applies, for the keys of one chunk. `mw` is the
- * write the final value names (same key only); an absent value matches the latest ok/info delete,
- * else the initial state (seq 0).
- */
-const FINDINGS_SQL = `
-  SELECT * FROM (
-    SELECT k.key_id, k.store, k.key, k.partition, a.last_ok, a.first_reg, fr.value,
-           CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END AS matched_seq,
-           CASE
-             WHEN a.key_id IS NULL THEN
-               CASE WHEN fr.unreadable = 0 AND fr.value IS NOT NULL THEN 'unexpected' END
-             WHEN fr.key_id IS NULL OR fr.unreadable <> 0 THEN 'unverified'
-             WHEN fr.value IS NOT NULL AND mw.seq IS NULL THEN 'unexpected'
-             WHEN a.last_ok > (CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END) THEN 'lost'
-             WHEN mw.outcome = 'fail' THEN 'phantom'
-             WHEN a.first_reg IS NOT NULL THEN 'version-regression'
-             WHEN mw.seq IS NOT NULL AND mw.outcome IS NOT 'ok' THEN 'recovered'
-           END AS kind
-    FROM keys k
-    LEFT JOIN ${AGG_TABLE} a ON a.key_id = k.key_id
-    LEFT JOIN final_reads fr ON fr.key_id = k.key_id
-    LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = k.key_id
-                       AND mw.key_id = k.key_id AND mw.seq = fr.value_seq
-    WHERE k.key_id >= @lo AND k.key_id < @hi AND (a.key_id IS NOT NULL OR fr.key_id IS NOT NULL)
-  ) WHERE kind IS NOT NULL`;
+/** Raw row of CHUNK_SQL. */
+type ChunkRow = [
+  store: string, n: number, nOk: number, nFail: number, kind: FindingKind | null,
+  keyId: number, lastOk: number | null, firstReg: number | null, hasRead: number, matchedSeq: number | null,
+];
 
-interface CandidateRow {
-  key_id: number;
-  store: string;
-  key: string;
-  partition: number;
-  last_ok: number | null;
-  first_reg: number | null;
-  value: string | null;
-  matched_seq: number | null;
-  kind: FindingKind;
-}
+/** Final reads of a key_id range whose key has no write: only `unexpected` can apply. */
+const READ_ONLY_KEYS_SQL = `
+  SELECT fr.key_id, k.store, k.key, fr.value, fr.unreadable FROM final_reads fr JOIN keys k ON k.key_id = fr.key_id
+  WHERE fr.key_id >= @lo AND fr.key_id < @hi AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.key_id = fr.key_id)`;
 
 interface AckRow {
   seq: number;
@@ -230,11 +220,21 @@ class LossClassifier {
   }
 }
 
+/**
+ * The first version regression of a key, as an SQL aggregate over (seq, version) of its `ok`
+ * non-delete writes: the seq of the first write whose version is not above the one before
+ * (null when none; a NULL version is skipped). It relies on receiving a key's rows in seq order,
+ * which the GROUP BY over the writes table's (key_id, seq) primary key gives; it checks that
+ * order and throws rather than answer from rows out of order. (An `ORDER BY seq` inside the
+ * call would enforce it in SQL but costs ~20% of the pass: DESIGN.md §8.)
+ */
 function registerRegressionUdf(db: Database.Database): void {
-  type State = [prevVersion: number, firstRegression: number | null] | null;
+  type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
-    if (state === null) return [version, null];
+    if (state === null) return [version, null, seq];
+    if (seq <= state[2]) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${state[2]})`);
+    state[2] = seq;
     if (state[1] === null && version <= state[0]) state[1] = seq;
     state[0] = version;
     return state;
@@ -268,15 +268,16 @@ function metaValue(db: Database.Database, key: string): string | null {
  * is empty, meta.status is 'interrupted' or meta.inconclusive_reason is set (the reasons are
  * carried in `inconclusiveReason`); else CERTIFIED. Exit codes 1 / 2 / 0.
  *
- * Work is done in SQL, one key_id range at a time (`chunkKeys` wide): one ordered aggregate pass
- * over the range's writes into a temporary table, then one query that applies the rules and
- * returns only the keys with a finding; a loss's class comes from indexed point queries on
- * samples and from the (small) set of crash faults. Memory is bounded by the chunk width and the
- * fault count, never by the number of writes. Runs in one transaction.
+ * Work is done in SQL, one key_id range at a time (`chunkKeys` wide): one statement aggregates
+ * the range's writes in a single ordered pass and applies the rules per key (returning one small
+ * row per key: counts and the finding's kind); a finding's details and a loss's class come from
+ * indexed point queries (writes, samples) and from the (small) set of crash faults. Memory is
+ * bounded by the chunk width and the fault count, never by the number of writes. Runs in one
+ * transaction.
  * @throws Error when the ledger is inconsistent (a JSON column that is not JSON).
  */
 export function verifyLedger(db: Database.Database, opts: VerifyOptions = {}): Verification {
-  const chunk = opts.chunkKeys ?? 65_536;
+  const chunk = opts.chunkKeys ?? 8_192;
   if (!Number.isSafeInteger(chunk) || chunk < 1) throw new Error('verifyLedger: chunkKeys must be a positive integer');
   registerRegressionUdf(db);
   return db.transaction(() => verifyInTransaction(db, chunk))();
@@ -284,100 +285,102 @@ export function verifyLedger(db: Database.Database, opts: VerifyOptions = {}): V
 
 function verifyInTransaction(db: Database.Database, chunk: number): Verification {
   db.exec('DELETE FROM findings');
-  db.exec(`DROP TABLE IF EXISTS ${AGG_TABLE}`);
-  db.exec(`CREATE TABLE ${AGG_TABLE} (key_id INTEGER PRIMARY KEY, n INTEGER NOT NULL, n_ok INTEGER NOT NULL,
-             n_fail INTEGER NOT NULL, last_ok INTEGER, last_del INTEGER, first_reg INTEGER)`);
-  try {
-    const storeRows = db.prepare('SELECT name, replication_factor, ack_mode FROM stores ORDER BY rowid').all() as { name: string; replication_factor: number; ack_mode: string }[];
-    const stores = new Map<string, StoreVerification>();
-    for (const s of storeRows) {
-      stores.set(s.name, { name: s.name, replicationFactor: s.replication_factor, ackMode: s.ack_mode, counts: emptyCounts(), summary: emptySummary() });
-    }
-    const storeOf = (name: string): StoreVerification => {
-      let s = stores.get(name);
-      if (s === undefined) {
-        // a key of a store the stores table does not declare: still counted, listed last
-        s = { name, replicationFactor: 0, ackMode: 'unknown', counts: emptyCounts(), summary: emptySummary() };
-        stores.set(name, s);
-      }
-      return s;
-    };
-
-    const aggregate = db.prepare(AGGREGATE_SQL);
-    const storeTotals = db.prepare(
-      `SELECT k.store, COUNT(*) AS keys, SUM(a.n) AS n, SUM(a.n_ok) AS ok, SUM(a.n_fail) AS fail
-       FROM ${AGG_TABLE} a JOIN keys k ON k.key_id = a.key_id GROUP BY k.store`,
-    );
-    const readOnlyKeys = db.prepare(
-      `SELECT COUNT(*) FROM final_reads fr WHERE fr.key_id >= @lo AND fr.key_id < @hi
-         AND NOT EXISTS (SELECT 1 FROM ${AGG_TABLE} a WHERE a.key_id = fr.key_id)`,
-    ).pluck();
-    const candidates = db.prepare(FINDINGS_SQL);
-    const clear = db.prepare(`DELETE FROM ${AGG_TABLE}`);
-    const writeAt = db.prepare(
-      'SELECT seq, wid, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq = ?',
-    );
-    const insert = db.prepare('INSERT INTO findings (class, kind, store, key, write, detail) VALUES (?, ?, ?, ?, ?, ?)');
-    const classifier = new LossClassifier(db);
-
-    const summary = emptySummary();
-    const kinds = Object.fromEntries(FINDING_KINDS.map((k) => [k, 0])) as Record<FindingKind, number>;
-    const counts = emptyCounts();
-    let keys = 0;
-
-    const bounds = db.prepare('SELECT MIN(key_id) AS lo, MAX(key_id) AS hi FROM keys').get() as { lo: number | null; hi: number | null };
-    if (bounds.lo !== null && bounds.hi !== null) {
-      for (let lo = bounds.lo; lo <= bounds.hi; lo += chunk) {
-        const range = { lo, hi: lo + chunk };
-        aggregate.run(range);
-        for (const t of storeTotals.all() as { store: string; keys: number; n: number; ok: number; fail: number }[]) {
-          const c = storeOf(t.store).counts;
-          c.attempted += t.n;
-          c.acknowledged += t.ok;
-          c.failed += t.fail;
-          c.indeterminate += t.n - t.ok - t.fail;
-          keys += t.keys;
-        }
-        keys += readOnlyKeys.get(range) as number;
-        for (const row of candidates.all(range) as CandidateRow[]) {
-          const f = findingOf(row, writeAt, classifier);
-          insert.run(f.cls, row.kind, row.store, row.key, f.write, JSON.stringify(f.detail));
-          summary[f.cls]++;
-          kinds[row.kind]++;
-          storeOf(row.store).summary[f.cls]++;
-        }
-        clear.run();
-      }
-    }
-    for (const s of stores.values()) {
-      counts.attempted += s.counts.attempted;
-      counts.acknowledged += s.counts.acknowledged;
-      counts.failed += s.counts.failed;
-      counts.indeterminate += s.counts.indeterminate;
-    }
-
-    const faultsInjected = db.prepare('SELECT COUNT(*) FROM faults').pluck().get() as number;
-    const reasons: string[] = [];
-    if (metaValue(db, META.status) === 'interrupted') reasons.push('the run was interrupted');
-    const metaReason = metaValue(db, META.inconclusiveReason);
-    if (metaReason !== null && metaReason.trim() !== '') reasons.push(metaReason.trim());
-    if (kinds.unverified > 0) reasons.push(`${kinds.unverified} key${kinds.unverified === 1 ? '' : 's'} unverified`);
-    if (faultsInjected === 0) reasons.push('no fault was injected');
-    const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
-    return {
-      verdict,
-      exitCode: VERDICT_EXIT_CODE[verdict],
-      inconclusiveReason: verdict === 'INCONCLUSIVE' ? reasons.join('; ') : null,
-      summary,
-      kinds,
-      counts,
-      stores: [...stores.values()],
-      keys,
-      faultsInjected,
-    };
-  } finally {
-    db.exec(`DROP TABLE IF EXISTS ${AGG_TABLE}`);
+  const storeRows = db.prepare('SELECT name, replication_factor, ack_mode FROM stores ORDER BY rowid').all() as { name: string; replication_factor: number; ack_mode: string }[];
+  const stores = new Map<string, StoreVerification>();
+  for (const s of storeRows) {
+    stores.set(s.name, { name: s.name, replicationFactor: s.replication_factor, ackMode: s.ack_mode, counts: emptyCounts(), summary: emptySummary() });
   }
+  const storeOf = (name: string): StoreVerification => {
+    let s = stores.get(name);
+    if (s === undefined) {
+      // a key of a store the stores table does not declare: still counted, listed last
+      s = { name, replicationFactor: 0, ackMode: 'unknown', counts: emptyCounts(), summary: emptySummary() };
+      stores.set(name, s);
+    }
+    return s;
+  };
+
+  const chunkQuery = db.prepare(CHUNK_SQL).raw();
+  const readsInRange = db.prepare('SELECT COUNT(*) FROM final_reads WHERE key_id >= @lo AND key_id < @hi').pluck();
+  const readOnlyKeys = db.prepare(READ_ONLY_KEYS_SQL);
+  const keyAt = db.prepare('SELECT k.key, k.partition, fr.value FROM keys k LEFT JOIN final_reads fr ON fr.key_id = k.key_id WHERE k.key_id = ?');
+  const writeAt = db.prepare(
+    'SELECT seq, wid, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq = ?',
+  );
+  const insert = db.prepare('INSERT INTO findings (class, kind, store, key, write, detail) VALUES (?, ?, ?, ?, ?, ?)');
+  const classifier = new LossClassifier(db);
+
+  const summary = emptySummary();
+  const kinds = Object.fromEntries(FINDING_KINDS.map((k) => [k, 0])) as Record<FindingKind, number>;
+  let keys = 0;
+  const record = (store: string, key: string, kind: FindingKind, f: { cls: FindingClass; write: string; detail: Record<string, unknown> }): void => {
+    insert.run(f.cls, kind, store, key, f.write, JSON.stringify(f.detail));
+    summary[f.cls]++;
+    kinds[kind]++;
+    storeOf(store).summary[f.cls]++;
+  };
+
+  // key_id ranges: the writes and final reads of a range are read in one statement (.all():
+  // at most `chunk` rows), so that findings can be written between statements
+  const bounds = db.prepare(
+    'SELECT MIN(lo) AS lo, MAX(hi) AS hi FROM (SELECT MIN(key_id) AS lo, MAX(key_id) AS hi FROM writes UNION ALL SELECT MIN(key_id), MAX(key_id) FROM final_reads)',
+  ).get() as { lo: number | null; hi: number | null };
+  if (bounds.lo !== null && bounds.hi !== null) {
+    for (let lo = bounds.lo; lo <= bounds.hi; lo += chunk) {
+      const range = { lo, hi: lo + chunk };
+      const rows = chunkQuery.all(range) as ChunkRow[];
+      let withRead = 0;
+      const candidates: ChunkRow[] = [];
+      for (const r of rows) {
+        const c = storeOf(r[0]).counts;
+        c.attempted += r[1];
+        c.acknowledged += r[2];
+        c.failed += r[3];
+        c.indeterminate += r[1] - r[2] - r[3];
+        withRead += r[8];
+        if (r[4] !== null) candidates.push(r);
+      }
+      keys += rows.length;
+      for (const r of candidates) {
+        const k = keyAt.get(r[5]) as { key: string; partition: number; value: string | null };
+        record(r[0], k.key, r[4] as FindingKind, findingOf(r, k, writeAt, classifier));
+      }
+      if ((readsInRange.get(range) as number) > withRead) {
+        // keys read at the end that no write names: a value there names no write (unexpected)
+        for (const r of readOnlyKeys.all(range) as { key_id: number; store: string; key: string; value: string | null; unreadable: number }[]) {
+          keys++;
+          if (r.unreadable === 0 && r.value !== null) record(r.store, r.key, 'unexpected', { cls: 'violation', write: r.value, detail: {} });
+        }
+      }
+    }
+  }
+  const counts = emptyCounts();
+  for (const s of stores.values()) {
+    counts.attempted += s.counts.attempted;
+    counts.acknowledged += s.counts.acknowledged;
+    counts.failed += s.counts.failed;
+    counts.indeterminate += s.counts.indeterminate;
+  }
+
+  const faultsInjected = db.prepare('SELECT COUNT(*) FROM faults').pluck().get() as number;
+  const reasons: string[] = [];
+  if (metaValue(db, META.status) === 'interrupted') reasons.push('the run was interrupted');
+  const metaReason = metaValue(db, META.inconclusiveReason);
+  if (metaReason !== null && metaReason.trim() !== '') reasons.push(metaReason.trim());
+  if (kinds.unverified > 0) reasons.push(`${kinds.unverified} key${kinds.unverified === 1 ? '' : 's'} unverified`);
+  if (faultsInjected === 0) reasons.push('no fault was injected');
+  const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
+  return {
+    verdict,
+    exitCode: VERDICT_EXIT_CODE[verdict],
+    inconclusiveReason: verdict === 'INCONCLUSIVE' ? reasons.join('; ') : null,
+    summary,
+    kinds,
+    counts,
+    stores: [...stores.values()],
+    keys,
+    faultsInjected,
+  };
 }
 
 function idOf(row: AckRow | undefined, keyId: number, seq: number): string {
@@ -385,40 +388,39 @@ function idOf(row: AckRow | undefined, keyId: number, seq: number): string {
 }
 
 function findingOf(
-  row: CandidateRow,
+  r: ChunkRow,
+  k: { key: string; partition: number; value: string | null },
   writeAt: Database.Statement,
   classifier: LossClassifier,
 ): { cls: FindingClass; write: string; detail: Record<string, unknown> } {
-  const at = (seq: number): AckRow | undefined => writeAt.get(row.key_id, seq) as AckRow | undefined;
-  switch (row.kind) {
+  const [store, , , , kind, keyId, lastOk, firstReg, , matchedSeq] = r;
+  const at = (seq: number): AckRow | undefined => writeAt.get(keyId, seq) as AckRow | undefined;
+  switch (kind) {
     case 'unverified':
-      return {
-        cls: 'info',
-        write: row.last_ok === null ? '' : idOf(at(row.last_ok), row.key_id, row.last_ok),
-        detail: { seq: row.last_ok },
-      };
+      return { cls: 'info', write: lastOk === null ? '' : idOf(at(lastOk), keyId, lastOk), detail: { seq: lastOk } };
     case 'unexpected':
-      return { cls: 'violation', write: row.value ?? '', detail: {} };
+      return { cls: 'violation', write: k.value ?? '', detail: {} };
     case 'phantom':
-      return { cls: 'violation', write: row.value ?? '', detail: { seq: row.matched_seq } };
+      return { cls: 'violation', write: k.value ?? '', detail: { seq: matchedSeq } };
     case 'recovered':
-      return { cls: 'info', write: row.value ?? '', detail: { seq: row.matched_seq } };
+      return { cls: 'info', write: k.value ?? '', detail: { seq: matchedSeq } };
     case 'version-regression': {
-      const seq = row.first_reg as number;
+      const seq = firstReg as number;
       const w = at(seq);
-      return { cls: 'violation', write: idOf(w, row.key_id, seq), detail: { seq, version: w?.ack_version ?? null } };
+      return { cls: 'violation', write: idOf(w, keyId, seq), detail: { seq, version: w?.ack_version ?? null } };
     }
     case 'lost': {
-      const seq = row.last_ok as number;
+      const seq = lastOk as number;
       const l = at(seq);
-      if (l === undefined) throw new Error(`ledger: write (${row.key_id}, ${seq}) vanished during verification`);
-      const ev = classifier.classify(row.store, row.partition, l);
-      const { rule, ...evidence } = ev;
+      if (l === undefined) throw new Error(`ledger: write (${keyId}, ${seq}) vanished during verification`);
+      const { rule, ...evidence } = classifier.classify(store, k.partition, l);
       return {
         cls: rule,
-        write: idOf(l, row.key_id, seq),
-        detail: { seq, matchedSeq: row.matched_seq, ackNode: l.ack_node, ackEpoch: l.ack_epoch, ackRevision: l.ack_revision, ackMode: l.ack_mode, ...evidence },
+        write: idOf(l, keyId, seq),
+        detail: { seq, matchedSeq, ackNode: l.ack_node, ackEpoch: l.ack_epoch, ackRevision: l.ack_revision, ackMode: l.ack_mode, ...evidence },
       };
     }
+    default:
+      throw new Error(`verifier: unknown finding kind ${String(kind)}`);
   }
 }
