@@ -36,10 +36,11 @@ export function esc(v: unknown): string {
   return v === null || v === undefined ? '' : escapeHtml(String(v));
 }
 
-function table(headers: readonly string[], rows: readonly (readonly unknown[])[], rawCells = false): string {
-  const head = headers.map((h) => `<th>${esc(h)}</th>`).join('');
-  const body = rows.map((r) => `<tr>${r.map((c) => `<td>${rawCells ? String(c) : esc(c)}</td>`).join('')}</tr>`).join('\n');
-  return `<table><thead><tr>${head}</tr></thead><tbody>\n${body}\n</tbody></table>`;
+/** A table of escaped cells; no header row when every header is empty. */
+function table(headers: readonly string[], rows: readonly (readonly unknown[])[]): string {
+  const head = headers.every((h) => h === '') ? '' : `<thead><tr>${headers.map((h) => `<th>${esc(h)}</th>`).join('')}</tr></thead>`;
+  const body = rows.map((r) => `<tr>${r.map((c) => `<td>${esc(c)}</td>`).join('')}</tr>`).join('\n');
+  return `<table>${head}<tbody>\n${body}\n</tbody></table>`;
 }
 
 function meta(db: Database.Database, key: string): string | null {
