@@ -18,8 +18,11 @@ export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition';
 /** How a store acknowledges writes (DESIGN.md §2 "Replication"). */
 export type AckMode = 'sync' | 'async';
 
+/** Every write op, in the order error messages list them. */
 export const WRITE_OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
+/** Every outcome, in the order error messages list them. */
 export const OUTCOMES: readonly Outcome[] = ['ok', 'fail', 'info'];
+/** Every fault kind, in the order error messages list them. */
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
 
 /** One store (keyspace). */

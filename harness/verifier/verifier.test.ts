@@ -5,7 +5,7 @@ import { importHistory } from '../../ledger/history-import.js';
 import type { History, HistoryFault, HistoryWrite, WriteOp } from './history.js';
 import { NODES, PARTITIONS, STORES, build, finalState, planArb } from './test-support/random-history.js';
 import type { Verification } from './verifier.js';
-import { verifyLedger } from './verifier.js';
+import { explainChunkQuery, verifyLedger } from './verifier.js';
 
 // ---------------------------------------------------------------------------------------------
 // An independent, simple, in-memory reading of the rules of shared/cases/history-format.md.
@@ -307,5 +307,13 @@ describe('verifyLedger', () => {
     expect(() =>
       got.db.prepare('SELECT zaris_first_regression(s, v) FROM (SELECT 2 AS s, 5 AS v UNION ALL SELECT 1, 6)').pluck().get(),
     ).toThrow(/not scanned in \(key_id, seq\) order/);
+  });
+
+  it('streams: reads the writes by primary key in a co-routine, with no temporary B-tree', () => {
+    const got = verify(base());
+    const plan = explainChunkQuery(got.db);
+    expect(plan).toContain('CO-ROUTINE a');
+    expect(plan).toContain('SEARCH writes USING PRIMARY KEY (key_id>? AND key_id<?)');
+    expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
   });
 });

@@ -9,6 +9,7 @@ export type FindingClass = (typeof FINDING_CLASSES)[number];
 
 /** Finding kinds, in the order the rules try them (history-format.md "first that applies"). */
 export const FINDING_KINDS = ['unverified', 'unexpected', 'lost', 'phantom', 'version-regression', 'recovered'] as const;
+/** unverified, unexpected, lost, phantom, version-regression or recovered. */
 export type FindingKind = (typeof FINDING_KINDS)[number];
 
 /** The run's verdict (DESIGN.md §5). */
@@ -245,6 +246,16 @@ function registerRegressionUdf(db: Database.Database): void {
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
+}
+
+/**
+ * SQLite's query plan of the per-range statement (EXPLAIN QUERY PLAN details, in order), for
+ * tests and diagnostics: it must read the writes through their primary key in a co-routine
+ * (streaming) and never through a temporary B-tree (sorting or grouping in memory).
+ */
+export function explainChunkQuery(db: Database.Database): string[] {
+  registerRegressionUdf(db);
+  return (db.prepare(`EXPLAIN QUERY PLAN ${CHUNK_SQL}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail);
 }
 
 function metaValue(db: Database.Database, key: string): string | null {
