@@ -132,6 +132,8 @@ export const LEDGER_DDL: readonly string[] = [
      write  TEXT NOT NULL,
      detail TEXT
    )`,
+  // the verifier's report order: results.json and the HTML read findings class by class
+  `CREATE INDEX IF NOT EXISTS findings_by_class ON findings (class, store, key)`,
 ];
 
 /** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */

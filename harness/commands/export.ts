@@ -1,0 +1,21 @@
+import { join } from 'node:path';
+import { exportHistory } from '../../ledger/history-export.js';
+import { openRunLedger } from './run-ledger.js';
+
+/**
+ * `zaris-certify export RUN_DIR`: writes the run's ledger as zaris-history/1
+ * (shared/cases/history-format.md), streaming, to `outFile` (default `<dir>/history.json`).
+ * @returns the path written.
+ * @throws UsageError when the directory or its ledger is missing; Error when the ledger is
+ *   inconsistent (nothing is left half-written).
+ */
+export function exportRun(dir: string, outFile?: string): string {
+  const out = outFile ?? join(dir, 'history.json');
+  const db = openRunLedger(dir, { write: false });
+  try {
+    exportHistory(db, out);
+  } finally {
+    db.close();
+  }
+  return out;
+}

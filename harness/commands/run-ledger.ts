@@ -1,0 +1,38 @@
+import { existsSync, statSync } from 'node:fs';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { LEDGER_DDL } from '../../ledger/schema.js';
+import { UsageError } from '../usage-error.js';
+
+/** The ledger's file name inside a run directory (DESIGN.md §4). */
+export const LEDGER_FILE = 'ledger.sqlite';
+
+/**
+ * Opens the ledger of a stored run directory for re-analysis or export. With `write`, the
+ * schema's idempotent DDL is applied first (it only adds what is missing, e.g. an index a newer
+ * verifier uses).
+ * @throws UsageError (one line) when the directory or its ledger.sqlite is missing, or the file
+ *   is not a zaris-certify ledger.
+ */
+export function openRunLedger(dir: string, opts: { write: boolean }): Database.Database {
+  if (!existsSync(dir)) throw new UsageError(`run directory ${dir} does not exist`);
+  if (!statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory`);
+  const path = join(dir, LEDGER_FILE);
+  if (!existsSync(path)) throw new UsageError(`${dir} has no ${LEDGER_FILE}: not a run directory`);
+  let db: Database.Database;
+  try {
+    db = new Database(path, { fileMustExist: true, readonly: !opts.write });
+  } catch (e) {
+    throw new UsageError(`cannot open ${path}: ${(e as Error).message}`);
+  }
+  try {
+    const hasWrites = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writes'").get();
+    if (hasWrites === undefined) throw new UsageError(`${path} is not a zaris-certify ledger (no writes table)`);
+    if (opts.write) for (const ddl of LEDGER_DDL) db.exec(ddl);
+  } catch (e) {
+    db.close();
+    if (e instanceof UsageError) throw e;
+    throw new UsageError(`${path} is not a zaris-certify ledger: ${(e as Error).message}`);
+  }
+  return db;
+}

@@ -1,0 +1,384 @@
+/**
+ * The neutral history format `zaris-history/1` (shared/cases/history-format.md): one
+ * certification run as small JSON, independent of the ledger's tables, so that the verifier can
+ * be fed hand-made histories and histories recorded elsewhere.
+ *
+ * Times are milliseconds since the run started; ids are strings.
+ */
+
+/** The `format` tag every history carries. */
+export const HISTORY_FORMAT = 'zaris-history/1';
+
+/** put, cas (put with ifMatchVersion), create (put with ifAbsent), delete. */
+export type WriteOp = 'put' | 'cas' | 'create' | 'delete';
+/** Jepsen's outcomes: ok (acknowledged), fail (definitely not applied), info (indeterminate). */
+export type Outcome = 'ok' | 'fail' | 'info';
+/** kill and stop lose the node's memory; pause and partition do not. */
+export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition';
+/** How a store acknowledges writes (DESIGN.md §2 "Replication"). */
+export type AckMode = 'sync' | 'async';
+
+/** Every write op, in the order error messages list them. */
+export const WRITE_OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
+/** Every outcome, in the order error messages list them. */
+export const OUTCOMES: readonly Outcome[] = ['ok', 'fail', 'info'];
+/** Every fault kind, in the order error messages list them. */
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+
+/** One store (keyspace). */
+export interface HistoryStore {
+  name: string;
+  /** Copies of each partition, >= 1. */
+  replicationFactor: number;
+  ackMode: AckMode;
+}
+
+/** One partition of one store in the partition map at the start of the run. */
+export interface HistoryPartition {
+  store: string;
+  /** 0-based partition index within the store. */
+  partition: number;
+  /** Node ids holding the partition, preferred primary first. */
+  replicas: string[];
+}
+
+/** One injected fault. */
+export interface HistoryFault {
+  id: string;
+  kind: FaultKind;
+  /** The nodes hit (for `partition`: the nodes cut off from the rest). */
+  nodes: string[];
+  /** ms since the run started. */
+  start: number;
+  /** ms; restart (kill/stop), resume (pause) or heal (partition). Absent or null: never ended. */
+  end?: number | null;
+  /** ms; kill/stop only: when the restarted node was back in sync (it holds nothing before). */
+  caughtUp?: number | null;
+}
+
+/** One runtime-map sample of one partition, as the harness polled it. */
+export interface HistoryOwnership {
+  /** ms since the run started. */
+  t: number;
+  store: string;
+  partition: number;
+  /** The active owner; null when the partition had none (Unavailable). */
+  active: string | null;
+  epoch: number;
+  /** Healthy, Degraded, Recovering, Unavailable (free text: histories from elsewhere may differ). */
+  health: string;
+  /** The highest op-log revision seen replicated to the in-sync replicas. */
+  replicatedRevision: number;
+}
+
+/** What an acknowledged (`ok`) write's response carried. */
+export interface HistoryAck {
+  /** The node that acknowledged. */
+  node: string;
+  epoch: number;
+  /** The key's version after the write. */
+  version: number;
+  /** The op-log revision of the write in its segment. */
+  revision: number;
+  ackMode: AckMode;
+}
+
+/** One write; a key's writes are ordered by `seq` and never overlap in time. */
+export interface HistoryWrite {
+  /** The write id: the value a put stores, which a final read names. Unique within its key. */
+  id: string;
+  store: string;
+  key: string;
+  partition: number;
+  /** 1-based order of the key's writes. */
+  seq: number;
+  op: WriteOp;
+  /** ms: when the write was sent. */
+  invoke: number;
+  /** ms: when its outcome was known; may be absent or null only for `info`. */
+  complete?: number | null;
+  outcome: Outcome;
+  /** Present exactly when outcome is `ok`. */
+  ack?: HistoryAck;
+  /** Extension: the last status name the client saw (e.g. "Ok", "Unavailable"). */
+  status?: string;
+  /** Extension: how many attempts the client made. */
+  attempts?: number;
+  /** Extension: the client's attempt trace, as text (JSON from the harness). */
+  trace?: string;
+}
+
+/** The final read of one key after the run healed. */
+export interface HistoryFinalRead {
+  store: string;
+  key: string;
+  /** The id of the write whose value was read; null when the key was absent. */
+  value: string | null;
+  /** true when the final read never succeeded (then `value` is null). */
+  unreadable?: boolean;
+}
+
+/** A whole `zaris-history/1` document. */
+export interface History {
+  format: typeof HISTORY_FORMAT;
+  nodes: string[];
+  stores: HistoryStore[];
+  partitions: HistoryPartition[];
+  faults: HistoryFault[];
+  ownership: HistoryOwnership[];
+  writes: HistoryWrite[];
+  finalReads: HistoryFinalRead[];
+}
+
+/** A history that is not valid `zaris-history/1`; the message is one line naming the bad field. */
+export class HistoryFormatError extends Error {
+  override name = 'HistoryFormatError';
+}
+
+function bad(msg: string): never {
+  throw new HistoryFormatError(msg);
+}
+
+type Obj = Record<string, unknown>;
+
+function isObj(v: unknown): v is Obj {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function obj(v: unknown, where: string): Obj {
+  if (!isObj(v)) bad(`${where} must be an object`);
+  return v;
+}
+
+function arr(v: unknown, where: string): unknown[] {
+  if (!Array.isArray(v)) bad(`${where} must be an array`);
+  return v;
+}
+
+function str(v: unknown, where: string): string {
+  if (typeof v !== 'string' || v.length === 0) bad(`${where} must be a non-empty string`);
+  return v;
+}
+
+function time(v: unknown, where: string): number {
+  if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) bad(`${where} must be a number of milliseconds >= 0`);
+  return v;
+}
+
+function optTime(v: unknown, where: string): number | null {
+  return v === undefined || v === null ? null : time(v, where);
+}
+
+function count(v: unknown, where: string, min: number): number {
+  if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < min) bad(`${where} must be an integer >= ${min}`);
+  return v;
+}
+
+function oneOf<T extends string>(v: unknown, allowed: readonly T[], where: string): T {
+  if (typeof v !== 'string' || !(allowed as readonly string[]).includes(v)) {
+    const list = allowed.length === 2 ? `${allowed[0]} or ${allowed[1]}` : `${allowed.slice(0, -1).join(', ')} or ${allowed[allowed.length - 1]}`;
+    bad(`${where} must be ${list}`);
+  }
+  return v as T;
+}
+
+function nodeRef(v: unknown, nodes: ReadonlySet<string>, where: string): string {
+  const id = str(v, where);
+  if (!nodes.has(id)) bad(`${where} names unknown node "${id}"`);
+  return id;
+}
+
+function nodeList(v: unknown, nodes: ReadonlySet<string>, where: string): string[] {
+  const list = arr(v, where);
+  if (list.length === 0) bad(`${where} must list at least one node`);
+  const out = list.map((n, i) => nodeRef(n, nodes, `${where}[${i}]`));
+  if (new Set(out).size !== out.length) bad(`${where} lists a node twice`);
+  return out;
+}
+
+/**
+ * Validates a parsed JSON value as `zaris-history/1` (history-format.md) and returns it typed,
+ * with only the known fields copied (unknown fields are ignored). Checks, beyond field types:
+ * every store, partition and node referenced is declared; ids are unique (fault ids, write ids
+ * within a key, (store, key) of final reads); a key's seqs are unique and its writes share one
+ * partition; `ack` is present exactly on `ok` writes; `complete` is required unless the outcome
+ * is `info`, and is not before `invoke`; a fault's `end` is not before its `start`, and
+ * `caughtUp` (kill/stop only) not before its `end`; an unreadable final read has value null.
+ * @throws HistoryFormatError whose one-line message names the bad field, e.g.
+ *   `writes[3].outcome must be ok, fail or info`.
+ */
+export function validateHistory(raw: unknown): History {
+  const r = obj(raw, 'history');
+  if (r.format !== HISTORY_FORMAT) bad(`format must be "${HISTORY_FORMAT}"`);
+
+  const nodes = arr(r.nodes, 'nodes').map((n, i) => str(n, `nodes[${i}]`));
+  const nodeSet = new Set(nodes);
+  if (nodeSet.size !== nodes.length) bad('nodes lists a node twice');
+
+  const storeByName = new Map<string, HistoryStore>();
+  const stores = arr(r.stores, 'stores').map((s, i): HistoryStore => {
+    const w = `stores[${i}]`;
+    const o = obj(s, w);
+    const name = str(o.name, `${w}.name`);
+    if (storeByName.has(name)) bad(`${w}.name "${name}" is declared twice`);
+    const store: HistoryStore = {
+      name,
+      replicationFactor: count(o.replicationFactor, `${w}.replicationFactor`, 1),
+      ackMode: oneOf(o.ackMode, ['sync', 'async'] as const, `${w}.ackMode`),
+    };
+    storeByName.set(name, store);
+    return store;
+  });
+
+  const partitionKeys = new Set<string>();
+  const partitions = arr(r.partitions, 'partitions').map((p, i): HistoryPartition => {
+    const w = `partitions[${i}]`;
+    const o = obj(p, w);
+    const store = str(o.store, `${w}.store`);
+    if (!storeByName.has(store)) bad(`${w}.store names unknown store "${store}"`);
+    const partition = count(o.partition, `${w}.partition`, 0);
+    const pk = `${store}\u0000${partition}`;
+    if (partitionKeys.has(pk)) bad(`${w} declares partition ${partition} of store ${store} twice`);
+    partitionKeys.add(pk);
+    return { store, partition, replicas: nodeList(o.replicas, nodeSet, `${w}.replicas`) };
+  });
+
+  const checkPartition = (store: unknown, partition: unknown, w: string): { store: string; partition: number } => {
+    const s = str(store, `${w}.store`);
+    if (!storeByName.has(s)) bad(`${w}.store names unknown store "${s}"`);
+    const p = count(partition, `${w}.partition`, 0);
+    if (!partitionKeys.has(`${s}\u0000${p}`)) bad(`${w}.partition ${p} is not a partition of store ${s}`);
+    return { store: s, partition: p };
+  };
+
+  const faultIds = new Set<string>();
+  const faults = arr(r.faults, 'faults').map((f, i): HistoryFault => {
+    const w = `faults[${i}]`;
+    const o = obj(f, w);
+    const id = str(o.id, `${w}.id`);
+    if (faultIds.has(id)) bad(`${w}.id "${id}" is used twice`);
+    faultIds.add(id);
+    const kind = oneOf(o.kind, FAULT_KINDS, `${w}.kind`);
+    const start = time(o.start, `${w}.start`);
+    const end = optTime(o.end, `${w}.end`);
+    if (end !== null && end < start) bad(`${w}.end must not be before its start`);
+    const caughtUp = optTime(o.caughtUp, `${w}.caughtUp`);
+    if (caughtUp !== null) {
+      if (kind !== 'kill' && kind !== 'stop') bad(`${w}.caughtUp is only allowed on kill and stop faults`);
+      if (end === null) bad(`${w}.caughtUp needs an end`);
+      if (caughtUp < end) bad(`${w}.caughtUp must not be before its end`);
+    }
+    const fault: HistoryFault = { id, kind, nodes: nodeList(o.nodes, nodeSet, `${w}.nodes`), start };
+    if (end !== null) fault.end = end;
+    if (caughtUp !== null) fault.caughtUp = caughtUp;
+    return fault;
+  });
+
+  const ownership = arr(r.ownership, 'ownership').map((s, i): HistoryOwnership => {
+    const w = `ownership[${i}]`;
+    const o = obj(s, w);
+    const t = time(o.t, `${w}.t`);
+    const { store, partition } = checkPartition(o.store, o.partition, w);
+    const active = o.active === null ? null : nodeRef(o.active, nodeSet, `${w}.active`);
+    return {
+      t,
+      store,
+      partition,
+      active,
+      epoch: count(o.epoch, `${w}.epoch`, 0),
+      health: str(o.health, `${w}.health`),
+      replicatedRevision: count(o.replicatedRevision, `${w}.replicatedRevision`, 0),
+    };
+  });
+
+  interface KeySeen {
+    partition: number;
+    seqs: Set<number>;
+    ids: Set<string>;
+  }
+  const keys = new Map<string, KeySeen>();
+  const writes = arr(r.writes, 'writes').map((x, i): HistoryWrite => {
+    const w = `writes[${i}]`;
+    const o = obj(x, w);
+    const id = str(o.id, `${w}.id`);
+    const { store, partition } = checkPartition(o.store, o.partition, w);
+    const key = str(o.key, `${w}.key`);
+    const seq = count(o.seq, `${w}.seq`, 1);
+    const op = oneOf(o.op, WRITE_OPS, `${w}.op`);
+    const invoke = time(o.invoke, `${w}.invoke`);
+    const outcome = oneOf(o.outcome, OUTCOMES, `${w}.outcome`);
+    const complete = optTime(o.complete, `${w}.complete`);
+    if (complete === null && outcome !== 'info') bad(`${w}.complete is required when outcome is ${outcome}`);
+    if (complete !== null && complete < invoke) bad(`${w}.complete must not be before its invoke`);
+    const kk = `${store}\u0000${key}`;
+    let seen = keys.get(kk);
+    if (seen === undefined) {
+      seen = { partition, seqs: new Set(), ids: new Set() };
+      keys.set(kk, seen);
+    } else if (seen.partition !== partition) {
+      bad(`${w}.partition ${partition} differs from the partition of the key's other writes (${seen.partition})`);
+    }
+    if (seen.seqs.has(seq)) bad(`${w}.seq ${seq} is used twice for key ${key} of store ${store}`);
+    if (seen.ids.has(id)) bad(`${w}.id "${id}" is used twice for key ${key} of store ${store}`);
+    seen.seqs.add(seq);
+    seen.ids.add(id);
+    const write: HistoryWrite = { id, store, key, partition, seq, op, invoke, outcome };
+    if (complete !== null) write.complete = complete;
+    if (outcome === 'ok') {
+      const a = obj(o.ack, `${w}.ack`);
+      write.ack = {
+        node: nodeRef(a.node, nodeSet, `${w}.ack.node`),
+        epoch: count(a.epoch, `${w}.ack.epoch`, 0),
+        version: count(a.version, `${w}.ack.version`, 0),
+        revision: count(a.revision, `${w}.ack.revision`, 0),
+        ackMode: oneOf(a.ackMode, ['sync', 'async'] as const, `${w}.ack.ackMode`),
+      };
+    } else if (o.ack !== undefined && o.ack !== null) {
+      bad(`${w}.ack is only allowed when outcome is ok`);
+    }
+    if (o.status !== undefined) write.status = str(o.status, `${w}.status`);
+    if (o.attempts !== undefined) write.attempts = count(o.attempts, `${w}.attempts`, 0);
+    if (o.trace !== undefined) {
+      if (typeof o.trace !== 'string') bad(`${w}.trace must be a string`);
+      write.trace = o.trace;
+    }
+    return write;
+  });
+
+  const readKeys = new Set<string>();
+  const finalReads = arr(r.finalReads, 'finalReads').map((x, i): HistoryFinalRead => {
+    const w = `finalReads[${i}]`;
+    const o = obj(x, w);
+    const store = str(o.store, `${w}.store`);
+    if (!storeByName.has(store)) bad(`${w}.store names unknown store "${store}"`);
+    const key = str(o.key, `${w}.key`);
+    const kk = `${store}\u0000${key}`;
+    if (readKeys.has(kk)) bad(`${w} reads key ${key} of store ${store} a second time`);
+    readKeys.add(kk);
+    if (o.value !== null && typeof o.value !== 'string') bad(`${w}.value must be a write id (string) or null`);
+    const read: HistoryFinalRead = { store, key, value: o.value };
+    if (o.unreadable !== undefined) {
+      if (typeof o.unreadable !== 'boolean') bad(`${w}.unreadable must be true or false`);
+      if (o.unreadable && o.value !== null) bad(`${w}.value must be null when unreadable is true`);
+      read.unreadable = o.unreadable;
+    }
+    return read;
+  });
+
+  return { format: HISTORY_FORMAT, nodes, stores, partitions, faults, ownership, writes, finalReads };
+}
+
+/**
+ * Parses `zaris-history/1` JSON text (history-format.md) and validates it with
+ * {@link validateHistory}.
+ * @throws HistoryFormatError (one line) when the text is not JSON or the history is invalid.
+ */
+export function parseHistory(json: string): History {
+  let raw: unknown;
+  try {
+    raw = JSON.parse(json);
+  } catch (e) {
+    bad(`not valid JSON: ${(e as Error).message.split('\n')[0]}`);
+  }
+  return validateHistory(raw);
+}

@@ -1,0 +1,67 @@
+import { describe, expect, it } from 'vitest';
+import { emptySummary } from '../harness/verifier/verifier.js';
+import { buildJunitXml } from './junit.js';
+import type { Results } from './results.js';
+
+function results(over: Partial<Results> = {}): Results {
+  return {
+    verdict: 'FAILED',
+    exitCode: 1,
+    runtime: 'process',
+    seed: 1,
+    durationMs: 1000,
+    scheduleDigest: null,
+    counts: { attempted: 3, acknowledged: 3, failed: 0, indeterminate: 0 },
+    faults: { kill: 1, stop: 0, pause: 0, partition: 0 },
+    failover: { count: 0, p50Ms: 0, p95Ms: 0, maxMs: 0 },
+    summary: { ...emptySummary(), violation: 2, rf1: 1 },
+    stores: [
+      { name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 2, summary: { ...emptySummary(), violation: 2 } },
+      { name: 'rf1', replicationFactor: 1, ackMode: 'sync', acknowledged: 1, summary: { ...emptySummary(), rf1: 1 } },
+    ],
+    findings: [
+      { class: 'violation', kind: 'lost', store: 'sync3', key: 'a<&>"\'', write: 'w]]>1' },
+      { class: 'violation', kind: 'unexpected', store: 'sync3', key: 'b\u0001', write: 'x' },
+      { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'w3' },
+    ],
+    retries: {},
+    ...over,
+  };
+}
+
+const count = (xml: string, re: RegExp): number => (xml.match(re) ?? []).length;
+
+describe('buildJunitXml', () => {
+  it('has a test case per store and per class, failing where violations are', () => {
+    const xml = buildJunitXml(results());
+    expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
+    expect(count(xml, /<testcase /g)).toBe(2 + 5);
+    expect(xml).toContain('<testsuites name="zaris-certify" tests="7" failures="2" errors="0">');
+    expect(xml).toMatch(/<testcase classname="zaris-certify.stores" name="sync3">\s*<failure type="violation" message="2 violations in store sync3">/);
+    expect(xml).toMatch(/<testcase classname="zaris-certify.stores" name="rf1">\s*<system-out>/);
+    expect(xml).toMatch(/<testcase classname="zaris-certify.classes" name="violation">\s*<failure type="violation" message="2 violations">/);
+    expect(xml).toMatch(/<testcase classname="zaris-certify.classes" name="rf1">\s*<system-out>1 losses allowed by replication factor 1/);
+    expect(count(xml, /<failure /g)).toBe(2);
+    expect(xml).toContain('<property name="verdict" value="FAILED"/>');
+  });
+
+  it('escapes what the store and the ledger wrote', () => {
+    const xml = buildJunitXml(results());
+    expect(xml).toContain('lost sync3/a&lt;&amp;&gt;"\' w]]&gt;1');
+    expect(xml).not.toContain('a<&>');
+    expect(xml).toContain('unexpected sync3/b\uFFFD x');
+    expect(xml).not.toContain('\u0001');
+    const reason = buildJunitXml(results({ verdict: 'INCONCLUSIVE', exitCode: 2, inconclusiveReason: 'cluster "never" <healed>', summary: emptySummary(), findings: [] }));
+    // '>' is legal in an attribute value; '<', '&' and '"' are not
+    expect(reason).toContain('<property name="inconclusiveReason" value="cluster &quot;never&quot; &lt;healed>"/>');
+    expect(count(reason, /<failure /g)).toBe(1); // the store summaries still say sync3 had violations
+  });
+
+  it('passes every case of a clean run', () => {
+    const clean = results({ verdict: 'CERTIFIED', exitCode: 0, summary: emptySummary(), findings: [], stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 9, summary: emptySummary() }] });
+    const xml = buildJunitXml(clean);
+    expect(count(xml, /<failure /g)).toBe(0);
+    expect(xml).toContain('failures="0"');
+    expect(count(xml, /<testcase /g)).toBe(6);
+  });
+});

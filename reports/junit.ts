@@ -1,0 +1,84 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import xmlbuilder from 'xmlbuilder';
+import { FINDING_CLASSES } from '../harness/verifier/verifier.js';
+import type { FindingClass } from '../harness/verifier/verifier.js';
+import type { ResultFinding, Results } from './results.js';
+
+/** Findings listed in one failure's text (the rest are in results.json and the ledger). */
+export const JUNIT_FINDINGS_LISTED = 50;
+
+const CLASS_TEXT: Readonly<Record<FindingClass, string>> = {
+  violation: 'acknowledged writes lost or values that should not exist (violations)',
+  rf1: 'losses allowed by replication factor 1 (holder crashed after the ack)',
+  'async-ack': 'losses allowed by async acknowledgement (owner gone before replication)',
+  'beyond-budget': 'losses with every replica down at once (nemesis past the fault budget)',
+  info: 'indeterminate writes recovered, keys unverified',
+};
+
+function findingLine(f: ResultFinding): string {
+  return `${f.kind} ${f.store}/${f.key} ${f.write}`;
+}
+
+function listing(findings: readonly ResultFinding[], total: number): string {
+  const shown = findings.slice(0, JUNIT_FINDINGS_LISTED).map(findingLine);
+  if (total > shown.length) shown.push(`... ${total - shown.length} more (results.json lists up to 1,000 per class; the ledger holds all)`);
+  return shown.join('\n');
+}
+
+/**
+ * junit.xml for CI (DESIGN.md §6): one suite "stores" with a test case per store, failing when
+ * the store has violations, and one suite "classes" with a test case per finding class, the
+ * `violation` case failing when there is any; the other classes pass and say their count in
+ * system-out. The verdict, exit code and inconclusive reason are properties of the root.
+ * Text and attributes are escaped by xmlbuilder (characters XML cannot carry become U+FFFD).
+ * Pure: the same results give the same bytes.
+ */
+export function buildJunitXml(results: Results): string {
+  const storeFailures = results.stores.filter((s) => s.summary.violation > 0).length;
+  const classFailures = results.summary.violation > 0 ? 1 : 0;
+  const root = xmlbuilder.create('testsuites', { version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' }).att({
+    name: 'zaris-certify',
+    tests: results.stores.length + FINDING_CLASSES.length,
+    failures: storeFailures + classFailures,
+    errors: 0,
+  });
+  const props = root.ele('properties');
+  props.ele('property', { name: 'verdict', value: results.verdict });
+  props.ele('property', { name: 'exitCode', value: String(results.exitCode) });
+  if (results.inconclusiveReason !== undefined) props.ele('property', { name: 'inconclusiveReason', value: results.inconclusiveReason });
+
+  const stores = root.ele('testsuite', { name: 'stores', tests: results.stores.length, failures: storeFailures, errors: 0, skipped: 0 });
+  for (const s of results.stores) {
+    const tc = stores.ele('testcase', { classname: 'zaris-certify.stores', name: s.name });
+    if (s.summary.violation > 0) {
+      const mine = results.findings.filter((f) => f.class === 'violation' && f.store === s.name);
+      tc.ele('failure', { type: 'violation', message: `${s.summary.violation} violation${s.summary.violation === 1 ? '' : 's'} in store ${s.name}` }, listing(mine, s.summary.violation));
+    }
+    tc.ele('system-out', {}, FINDING_CLASSES.map((c) => `${c}: ${s.summary[c]}`).join(', ') + `; acknowledged: ${s.acknowledged}`);
+  }
+
+  const classes = root.ele('testsuite', { name: 'classes', tests: FINDING_CLASSES.length, failures: classFailures, errors: 0, skipped: 0 });
+  for (const c of FINDING_CLASSES) {
+    const tc = classes.ele('testcase', { classname: 'zaris-certify.classes', name: c });
+    const n = results.summary[c];
+    const mine = results.findings.filter((f) => f.class === c);
+    if (c === 'violation' && n > 0) {
+      tc.ele('failure', { type: 'violation', message: `${n} violation${n === 1 ? '' : 's'}` }, listing(mine, n));
+    } else {
+      tc.ele('system-out', {}, n === 0 ? `0 ${CLASS_TEXT[c]}` : `${n} ${CLASS_TEXT[c]}\n${listing(mine, n)}`);
+    }
+  }
+  return `${root.end({ pretty: true })}\n`;
+}
+
+/**
+ * Writes `<dir>/junit.xml` (temporary file, then rename).
+ * @returns the file's path.
+ */
+export function writeJunitXml(results: Results, dir: string): string {
+  const path = join(dir, 'junit.xml');
+  writeFileSync(`${path}.tmp`, buildJunitXml(results));
+  renameSync(`${path}.tmp`, path);
+  return path;
+}

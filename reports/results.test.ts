@@ -1,0 +1,135 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import type { History, HistoryWrite } from '../harness/verifier/history.js';
+import { validateHistory } from '../harness/verifier/history.js';
+import { verifyLedger } from '../harness/verifier/verifier.js';
+import { importHistory } from '../ledger/history-import.js';
+import { buildResults, FINDINGS_PER_CLASS, formatResults, nearestRank, writeResultsJson } from './results.js';
+
+const work = mkdtempSync(join(tmpdir(), 'zaris-certify-results-'));
+afterAll(() => rmSync(work, { recursive: true, force: true }));
+const open: Database.Database[] = [];
+afterEach(() => {
+  while (open.length > 0) open.pop()!.close();
+});
+
+function okWrite(store: string, key: string, seq: number, node = 'n1'): HistoryWrite {
+  return { id: `${key}.${seq}`, store, key, partition: 0, seq, op: 'put', invoke: seq * 10, complete: seq * 10 + 2, outcome: 'ok', ack: { node, epoch: 1, version: seq, revision: seq, ackMode: store === 'async3' ? 'async' : 'sync' } };
+}
+
+function ledger(extraLost = 0): Database.Database {
+  const h: History = validateHistory({
+    format: 'zaris-history/1',
+    nodes: ['n1', 'n2', 'n3'],
+    stores: [
+      { name: 'sync3', replicationFactor: 3, ackMode: 'sync' },
+      { name: 'rf1', replicationFactor: 1, ackMode: 'sync' },
+    ],
+    partitions: [
+      { store: 'sync3', partition: 0, replicas: ['n1', 'n2', 'n3'] },
+      { store: 'rf1', partition: 0, replicas: ['n1'] },
+    ],
+    faults: [
+      { id: 'f1', kind: 'kill', nodes: ['n1'], start: 500, end: 600 },
+      { id: 'f2', kind: 'partition', nodes: ['n2'], start: 700, end: 800 },
+      { id: 'f3', kind: 'partition', nodes: ['n3'], start: 900 },
+    ],
+    ownership: [],
+    writes: [],
+    finalReads: [],
+  });
+  // sync3: b lost (violation), a fine; rf1: c lost (rf1: n1 killed at 500 after the ack)
+  h.writes.push(okWrite('sync3', 'a', 1), okWrite('sync3', 'b', 1), okWrite('sync3', 'b', 2), okWrite('rf1', 'c', 1));
+  h.writes.push({ id: 'd.1', store: 'sync3', key: 'd', partition: 0, seq: 1, op: 'put', invoke: 5, complete: 9, outcome: 'fail' });
+  h.finalReads.push({ store: 'sync3', key: 'a', value: 'a.1' }, { store: 'sync3', key: 'b', value: 'b.1' }, { store: 'rf1', key: 'c', value: null }, { store: 'sync3', key: 'd', value: null });
+  for (let i = 0; i < extraLost; i++) {
+    h.writes.push(okWrite('sync3', `z${String(i).padStart(5, '0')}`, 1));
+    h.finalReads.push({ store: 'sync3', key: `z${String(i).padStart(5, '0')}`, value: null });
+  }
+  const db = importHistory(h, ':memory:');
+  open.push(db);
+  db.exec(`INSERT INTO meta (key, value) VALUES ('runtime', 'process'), ('seed', '42'), ('schedule_digest', 'abc123');
+    UPDATE meta SET value = '60000' WHERE key = 'duration_ms';
+    INSERT INTO events (t_ms, kind, detail) VALUES
+      (1, 'failover', '{"faultId":1,"store":"sync3","partition":0,"ms":900}'),
+      (2, 'failover', '{"faultId":1,"store":"rf1","partition":0,"ms":300}'),
+      (3, 'failover', '{"faultId":2,"store":"sync3","partition":0,"ms":1500}'),
+      (4, 'failover', 'not json'),
+      (5, 'phase', '{"ms":99999}');
+    INSERT INTO stats (t_s, store, acked, failed, indeterminate, statuses) VALUES
+      (0, 'sync3', 10, 0, 0, '{"Ok":10,"Unavailable":2}'),
+      (1, 'sync3', 5, 1, 0, '{"Ok":5,"Conflict":1,"Unavailable":3}'),
+      (1, 'rf1', 1, 0, 0, 'garbage');`);
+  return db;
+}
+
+describe('buildResults', () => {
+  it('has the shape of DESIGN.md §7 with the real figures', () => {
+    const db = ledger();
+    const r = buildResults(db, verifyLedger(db));
+    expect(Object.keys(r)).toEqual(['verdict', 'exitCode', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'stores', 'findings', 'retries']);
+    expect(r).toEqual({
+      verdict: 'FAILED',
+      exitCode: 1,
+      runtime: 'process',
+      seed: 42,
+      durationMs: 60000,
+      scheduleDigest: 'abc123',
+      counts: { attempted: 5, acknowledged: 4, failed: 1, indeterminate: 0 },
+      faults: { kill: 1, stop: 0, pause: 0, partition: 2 },
+      failover: { count: 3, p50Ms: 900, p95Ms: 1500, maxMs: 1500 },
+      summary: { violation: 1, rf1: 1, 'async-ack': 0, 'beyond-budget': 0, info: 0 },
+      stores: [
+        { name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 3, summary: { violation: 1, rf1: 0, 'async-ack': 0, 'beyond-budget': 0, info: 0 } },
+        { name: 'rf1', replicationFactor: 1, ackMode: 'sync', acknowledged: 1, summary: { violation: 0, rf1: 1, 'async-ack': 0, 'beyond-budget': 0, info: 0 } },
+      ],
+      findings: [
+        { class: 'violation', kind: 'lost', store: 'sync3', key: 'b', write: 'b.2' },
+        { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1' },
+      ],
+      retries: { Conflict: 1, Ok: 15, Unavailable: 5 },
+    });
+  });
+
+  it('carries the inconclusive reason', () => {
+    const db = ledger();
+    db.exec("UPDATE final_reads SET value = 'b.2', value_seq = 2 WHERE key_id = 2; DELETE FROM final_reads WHERE key_id = 1");
+    const r = buildResults(db, verifyLedger(db));
+    expect(r.verdict).toBe('INCONCLUSIVE');
+    expect(r.inconclusiveReason).toBe('1 key unverified');
+    expect(Object.keys(r).slice(0, 3)).toEqual(['verdict', 'exitCode', 'inconclusiveReason']);
+  });
+
+  it('lists at most 1,000 findings per class, ordered by store and key; the summary keeps the total', () => {
+    const db = ledger(FINDINGS_PER_CLASS + 5);
+    const r = buildResults(db, verifyLedger(db));
+    const violations = r.findings.filter((f) => f.class === 'violation');
+    expect(r.summary.violation).toBe(FINDINGS_PER_CLASS + 6);
+    expect(violations).toHaveLength(FINDINGS_PER_CLASS);
+    expect(violations[0].key).toBe('b');
+    expect(violations[1].key).toBe('z00000');
+    expect(violations[FINDINGS_PER_CLASS - 1].key).toBe('z00998');
+    expect(r.findings.filter((f) => f.class === 'rf1')).toHaveLength(1);
+  });
+
+  it('is reproduced byte for byte by a second verification', () => {
+    const db = ledger(30);
+    const first = formatResults(buildResults(db, verifyLedger(db)));
+    const second = formatResults(buildResults(db, verifyLedger(db)));
+    expect(second).toBe(first);
+    const path = writeResultsJson(buildResults(db, verifyLedger(db)), work);
+    expect(readFileSync(path, 'utf8')).toBe(first);
+  });
+});
+
+describe('nearestRank', () => {
+  it('takes the value at rank ceil(p * n)', () => {
+    expect(nearestRank([], 0.5)).toBe(0);
+    expect(nearestRank([7], 0.95)).toBe(7);
+    expect(nearestRank([1, 2, 3, 4], 0.5)).toBe(2);
+    expect(nearestRank([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], 0.95)).toBe(19);
+  });
+});

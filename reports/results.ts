@@ -1,0 +1,175 @@
+import { renameSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { META } from '../ledger/schema.js';
+import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
+import { FINDING_CLASSES } from '../harness/verifier/verifier.js';
+
+/** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
+export const FINDINGS_PER_CLASS = 1_000;
+
+/** One finding as results.json lists it (DESIGN.md §7). */
+export interface ResultFinding {
+  class: FindingClass;
+  kind: FindingKind;
+  store: string;
+  key: string;
+  /** The named write's id (the read value for phantom, unexpected, recovered). */
+  write: string;
+}
+
+/** One store's line in results.json. */
+export interface ResultStore {
+  name: string;
+  replicationFactor: number;
+  ackMode: string;
+  /** Acknowledged (`ok`) writes of the store. */
+  acknowledged: number;
+  /** Findings of the store per class. */
+  summary: ClassSummary;
+}
+
+/** Failover measurements (events of kind 'failover', detail.ms = kill to first ack), ms. */
+export interface FailoverSummary {
+  count: number;
+  p50Ms: number;
+  p95Ms: number;
+  maxMs: number;
+}
+
+/** results.json (DESIGN.md §7), plus `retries` and `inconclusiveReason`. */
+export interface Results {
+  verdict: Verdict;
+  exitCode: 0 | 1 | 2;
+  /** Present only when the verdict is INCONCLUSIVE: why. */
+  inconclusiveReason?: string;
+  /** meta.runtime ('process' | 'docker'); null for an imported history. */
+  runtime: string | null;
+  /** meta.seed (a number when it is an integer); null when absent. */
+  seed: number | string | null;
+  /** meta.duration_ms; null when absent. */
+  durationMs: number | null;
+  /** meta.schedule_digest (sha256 of the planned fault schedule); null when absent. */
+  scheduleDigest: string | null;
+  counts: WriteCounts;
+  /** Faults per kind: kill, stop, pause, partition always present, any other kind after them. */
+  faults: Record<string, number>;
+  failover: FailoverSummary;
+  summary: ClassSummary;
+  stores: ResultStore[];
+  /** At most {@link FINDINGS_PER_CLASS} per class; by class (report order), store, key. */
+  findings: ResultFinding[];
+  /** Client attempts per status name, summed over stats.statuses, keys sorted. */
+  retries: Record<string, number>;
+}
+
+/**
+ * Nearest-rank percentile of ascending values: the value at rank ceil(p * n) (1-based);
+ * 0 for no values. p in (0, 1].
+ */
+export function nearestRank(sorted: readonly number[], p: number): number {
+  if (sorted.length === 0) return 0;
+  const rank = Math.min(sorted.length, Math.max(1, Math.ceil(p * sorted.length)));
+  return sorted[rank - 1];
+}
+
+function meta(db: Database.Database, key: string): string | null {
+  const v = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key);
+  return typeof v === 'string' ? v : null;
+}
+
+function seedOf(v: string | null): number | string | null {
+  if (v === null) return null;
+  return /^-?\d{1,15}$/.test(v) ? Number(v) : v;
+}
+
+function numberOf(v: string | null): number | null {
+  if (v === null || v.trim() === '') return null;
+  const n = Number(v);
+  return Number.isFinite(n) ? n : null;
+}
+
+/**
+ * Builds results.json (DESIGN.md §7) from a ledger and its verification. A pure function of the
+ * ledger's contents (no clock, no randomness; findings ordered by class in report order, then
+ * store, key, kind, write; stores in ledger order; faults and retries with fixed key order), so
+ * that re-analysis reproduces the file byte for byte.
+ * Reads: meta, faults, events (kind 'failover', detail JSON {"ms": n}), stats.statuses (JSON
+ * objects; rows that are not valid JSON are skipped), findings.
+ */
+export function buildResults(db: Database.Database, v: Verification): Results {
+  const faults: Record<string, number> = { kill: 0, stop: 0, pause: 0, partition: 0 };
+  for (const r of db.prepare('SELECT kind, COUNT(*) AS n FROM faults GROUP BY kind ORDER BY kind').all() as { kind: string; n: number }[]) {
+    faults[r.kind] = r.n;
+  }
+
+  const failoverMs = db
+    .prepare(
+      `SELECT ms FROM (SELECT json_extract(detail, '$.ms') AS ms FROM events WHERE kind = 'failover' AND json_valid(detail))
+       WHERE typeof(ms) IN ('integer', 'real') ORDER BY ms`,
+    )
+    .pluck()
+    .all() as number[];
+  const failover: FailoverSummary = {
+    count: failoverMs.length,
+    p50Ms: nearestRank(failoverMs, 0.5),
+    p95Ms: nearestRank(failoverMs, 0.95),
+    maxMs: failoverMs.length === 0 ? 0 : failoverMs[failoverMs.length - 1],
+  };
+
+  const retries: Record<string, number> = {};
+  const retryRows = db
+    .prepare(
+      `SELECT j.key AS status, SUM(j.value) AS n FROM stats, json_each(stats.statuses) AS j
+       WHERE json_valid(stats.statuses) AND json_type(stats.statuses) = 'object' AND j.type IN ('integer', 'real')
+       GROUP BY j.key ORDER BY j.key`,
+    )
+    .all() as { status: string; n: number }[];
+  for (const r of retryRows) retries[r.status] = r.n;
+
+  const findings: ResultFinding[] = [];
+  const byClass = db.prepare('SELECT class, kind, store, key, write FROM findings WHERE class = ? ORDER BY store, key, kind, write LIMIT ?');
+  for (const cls of FINDING_CLASSES) findings.push(...(byClass.all(cls, FINDINGS_PER_CLASS) as ResultFinding[]));
+
+  const results: Results = {
+    verdict: v.verdict,
+    exitCode: v.exitCode,
+    ...(v.inconclusiveReason !== null ? { inconclusiveReason: v.inconclusiveReason } : {}),
+    runtime: meta(db, META.runtime),
+    seed: seedOf(meta(db, META.seed)),
+    durationMs: numberOf(meta(db, META.durationMs)),
+    scheduleDigest: meta(db, META.scheduleDigest),
+    counts: { ...v.counts },
+    faults,
+    failover,
+    summary: { ...v.summary },
+    stores: v.stores.map((s) => ({
+      name: s.name,
+      replicationFactor: s.replicationFactor,
+      ackMode: s.ackMode,
+      acknowledged: s.counts.acknowledged,
+      summary: { ...s.summary },
+    })),
+    findings: findings.map((f) => ({ class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write })),
+    retries,
+  };
+  return results;
+}
+
+/** results.json as written: 2-space JSON and a final newline. */
+export function formatResults(results: Results): string {
+  return `${JSON.stringify(results, null, 2)}\n`;
+}
+
+/**
+ * Writes `<dir>/results.json` (through a temporary file and a rename: never half-written).
+ * @returns the file's path.
+ * @throws Error when the directory cannot be written.
+ */
+export function writeResultsJson(results: Results, dir: string): string {
+  const path = join(dir, 'results.json');
+  const tmp = `${path}.tmp`;
+  writeFileSync(tmp, formatResults(results));
+  renameSync(tmp, path);
+  return path;
+}
