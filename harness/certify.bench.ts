@@ -1,5 +1,7 @@
 import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { execa } from 'execa';
 import { certify } from './certify.js';
 
 /**
@@ -16,7 +18,9 @@ async function main(): Promise<void> {
   const runsDir = path.resolve('runs', 'bench-runs');
   rmSync(runsDir, { recursive: true, force: true });
   mkdirSync(runsDir, { recursive: true });
-  const log = (l: string): void => process.stderr.write(`bench: ${l}\n`);
+  const log = (l: string): void => {
+    process.stderr.write(`bench: ${l}\n`);
+  };
   const base = { seed: 7, runtime: 'process' as const, faultsExplicit: true, beyondBudget: false, runsDir, writersPerStore: 96, keysPerWriter: 8, escalationTimeoutMs: 10_000, log: () => undefined };
 
   let peakRss = 0;
@@ -35,8 +39,9 @@ async function main(): Promise<void> {
   const f = [...kills.failoverMs].sort((a, b) => a - b);
   const p50 = f.length ? f[Math.floor(f.length / 2)] : null;
   log(`kill -9 of an active owner -> first acknowledged write on its partitions: n=${f.length}, p50 ${p50} ms, max ${f[f.length - 1] ?? null} ms (verdict ${kills.results?.verdict})`);
-  const { benchVerifier } = await import('./verifier/verifier.bench.js');
-  const v = await benchVerifier(2_000_000);
+  const benchFile = fileURLToPath(new URL('./verifier/verifier.bench.js', import.meta.url));
+  const vr = await execa(process.execPath, [benchFile, String(2_000_000)]);
+  const v = JSON.parse(vr.stdout.trim().split('\n').pop()!) as { writes: number; verifierWritesPerSec: number };
   log(`verifier: ${v.verifierWritesPerSec.toFixed(0)} writes/s over ${v.writes} writes`);
   const out = {
     ackedWritesPerSec: Math.round(on.ackedPerSec),
