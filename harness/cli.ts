@@ -47,7 +47,8 @@ export function buildCli(): Command {
   const program = new Command('zaris-certify')
     .description('Chaos certification of the Zaris key-value store: no acknowledged write lost.')
     .exitOverride()
-    .configureOutput({ writeErr: (s) => process.stderr.write(s) })
+    // errors are printed once, as one line, by main()
+    .configureOutput({ writeErr: () => undefined })
     .showHelpAfterError(false);
 
   program
