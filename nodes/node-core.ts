@@ -122,6 +122,11 @@ const PROPOSE_TIMEOUT_MS = 1_000;
 const HANDOFF_TIMEOUT_MS = 3_000;
 /** A follower that heard nothing from its active for this long asks for a catch-up (ms). */
 const FOLLOW_STALE_MS = 1_000;
+/**
+ * Versions of tenure `activeSince` start above activeSince x 2^32: strictly above any version an
+ * earlier tenure gave (fewer than 2^32 writes per key per tenure), exact in a double up to epoch 2^21.
+ */
+export const VERSION_TENURE_STRIDE = 2 ** 32;
 /** Retry period of sync requests and of requests to the leader (ms). */
 const RETRY_MS = 250;
 /** Replication keepalive period (ms): carries the head revision so a follower sees gaps. */
@@ -1106,6 +1111,7 @@ export class NodeCore {
     if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
     const sync = lp.store.ackMode === 'sync';
     if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
+    const act = lp.act;
     const cur = lp.data.get(seg, req.key);
     const curVersion = cur ? cur.version : 0;
     const present = !!cur && cur.value !== null;
@@ -1114,9 +1120,11 @@ export class NodeCore {
     if (req.op === Op.Put && req.ifAbsent && present) return refuse(KvStatus.Conflict);
     if (req.op === Op.Delete && !present) return refuse(KvStatus.NotFound);
     const rev = lp.data.revision + 1;
-    const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version: curVersion + 1 };
+    // versions never go backwards, even where a copy was lost (RF1 crash, async window): every
+    // tenure starts its versions above any version an earlier tenure can have given
+    const version = Math.max(curVersion, act.activeSince * VERSION_TENURE_STRIDE) + 1;
+    const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version };
     lp.data.apply(op);
-    const act = lp.act;
     for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
     const now = this.env.now();
     act.opTimes.push([rev, now]);
