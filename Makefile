@@ -1,6 +1,6 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
 #   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
-#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s]
+#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [BUG=lose-on-promotion]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make bench | make bench-verify | make sim RUNS=N | make image
 SHELL := /bin/bash
@@ -46,6 +46,9 @@ CERTIFY_ARGS += --replay '$(REPLAY)'
 endif
 ifneq ($(strip $(RATE)),)
 CERTIFY_ARGS += --rate '$(RATE)'
+endif
+ifneq ($(strip $(BUG)),)
+CERTIFY_ARGS += --self-test-bug '$(BUG)'
 endif
 ifneq ($(strip $(ESCALATION)),)
 CERTIFY_ARGS += --escalation '$(ESCALATION)'

@@ -1,7 +1,7 @@
 import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type StoreConfig } from '../nodes/cluster-config.js';
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../nodes/cluster-config.js';
 import { ZarisClient } from '../nodes/client/zaris-client.js';
 import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
@@ -52,6 +52,8 @@ export interface CertifyOptions {
   keysPerWriter: number;
   /** Suspicion escalation timeout of the nodes (seed 002: 10 s). */
   escalationTimeoutMs: number;
+  /** A deliberate store bug (self-test: the run must come out FAILED). */
+  selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
   ledgerOff?: boolean;
   /** Skip verification and reports (benchmark only). */
@@ -179,13 +181,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(o.durationMs));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
-    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs }));
+    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null }));
 
     const started = clock.now();
     const config: ClusterConfig = await runtime.start({
       runDir,
       nodeIds: NODE_IDS,
-      template: { cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
+      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
     });
     ledger.registerTopology({
       nodes: config.nodes,
@@ -205,7 +207,6 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
     const rng = createPrng(seed ^ 0x5eed);
     workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
-    ledger.registerKeys(workload.keyRows());
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
@@ -249,7 +250,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
-      await finalReads(client, ledger, clock, workload);
+      const t0 = clock.now();
+      const n = await finalReads(client, ledger, clock);
+      log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
     ledger.setMeta(META.status, status);
@@ -283,32 +286,48 @@ async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: 
 }
 
 /**
- * The end phase's final read of every key (DESIGN.md §3): the value names the write it came from
- * (`w<key_id>.<seq>`); absent keys read as null; a key whose read never succeeds is unreadable.
+ * The end phase's final read of every key (DESIGN.md §3), paged through the ledger's keys table
+ * (memory stays flat however many keys the run created): the value names the write it came from
+ * (`w<key_id>.<seq>`); an absent key reads as null; a key whose read never succeeds after three
+ * rounds is unreadable (the verifier reports it unverified).
  */
-async function finalReads(client: ZarisClient, ledger: Ledger, clock: RunClock, workload: Workload): Promise<void> {
-  const keys = workload.keys;
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < keys.length) {
-      const k = keys[next++];
-      let done = false;
-      for (let round = 0; round < 3 && !done; round++) {
-        const o = await client.get(k.store, k.key);
-        const r = o.result;
-        if (r && r.status === KvStatus.Ok && r.value) {
-          const value = r.value.toString('utf8');
-          const parsed = parseWriteId(value);
-          ledger.finalRead(k.keyId, value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
-          done = true;
-        } else if (r && r.status === KvStatus.NotFound) {
-          ledger.finalRead(k.keyId, null, null, false, clock.now());
-          done = true;
-        } else await new Promise((res) => setTimeout(res, 500));
-      }
-      if (!done) ledger.finalRead(k.keyId, null, null, true, clock.now());
+async function finalReads(client: ZarisClient, ledger: Ledger, clock: RunClock): Promise<number> {
+  let after = 0;
+  let n = 0;
+  for (;;) {
+    const page = ledger.keysPage(after, 5_000);
+    if (page.length === 0) break;
+    after = page[page.length - 1].keyId;
+    const byStore = new Map<string, typeof page>();
+    for (const k of page) {
+      const list = byStore.get(k.store) ?? [];
+      list.push(k);
+      byStore.set(k.store, list);
     }
-  };
-  await Promise.all(Array.from({ length: 64 }, worker));
+    for (const [store, rows] of byStore) {
+      let pending = rows;
+      for (let round = 0; round < 3 && pending.length > 0; round++) {
+        if (round > 0) await new Promise((r) => setTimeout(r, 1_000));
+        const got = await client.readMany(store, pending.map((k) => k.key));
+        const again: typeof rows = [];
+        for (const k of pending) {
+          const r = got.get(k.key);
+          if (!r) {
+            again.push(k);
+            continue;
+          }
+          if (r.status === KvStatus.Ok && r.value) {
+            const value = r.value.toString('utf8');
+            const parsed = parseWriteId(value);
+            ledger.finalRead(k.keyId, value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
+          } else ledger.finalRead(k.keyId, null, null, false, clock.now());
+        }
+        pending = again;
+      }
+      for (const k of pending) ledger.finalRead(k.keyId, null, null, true, clock.now());
+      n += rows.length;
+    }
+  }
   ledger.flush();
+  return n;
 }

@@ -5,6 +5,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import ms from 'ms';
 import { parseFaultKinds, ScheduleError, FAULT_KINDS } from './nemesis/schedule.js';
 import { UsageError, USAGE_EXIT_CODE } from './usage-error.js';
+import { SELF_TEST_BUGS, type SelfTestBug } from '../nodes/cluster-config.js';
 
 /** Exit code of a harness error (DESIGN.md §5). */
 const HARNESS_ERROR = 3;
@@ -65,7 +66,8 @@ export function buildCli(): Command {
     .addOption(new Option('--writers <n>', 'concurrent writers per store').argParser(parseIntArg('--writers', 1)).default(32))
     .addOption(new Option('--keys <n>', 'keys per writer').argParser(parseIntArg('--keys', 1)).default(16))
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
-    .action(async (opts: { duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number }) => {
+    .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
+    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number }) => {
       const { certify } = await import('./certify.js');
       const ac = new AbortController();
       let interrupts = 0;
@@ -92,6 +94,7 @@ export function buildCli(): Command {
         writersPerStore: opts.writers,
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
+        selfTestBug: opts.selfTestBug,
         signal: ac.signal,
         log: (line) => process.stderr.write(`zaris-certify: ${line}\n`),
       });

@@ -19,9 +19,15 @@ export interface WorkloadOptions {
   stores: WorkloadStore[];
   /** Concurrent writers per store; each owns its keys, so a key's writes are sequential. */
   writersPerStore: number;
-  /** Keys per writer. */
+  /** Keys each writer writes at a time (its slots). */
   keysPerWriter: number;
-  /** Target acknowledged-or-not writes per second over all stores; 0 = as fast as possible. */
+  /**
+   * A key takes between min and max writes, then retires: the writer moves to a fresh key and the
+   * retired key's last acknowledged write must survive every fault until the end of the run (the
+   * final reads check it). Default 4..40.
+   */
+  writesPerKey?: { min: number; max: number };
+  /** Target writes per second over all stores; 0 = as fast as possible. */
   ratePerSec: number;
   /** Seeded PRNG (0..1) choosing operations. */
   random: () => number;
@@ -36,6 +42,8 @@ interface KeyState {
   key: string;
   partition: number;
   seq: number;
+  /** Writes left before the key retires. */
+  remaining: number;
   /** true present, false absent, null unknown (after an indeterminate write). */
   present: boolean | null;
   version: number;
@@ -62,15 +70,24 @@ export interface WorkloadTotals {
   batchReads: number;
 }
 
+interface Writer {
+  store: WorkloadStore;
+  index: number;
+  slots: KeyState[];
+}
+
 /**
  * The workload (DESIGN.md §3): W writers per store, each owning its keys; every write has a
  * unique value id (its write id `w<key_id>.<seq>`), is recorded in the ledger at invoke (and only
  * sent once that row is committed), and completed with the outcome the client's attempt trace
  * implies. Mix: plain puts, ifMatchVersion puts (cas), ifAbsent creates, deletes, batch reads.
+ * Keys retire after a few writes, so acknowledged writes stay the last of their key for the rest of
+ * the run and the final reads test their durability through every later fault. Memory holds only
+ * the writers' current keys: it does not grow with the run.
  */
 export class Workload {
-  readonly keys: KeyState[] = [];
-  private readonly byStore = new Map<string, KeyState[][]>();
+  private readonly writers: Writer[] = [];
+  private nextKeyId = 1;
   private stopped = false;
   private running: Promise<void>[] = [];
   private readonly buckets = new Map<string, SecondBucket>();
@@ -88,28 +105,29 @@ export class Workload {
     private readonly clock: RunClock,
     private readonly opts: WorkloadOptions,
   ) {
-    let keyId = 1;
-    for (const s of opts.stores) {
-      const writers: KeyState[][] = [];
+    for (const store of opts.stores) {
       for (let w = 0; w < opts.writersPerStore; w++) {
-        const mine: KeyState[] = [];
-        for (let i = 0; i < opts.keysPerWriter; i++) {
-          const key = `k${w * opts.keysPerWriter + i}`;
-          const ks: KeyState = { keyId: keyId++, store: s.name, key, partition: partitionOfSegment(segmentOf(key, s.segments), s.partitions), seq: 0, present: false, version: 0 };
-          mine.push(ks);
-          this.keys.push(ks);
-        }
-        writers.push(mine);
+        const slots: KeyState[] = [];
+        for (let i = 0; i < opts.keysPerWriter; i++) slots.push(this.newKey(store, w));
+        this.writers.push({ store, index: w, slots });
       }
-      this.byStore.set(s.name, writers);
     }
   }
 
-  /** The keys as the ledger registers them. */
-  keyRows(): KeyRow[] {
-    const out: KeyRow[] = [];
-    for (const [, writers] of this.byStore) writers.forEach((keys, w) => keys.forEach((k) => out.push({ keyId: k.keyId, store: k.store, key: k.key, partition: k.partition, writer: w })));
-    return out;
+  /** Keys created so far (each registered in the ledger before its first write). */
+  get keysCreated(): number {
+    return this.nextKeyId - 1;
+  }
+
+  /** A fresh key `k<key_id>` of a store, registered in the ledger (committed with its first invoke at the latest). */
+  private newKey(store: WorkloadStore, writer: number): KeyState {
+    const keyId = this.nextKeyId++;
+    const key = `k${keyId}`;
+    const partition = partitionOfSegment(segmentOf(key, store.segments), store.partitions);
+    const range = this.opts.writesPerKey ?? { min: 4, max: 40 };
+    const remaining = range.min + Math.floor(this.opts.random() * (range.max - range.min + 1));
+    this.ledger.addKey({ keyId, store: store.name, key, partition, writer });
+    return { keyId, store: store.name, key, partition, seq: 0, remaining, present: false, version: 0 };
   }
 
   onAck(l: AckListener): void {
@@ -129,7 +147,7 @@ export class Workload {
       }, 10);
     }
     this.statsTimer = setInterval(() => this.rollSecond(Math.floor(this.clock.now() / 1000)), 250);
-    for (const [, writers] of this.byStore) for (const keys of writers) this.running.push(this.writer(keys));
+    for (const w of this.writers) this.running.push(this.writer(w));
   }
 
   /** Stops issuing writes and waits for the ones in flight (each bounded by the client's deadline). */
@@ -152,7 +170,7 @@ export class Workload {
     return new Promise((r) => this.tokenWaiters.push(r));
   }
 
-  private async writer(keys: KeyState[]): Promise<void> {
+  private async writer(w: Writer): Promise<void> {
     const rnd = this.opts.random;
     const delFrac = this.opts.deleteFraction ?? 0.03;
     const readFrac = this.opts.batchReadFraction ?? 0.02;
@@ -162,11 +180,13 @@ export class Workload {
       if (wait) await wait;
       if (this.stopped) break;
       if (rnd() < readFrac) {
-        await this.batchRead(keys);
+        await this.batchRead(w.slots);
         continue;
       }
-      const k = keys[i++ % keys.length];
+      const slot = i++ % w.slots.length;
+      const k = w.slots[slot];
       await this.write(k, rnd() < delFrac);
+      if (--k.remaining <= 0) w.slots[slot] = this.newKey(w.store, w.index);
     }
   }
 

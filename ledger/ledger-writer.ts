@@ -74,6 +74,10 @@ export interface Ledger {
     partitions: Array<{ store: string; partition: number; replicas: string[] }>;
   }): void;
   registerKeys(keys: KeyRow[]): void;
+  /** Queues one new key (committed with the batch that holds its first invoke, or before). */
+  addKey(k: KeyRow): void;
+  /** Keys with key_id > afterKeyId, in key order, at most `limit` (paging; [] when the ledger is off). */
+  keysPage(afterKeyId: number, limit: number): KeyRow[];
   /** Records a write before it is sent; resolves once the row is committed (durable). */
   invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void>;
   /** Records a write's outcome (group-committed within ~100 ms). */
@@ -109,6 +113,7 @@ type Row = unknown[];
 export class SqliteLedger implements Ledger {
   readonly db: Database.Database;
   private invokes: Row[] = [];
+  private keyRowsQueue: Row[] = [];
   private invokeWaiters: Array<{ resolve(): void; reject(e: Error): void }> = [];
   /** The first commit failure; every later call throws it (the run ends as a harness error). */
   failure: Error | null = null;
@@ -145,8 +150,11 @@ export class SqliteLedger implements Ledger {
         'INSERT OR REPLACE INTO stats(t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       event: this.db.prepare('INSERT INTO events(t_ms, kind, detail) VALUES (?, ?, ?)'),
+      keysPage: this.db.prepare('SELECT key_id AS keyId, store, key, partition, writer FROM keys WHERE key_id > ? ORDER BY key_id LIMIT ?'),
     };
     this.commitBatch = this.db.transaction(() => {
+      const key = this.st.key;
+      for (const r of this.keyRowsQueue) key.run(r);
       const inv = this.st.invoke;
       for (const r of this.invokes) inv.run(r);
       const cmp = this.st.complete;
@@ -174,6 +182,16 @@ export class SqliteLedger implements Ledger {
     this.db.transaction(() => {
       for (const k of keys) this.st.key.run(k.keyId, k.store, k.key, k.partition, k.writer);
     })();
+  }
+
+  addKey(k: KeyRow): void {
+    // queued ahead of the invokes of the same batch (the transaction commits both or neither)
+    this.keyRowsQueue.push([k.keyId, k.store, k.key, k.partition, k.writer]);
+  }
+
+  keysPage(afterKeyId: number, limit: number): KeyRow[] {
+    this.flush();
+    return this.st.keysPage.all(afterKeyId, limit) as KeyRow[];
   }
 
   invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void> {
@@ -242,7 +260,7 @@ export class SqliteLedger implements Ledger {
       clearImmediate(this.immediate);
       this.immediate = null;
     }
-    if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.other.length === 0)) return;
+    if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.other.length === 0 && this.keyRowsQueue.length === 0)) return;
     const waiters = this.invokeWaiters;
     this.invokeWaiters = [];
     try {
@@ -254,6 +272,7 @@ export class SqliteLedger implements Ledger {
       for (const w of waiters) w.reject(this.failure);
       return;
     } finally {
+      this.keyRowsQueue = [];
       this.invokes = [];
       this.completions = [];
       this.other = [];
@@ -275,6 +294,10 @@ export class NullLedger implements Ledger {
   setMeta(): void {}
   registerTopology(): void {}
   registerKeys(): void {}
+  addKey(): void {}
+  keysPage(): KeyRow[] {
+    return [];
+  }
   invoke(): Promise<void> {
     return Promise.resolve();
   }

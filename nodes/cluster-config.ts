@@ -64,7 +64,17 @@ export interface ClusterConfig {
    * "" (default) advertises no policy; an invalid non-empty value stops the node at start.
    */
   multiKeyLongTailRetryThresholdsMs: string;
+  /**
+   * A deliberate bug, for the harness's self-test only (a certifier that never says FAILED proves
+   * nothing): `lose-on-promotion` makes a node that becomes the active owner of a partition by
+   * failover or failback start from an empty copy, losing acknowledged writes.
+   */
+  selfTestBug?: SelfTestBug;
 }
+
+/** The deliberate bugs a node can be started with (self-test only). */
+export const SELF_TEST_BUGS = ['lose-on-promotion'] as const;
+export type SelfTestBug = (typeof SELF_TEST_BUGS)[number];
 
 /** Defaults for production-like runs (seed 002: 10 s escalation). */
 export const DEFAULT_TIMING: TimingConfig = Object.freeze({
@@ -171,7 +181,11 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
   }
   const policy = r.multiKeyLongTailRetryThresholdsMs ?? '';
   if (typeof policy !== 'string') fail('cluster config: multiKeyLongTailRetryThresholdsMs must be a string');
+  if (r.selfTestBug !== undefined && !(SELF_TEST_BUGS as readonly unknown[]).includes(r.selfTestBug)) {
+    fail(`cluster config: selfTestBug must be one of ${SELF_TEST_BUGS.join(', ')}`);
+  }
   return {
+    ...(r.selfTestBug !== undefined ? { selfTestBug: r.selfTestBug as SelfTestBug } : {}),
     cluster: typeof r.cluster === 'string' && r.cluster.length > 0 ? r.cluster : 'zaris',
     nodes,
     stores,

@@ -1034,6 +1034,11 @@ export class NodeCore {
           lastLeaderReq: -Infinity,
         };
         lp.followTag = tag;
+        if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
+          // the deliberate bug of the harness's self-test: a new owner forgets what it held
+          this.env.log('self-test-bug', { bug: 'lose-on-promotion', pkey, dropped: lp.data.heldKeys });
+          lp.data.clear(lp.data.revision);
+        }
         this.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
       }
       this.progressPending(lp);

@@ -175,6 +175,59 @@ export class ZarisClient {
     );
   }
 
+  /**
+   * Reads many keys from their active owners only (the end phase's final reads: never from a
+   * replica, which may lag in an async store). Keys are grouped by active owner and sent as batch
+   * reads of at most the store's batchGetLimit; a key the batch could not answer (Moved,
+   * Unavailable, a transport failure) is read again on its own through the retry brain.
+   * @returns per key: the read result, or undefined when it could not be read.
+   */
+  async readMany(store: string, keys: readonly string[]): Promise<Map<string, ReadResult | undefined>> {
+    const out = new Map<string, ReadResult | undefined>();
+    const st = this.clusterView.stores.get(store);
+    if (!st) throw new Error(`unknown store "${store}"`);
+    const groups = new Map<string, string[]>();
+    const single: string[] = [];
+    for (const k of keys) {
+      const active = this.entryFor(store, k)?.active;
+      if (!active) single.push(k);
+      else {
+        const g = groups.get(active) ?? [];
+        g.push(k);
+        groups.set(active, g);
+      }
+    }
+    const limit = Math.max(1, Math.min(st.batchGetLimit, 500));
+    await Promise.all(
+      [...groups].map(async ([node, ks]) => {
+        for (let i = 0; i < ks.length; i += limit) {
+          const chunk = ks.slice(i, i + limit);
+          try {
+            const res = await this.conn(node).request({ op: Op.GetMany, store, keys: chunk, allowReplica: false }, this.attemptTimeoutMs);
+            if (res.op !== Op.GetMany || res.status !== KvStatus.Ok || res.items.length !== chunk.length) throw new Error('batch read not answered');
+            res.items.forEach((it, j) => {
+              if (it.status === KvStatus.Ok || it.status === KvStatus.NotFound) out.set(chunk[j], { status: it.status, node: res.node, epoch: 0, version: it.version, value: it.value });
+              else single.push(chunk[j]);
+            });
+          } catch {
+            single.push(...chunk);
+          }
+        }
+      }),
+    );
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(32, single.length) }, async () => {
+        while (next < single.length) {
+          const k = single[next++];
+          const o = await this.get(store, k);
+          out.set(k, o.result && (o.result.status === KvStatus.Ok || o.result.status === KvStatus.NotFound) ? o.result : undefined);
+        }
+      }),
+    );
+    return out;
+  }
+
   /** The seed 004 policy state of a store (published server policy, invalid counter). */
   policyState(store: string): MultiKeyRetryPolicyState {
     let s = this.policies.get(store);
