@@ -19,6 +19,7 @@ import { ProcessRuntime } from './runtime/process-runtime.js';
 import type { Runtime, RuntimeKind } from './runtime/runtime.js';
 import { DEFAULT_SWEEPERS, sweepLeftovers, type Sweeper } from './sweep.js';
 import { dockerEngineVersion } from './docker/docker-cli.js';
+import { repoRootFrom } from './docker/node-image.js';
 import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
 import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
@@ -174,12 +175,12 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
   try {
-    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+    const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
     ledger.setMeta(META.seed, String(seed));
     ledger.setMeta(META.runtime, runtime.kind);
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
-    ledger.setMeta(META.durationMs, String(o.durationMs));
+    ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
     ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null }));
 
@@ -229,7 +230,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       log(`t=${Math.round((clock.now() - faultPhaseStart) / 1000)}s ok=${t.ok} fail=${t.fail} info=${t.info} faults=${JSON.stringify(nemesis.counts())}`);
     }, 10_000);
     const nemesisRun = nemesis.run(stopFaults.signal);
-    await sleep(o.durationMs, o.signal);
+    // a replay runs as long as the recorded run did
+    await sleep(replayed ? replayed.durationMs : o.durationMs, o.signal);
     stopFaults.abort();
     await nemesisRun;
     const faultPhaseEnd = clock.now();
