@@ -132,6 +132,9 @@ export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: Clus
       if ((f.kind === 'kill' || f.kind === 'stop') && f.nodes.length === 1) watch.crashStarting(id, f.nodes[0], startMs);
       return id;
     },
+    faultEffective(id: number): void {
+      ledger.faultEffective(id, clock.now());
+    },
     faultEnd(id: number): void {
       ledger.faultEnd(id, clock.now());
     },

@@ -141,7 +141,7 @@ export function exportHistory(db: Database.Database, outPath: string): number {
     out.write('],\n"faults":[');
     i = 0;
     type FaultRow = { id: number; kind: string; nodes: string; start_ms: number; end_ms: number | null; caught_up_ms: number | null; detail: string | null };
-    for (const f of db.prepare('SELECT id, kind, nodes, start_ms, end_ms, caught_up_ms, detail FROM faults ORDER BY id').iterate() as Iterable<FaultRow>) {
+    for (const f of db.prepare('SELECT id, kind, nodes, COALESCE(effective_ms, start_ms) AS start_ms, end_ms, caught_up_ms, detail FROM faults ORDER BY id').iterate() as Iterable<FaultRow>) {
       const fault: HistoryFault = {
         id: faultHistoryId(f.id, f.detail),
         kind: f.kind as HistoryFault['kind'],

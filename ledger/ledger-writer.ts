@@ -84,6 +84,8 @@ export interface Ledger {
   complete(keyId: number, seq: number, c: WriteCompletion): void;
   /** Records a fault start; committed before it returns (so before the fault takes effect). Returns its id. */
   faultStart(f: FaultStart): number;
+  /** Records when the runtime call applying a fault returned (the fault surely in effect). */
+  faultEffective(id: number, ms: number): void;
   /** Records the end of a fault (restart, resume, heal); committed before it returns. */
   faultEnd(id: number, endMs: number): void;
   /** Records when a restarted node was back in sync. */
@@ -143,6 +145,7 @@ export class SqliteLedger implements Ledger {
       ),
       faultStart: this.db.prepare('INSERT INTO faults(kind, nodes, target, planned_ms, start_ms, detail) VALUES (?, ?, ?, ?, ?, ?)'),
       faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
+      faultEffective: this.db.prepare('UPDATE faults SET effective_ms = ? WHERE id = ?'),
       faultCaughtUp: this.db.prepare('UPDATE faults SET caught_up_ms = ? WHERE id = ?'),
       sample: this.db.prepare('INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       finalRead: this.db.prepare('INSERT OR REPLACE INTO final_reads(key_id, value, value_key_id, value_seq, unreadable, t_ms) VALUES (?, ?, ?, ?, ?, ?)'),
@@ -229,6 +232,10 @@ export class SqliteLedger implements Ledger {
     return Number(r.lastInsertRowid);
   }
 
+  faultEffective(id: number, ms: number): void {
+    this.st.faultEffective.run(ms, id);
+  }
+
   faultEnd(id: number, endMs: number): void {
     this.flush();
     this.st.faultEnd.run(endMs, id);
@@ -306,6 +313,7 @@ export class NullLedger implements Ledger {
     return 0;
   }
   faultEnd(): void {}
+  faultEffective(): void {}
   faultCaughtUp(): void {}
   sample(): void {}
   finalRead(): void {}

@@ -70,6 +70,10 @@ export const LEDGER_DDL: readonly string[] = [
   // kind: kill | stop | pause | partition. nodes: JSON array (for partition: the nodes cut off
   // from the rest). end_ms: restart (kill/stop), resume (pause) or heal (partition).
   // caught_up_ms: when a restarted node was back in sync (NULL if unknown).
+  // start_ms is taken just before the fault is applied (it is recorded before it takes effect);
+  // effective_ms when the runtime call that applies it returned (the fault is surely in effect).
+  // The crash of a node happened somewhere in [start_ms, effective_ms]; an ack the node sent is
+  // before its crash, so the verifier dates a crash at effective_ms ("crashed after the ack").
   `CREATE TABLE IF NOT EXISTS faults (
      id           INTEGER PRIMARY KEY,
      kind         TEXT NOT NULL,
@@ -77,6 +81,7 @@ export const LEDGER_DDL: readonly string[] = [
      target       TEXT,
      planned_ms   REAL,
      start_ms     REAL NOT NULL,
+     effective_ms REAL,
      end_ms       REAL,
      caught_up_ms REAL,
      detail       TEXT
@@ -135,6 +140,21 @@ export const LEDGER_DDL: readonly string[] = [
   // the verifier's report order: results.json and the HTML read findings class by class
   `CREATE INDEX IF NOT EXISTS findings_by_class ON findings (class, store, key)`,
 ];
+
+/**
+ * Columns added after a table first shipped: [table, column, type]. {@link applySchema} adds the
+ * missing ones to an older ledger.
+ */
+export const ADDED_COLUMNS: ReadonlyArray<[string, string, string]> = [['faults', 'effective_ms', 'REAL']];
+
+/** Applies the DDL and adds columns an older ledger lacks. Idempotent. */
+export function applySchema(db: { exec(sql: string): unknown; prepare(sql: string): { all(...a: unknown[]): unknown[] } }): void {
+  for (const ddl of LEDGER_DDL) db.exec(ddl);
+  for (const [table, column, type] of ADDED_COLUMNS) {
+    const cols = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
+    if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+}
 
 /** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */
 export function writeId(keyId: number, seq: number): string {

@@ -38,6 +38,11 @@ export interface FaultRecorder {
   faultStart(f: FaultStartRecord): number;
   /** Records the end of fault `id` (restart / resume / heal about to happen). */
   faultEnd(id: number): void;
+  /**
+   * The runtime call that applies fault `id` returned: the fault is surely in effect now (the
+   * ledger's effective_ms; the crash of a node happened between faultStart and this call).
+   */
+  faultEffective?(id: number): void;
   /** The node restarted after crash fault `id` was back in sync at `ms` (run clock). */
   caughtUp(id: number, ms: number): void;
   /** A free-form timeline entry (events table): kind such as `fault-skipped`, detail JSON text. */
@@ -320,6 +325,7 @@ export class Nemesis {
       this.grudges.set(id, plan.grudge);
       const union = unionGrudges([...this.grudges.values()]);
       await this.net(() => this.o.runtime.partition(union));
+      this.o.recorder.faultEffective?.(id);
       this.injected.partition++;
       return { id };
     }
@@ -345,6 +351,7 @@ export class Nemesis {
     if (f.kind === 'kill') await rt.kill(node);
     else if (f.kind === 'stop') await rt.stop(node);
     else await rt.pause(node);
+    this.o.recorder.faultEffective?.(id);
     this.injected[f.kind]++;
     return { id, node };
   }

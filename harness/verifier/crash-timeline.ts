@@ -96,7 +96,7 @@ export class CrashTimeline {
    */
   static fromLedger(db: Database.Database): CrashTimeline {
     type Row = { id: number; nodes: string; start_ms: number; end_ms: number | null; caught_up_ms: number | null };
-    const rows = db.prepare("SELECT id, nodes, start_ms, end_ms, caught_up_ms FROM faults WHERE kind IN ('kill', 'stop') ORDER BY id").all() as Row[];
+    const rows = db.prepare("SELECT id, nodes, COALESCE(effective_ms, start_ms) AS start_ms, end_ms, caught_up_ms FROM faults WHERE kind IN ('kill', 'stop') ORDER BY id").all() as Row[];
     return new CrashTimeline(
       rows.map((r) => {
         let nodes: unknown;
