@@ -211,7 +211,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
-      replayed ?? planSchedule({ seed, durationMs: o.durationMs, kinds, escalationTimeoutMs: o.escalationTimeoutMs, nodeCount: NODE_IDS.length, partitions: await watch.partitions(), beyondBudget: o.beyondBudget });
+      replayed ?? planSchedule({ seed, durationMs: o.durationMs, kinds, escalationTimeoutMs: o.escalationTimeoutMs, nodeCount: NODE_IDS.length, partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition), beyondBudget: o.beyondBudget });
     const digest = scheduleDigest(schedule);
     ledger.setMeta(META.schedule, scheduleToJson(schedule));
     ledger.setMeta(META.scheduleDigest, digest);
