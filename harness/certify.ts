@@ -257,6 +257,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
+    ledger.seal();
     ledger.setMeta(META.status, status);
     if (status === 'interrupted') ledger.setMeta(META.inconclusiveReason, 'the run was interrupted (SIGINT) before its end phase');
   } catch (e) {

@@ -17,9 +17,9 @@ export interface WorkloadStore {
 /** Workload shape. */
 export interface WorkloadOptions {
   stores: WorkloadStore[];
-  /** Concurrent writers per store; each owns its keys, so a key's writes are sequential. */
+  /** Writers per store; each owns its keys, so a key's writes are sequential. */
   writersPerStore: number;
-  /** Keys each writer writes at a time (its slots). */
+  /** Keys each writer writes at a time (its slots); each slot runs on its own: writes in flight = writers x keys. */
   keysPerWriter: number;
   /**
    * A key takes between min and max writes, then retires: the writer moves to a fresh key and the
@@ -147,7 +147,9 @@ export class Workload {
       }, 10);
     }
     this.statsTimer = setInterval(() => this.rollSecond(Math.floor(this.clock.now() / 1000)), 250);
-    for (const w of this.writers) this.running.push(this.writer(w));
+    // every key slot is its own sequential loop: a key stuck in retries (its partition failing
+    // over) holds up only itself, never the writer's other keys
+    for (const w of this.writers) for (let slot = 0; slot < w.slots.length; slot++) this.running.push(this.slotLoop(w, slot));
   }
 
   /** Stops issuing writes and waits for the ones in flight (each bounded by the client's deadline). */
@@ -170,11 +172,10 @@ export class Workload {
     return new Promise((r) => this.tokenWaiters.push(r));
   }
 
-  private async writer(w: Writer): Promise<void> {
+  private async slotLoop(w: Writer, slot: number): Promise<void> {
     const rnd = this.opts.random;
     const delFrac = this.opts.deleteFraction ?? 0.03;
     const readFrac = this.opts.batchReadFraction ?? 0.02;
-    let i = 0;
     while (!this.stopped) {
       const wait = this.take();
       if (wait) await wait;
@@ -183,7 +184,6 @@ export class Workload {
         await this.batchRead(w.slots);
         continue;
       }
-      const slot = i++ % w.slots.length;
       const k = w.slots[slot];
       await this.write(k, rnd() < delFrac);
       if (--k.remaining <= 0) w.slots[slot] = this.newKey(w.store, w.index);
@@ -210,7 +210,8 @@ export class Workload {
     const seq = ++k.seq;
     const id = writeId(k.keyId, seq);
     const invokeMs = this.clock.now();
-    await this.ledger.invoke(k.keyId, seq, op, invokeMs);
+    const { w, committed } = this.ledger.invoke(k.keyId, seq, op, invokeMs);
+    await committed;
     this.totals.attempted++;
     let outcome: RetryOutcome<WriteResult>;
     const value = Buffer.from(id);
@@ -233,7 +234,7 @@ export class Workload {
     const status = r ? kvStatusName(r.status) : errorName(outcome.error);
     const ack = ledgerOutcome === 'ok' && r ? { node: r.info.node, epoch: r.info.epoch, version: r.info.version, revision: r.info.revision, ackMode: r.info.ackMode } : undefined;
     const trace = outcome.attempts.length > 1 || ledgerOutcome !== 'ok' ? JSON.stringify(outcome.attempts.map((a) => ({ n: a.n, s: a.status !== undefined ? kvStatusName(a.status) : a.errorKind, node: a.node, e: a.epoch, t0: round(a.startMs), t1: round(a.endMs) }))) : undefined;
-    this.ledger.complete(k.keyId, seq, { completeMs, outcome: ledgerOutcome, status, attempts: outcome.attempts.length, ack, trace });
+    this.ledger.complete(w, { completeMs, outcome: ledgerOutcome, status, attempts: outcome.attempts.length, ack, trace });
     const b = this.bucket(k.store);
     for (const a of outcome.attempts) {
       const name = a.status !== undefined ? kvStatusName(a.status) : (a.errorKind ?? 'Error');

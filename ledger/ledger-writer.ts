@@ -1,5 +1,12 @@
+import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { LEDGER_DDL, META, SCHEMA_VERSION } from './schema.js';
+import { LEDGER_DDL, META, SCHEMA_VERSION, sealLedger } from './schema.js';
+
+/** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
+export interface Invoked {
+  w: number;
+  committed: Promise<void>;
+}
 
 /** A write's operation as the ledger names it. */
 export type WriteOp = 'put' | 'cas' | 'create' | 'delete';
@@ -78,10 +85,16 @@ export interface Ledger {
   addKey(k: KeyRow): void;
   /** Keys with key_id > afterKeyId, in key order, at most `limit` (paging; [] when the ledger is off). */
   keysPage(afterKeyId: number, limit: number): KeyRow[];
-  /** Records a write before it is sent; resolves once the row is committed (durable). */
-  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void>;
-  /** Records a write's outcome (group-committed within ~100 ms). */
-  complete(keyId: number, seq: number, c: WriteCompletion): void;
+  /**
+   * Records a write before it is sent: returns the write's number w (which its completion names)
+   * and a promise that resolves once the row is committed (durable). The write must not be sent
+   * before it resolves; it rejects when the commit failed (nothing of that batch is recorded).
+   */
+  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Invoked;
+  /** Records the outcome of write w (group-committed within ~50 ms). */
+  complete(w: number, c: WriteCompletion): void;
+  /** Moves the appended writes into the clustered `writes` table (end of run). */
+  seal(): void;
   /** Records a fault start; committed before it returns (so before the fault takes effect). Returns its id. */
   faultStart(f: FaultStart): number;
   /** Records when the runtime call applying a fault returned (the fault surely in effect). */
@@ -103,6 +116,11 @@ export interface Ledger {
 const MAX_BATCH = 4096;
 /** Completions and samples are committed at least this often, ms (DESIGN.md §4: ~100 ms). */
 const GROUP_COMMIT_MS = 50;
+/**
+ * Invokes wait at most this long for their commit, ms: commits are spaced so that each carries
+ * many rows (a commit costs far more than a row; tiny commits made the ledger the bottleneck).
+ */
+const INVOKE_COMMIT_MS = 2;
 
 type Row = unknown[];
 
@@ -116,12 +134,15 @@ export class SqliteLedger implements Ledger {
   readonly db: Database.Database;
   private invokes: Row[] = [];
   private keyRowsQueue: Row[] = [];
-  private invokeWaiters: Array<{ resolve(): void; reject(e: Error): void }> = [];
+  /** The commit the queued invokes wait for (one promise per batch, not one per write). */
+  private batchCommit: { promise: Promise<void>; resolve(): void; reject(e: Error): void } | null = null;
+  private nextW = 1;
   /** The first commit failure; every later call throws it (the run ends as a harness error). */
   failure: Error | null = null;
   private completions: Row[] = [];
   private other: Array<[Database.Statement, Row]> = [];
-  private immediate: NodeJS.Immediate | null = null;
+  private scheduled: NodeJS.Timeout | null = null;
+  private lastCommitAt = 0;
   private timer: NodeJS.Timeout;
   private closed = false;
   private readonly st: Record<string, Database.Statement>;
@@ -131,7 +152,8 @@ export class SqliteLedger implements Ledger {
     this.db = new Database(path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
-    this.db.pragma('cache_size = -65536');
+    // 16 MiB of page cache: the hot path only appends, and the harness's RSS must stay flat
+    this.db.pragma('cache_size = -16384');
     for (const ddl of LEDGER_DDL) this.db.exec(ddl);
     this.st = {
       meta: this.db.prepare('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
@@ -139,9 +161,9 @@ export class SqliteLedger implements Ledger {
       store: this.db.prepare('INSERT OR REPLACE INTO stores(name, replication_factor, ack_mode, segments) VALUES (?, ?, ?, ?)'),
       partition: this.db.prepare('INSERT OR REPLACE INTO partitions(store, partition, replicas) VALUES (?, ?, ?)'),
       key: this.db.prepare('INSERT INTO keys(key_id, store, key, partition, writer) VALUES (?, ?, ?, ?, ?)'),
-      invoke: this.db.prepare('INSERT INTO writes(key_id, seq, op, invoke_ms) VALUES (?, ?, ?, ?)'),
+      invoke: this.db.prepare('INSERT INTO invokes(w, key_id, seq, op, invoke_ms) VALUES (?, ?, ?, ?, ?)'),
       complete: this.db.prepare(
-        'UPDATE writes SET complete_ms = ?, outcome = ?, status = ?, attempts = ?, ack_node = ?, ack_epoch = ?, ack_version = ?, ack_revision = ?, ack_mode = ?, trace = ? WHERE key_id = ? AND seq = ?',
+        'INSERT INTO completions(w, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       faultStart: this.db.prepare('INSERT INTO faults(kind, nodes, target, planned_ms, start_ms, detail) VALUES (?, ?, ?, ?, ?, ?)'),
       faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
@@ -197,19 +219,33 @@ export class SqliteLedger implements Ledger {
     return this.st.keysPage.all(afterKeyId, limit) as KeyRow[];
   }
 
-  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Promise<void> {
-    if (this.closed) return Promise.reject(new Error('ledger is closed'));
-    if (this.failure) return Promise.reject(this.failure);
-    this.invokes.push([keyId, seq, op, invokeMs]);
-    const p = new Promise<void>((resolve, reject) => this.invokeWaiters.push({ resolve, reject }));
+  invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Invoked {
+    const w = this.nextW++;
+    if (this.closed) return { w, committed: Promise.reject(new Error('ledger is closed')) };
+    if (this.failure) return { w, committed: Promise.reject(this.failure) };
+    this.invokes.push([w, keyId, seq, op, invokeMs]);
+    if (!this.batchCommit) {
+      let resolve!: () => void;
+      let reject!: (e: Error) => void;
+      const promise = new Promise<void>((res, rej) => {
+        resolve = res;
+        reject = rej;
+      });
+      this.batchCommit = { promise, resolve, reject };
+    }
+    const p = { w, committed: this.batchCommit.promise };
     if (this.invokes.length >= MAX_BATCH) this.flush();
-    else if (!this.immediate) this.immediate = setImmediate(() => this.flush());
+    else if (!this.scheduled) {
+      const wait = Math.max(0, this.lastCommitAt + INVOKE_COMMIT_MS - performance.now());
+      this.scheduled = setTimeout(() => this.flush(), wait);
+    }
     return p;
   }
 
-  complete(keyId: number, seq: number, c: WriteCompletion): void {
+  complete(w: number, c: WriteCompletion): void {
     const a = c.ack;
     this.completions.push([
+      w,
       c.completeMs,
       c.outcome,
       c.status,
@@ -220,8 +256,6 @@ export class SqliteLedger implements Ledger {
       a ? a.revision : null,
       a ? a.ackMode : null,
       c.trace ?? null,
-      keyId,
-      seq,
     ]);
     if (this.completions.length >= MAX_BATCH) this.flush();
   }
@@ -263,20 +297,21 @@ export class SqliteLedger implements Ledger {
   }
 
   flush(): void {
-    if (this.immediate) {
-      clearImmediate(this.immediate);
-      this.immediate = null;
+    if (this.scheduled) {
+      clearTimeout(this.scheduled);
+      this.scheduled = null;
     }
     if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.other.length === 0 && this.keyRowsQueue.length === 0)) return;
-    const waiters = this.invokeWaiters;
-    this.invokeWaiters = [];
+    const waiters = this.batchCommit;
+    this.batchCommit = null;
     try {
+      this.lastCommitAt = performance.now();
       this.commitBatch();
     } catch (e) {
       // nothing of this batch is in the ledger (the transaction rolled back): the writes waiting
       // on it are never sent, so the ledger still holds no ack that did not happen
       this.failure = new Error(`ledger commit failed: ${(e as Error).message}`);
-      for (const w of waiters) w.reject(this.failure);
+      waiters?.reject(this.failure);
       return;
     } finally {
       this.keyRowsQueue = [];
@@ -284,7 +319,13 @@ export class SqliteLedger implements Ledger {
       this.completions = [];
       this.other = [];
     }
-    for (const w of waiters) w.resolve();
+    waiters?.resolve();
+  }
+
+  seal(): void {
+    this.flush();
+    if (this.failure) throw this.failure;
+    sealLedger(this.db);
   }
 
   close(): void {
@@ -305,9 +346,12 @@ export class NullLedger implements Ledger {
   keysPage(): KeyRow[] {
     return [];
   }
-  invoke(): Promise<void> {
-    return Promise.resolve();
+  private w = 0;
+  private static readonly done = Promise.resolve();
+  invoke(): Invoked {
+    return { w: ++this.w, committed: NullLedger.done };
   }
+  seal(): void {}
   complete(): void {}
   faultStart(): number {
     return 0;

@@ -48,7 +48,31 @@ export const LEDGER_DDL: readonly string[] = [
      writer    INTEGER NOT NULL,
      UNIQUE (store, key)
    )`,
-  // one row per write, inserted at invoke (before it is sent), updated at completion
+  // During the run the hot path only appends: a write is a row of `invokes` (committed before it
+  // is sent) and, once it completed, a row of `completions` with the same write number w. At the
+  // end (or at the first analysis of a run that crashed) sealLedger() moves them, in key order,
+  // into `writes`, the table the verifier streams. A write with no completion is indeterminate.
+  `CREATE TABLE IF NOT EXISTS invokes (
+     w         INTEGER PRIMARY KEY,
+     key_id    INTEGER NOT NULL,
+     seq       INTEGER NOT NULL,
+     op        TEXT NOT NULL,
+     invoke_ms REAL NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS completions (
+     w            INTEGER PRIMARY KEY,
+     complete_ms  REAL NOT NULL,
+     outcome      TEXT NOT NULL,
+     status       TEXT,
+     attempts     INTEGER,
+     ack_node     TEXT,
+     ack_epoch    INTEGER,
+     ack_version  INTEGER,
+     ack_revision INTEGER,
+     ack_mode     TEXT,
+     trace        TEXT
+   )`,
+  // one row per write, clustered by key: (key_id, seq) orders one key's writes
   `CREATE TABLE IF NOT EXISTS writes (
      key_id       INTEGER NOT NULL,
      seq          INTEGER NOT NULL,
@@ -154,6 +178,29 @@ export function applySchema(db: { exec(sql: string): unknown; prepare(sql: strin
     const cols = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
     if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
   }
+}
+
+/**
+ * Moves the run's appended invokes and completions into `writes`, in key order, in one
+ * transaction (all or nothing), then empties them. Idempotent: a sealed ledger has nothing to move.
+ * @returns the number of writes moved.
+ */
+export function sealLedger(db: { exec(sql: string): unknown; prepare(sql: string): { get(...a: unknown[]): unknown; run(...a: unknown[]): { changes: number } }; transaction<T>(fn: () => T): () => T }): number {
+  const pending = db.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number };
+  if (pending.n === 0) return 0;
+  return db.transaction(() => {
+    const r = db
+      .prepare(
+        `INSERT INTO writes (key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace)
+         SELECT i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace
+         FROM invokes i LEFT JOIN completions c ON c.w = i.w
+         ORDER BY i.key_id, i.seq`,
+      )
+      .run();
+    db.exec('DELETE FROM invokes');
+    db.exec('DELETE FROM completions');
+    return r.changes;
+  })();
 }
 
 /** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */

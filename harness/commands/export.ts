@@ -11,7 +11,8 @@ import { openRunLedger } from './run-ledger.js';
  */
 export function exportRun(dir: string, outFile?: string): string {
   const out = outFile ?? join(dir, 'history.json');
-  const db = openRunLedger(dir, { write: false });
+  // write: a run that ended before its seal is sealed first
+  const db = openRunLedger(dir, { write: true });
   try {
     exportHistory(db, out);
   } finally {

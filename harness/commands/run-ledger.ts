@@ -1,7 +1,7 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { applySchema } from '../../ledger/schema.js';
+import { applySchema, sealLedger } from '../../ledger/schema.js';
 import { UsageError } from '../usage-error.js';
 
 /** The ledger's file name inside a run directory (DESIGN.md §4). */
@@ -28,7 +28,11 @@ export function openRunLedger(dir: string, opts: { write: boolean }): Database.D
   try {
     const hasWrites = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writes'").get();
     if (hasWrites === undefined) throw new UsageError(`${path} is not a zaris-certify ledger (no writes table)`);
-    if (opts.write) applySchema(db);
+    if (opts.write) {
+      applySchema(db);
+      // a run that ended before its seal (a crash, a forced exit) is sealed by its first analysis
+      sealLedger(db);
+    }
   } catch (e) {
     db.close();
     if (e instanceof UsageError) throw e;
