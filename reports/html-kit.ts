@@ -2,10 +2,28 @@ import type Database from 'better-sqlite3';
 import escapeHtml from 'escape-html';
 import type { Results } from './results.js';
 
-/** What every report section renders from: the ledger (read-only use) and the built results. */
+/**
+ * What every report section renders from: the ledger (read-only use) and the built results.
+ * `memo(key, make)` computes a value once per rendered page and hands it to every section that
+ * asks for the same key (e.g. one pass over the samples for both the epoch chart and table).
+ */
 export interface ReportContext {
   db: Database.Database;
   results: Results;
+  memo<T>(key: string, make: () => T): T;
+}
+
+/** A fresh {@link ReportContext} for one page (its memo starts empty). */
+export function reportContext(db: Database.Database, results: Results): ReportContext {
+  const cache = new Map<string, unknown>();
+  return {
+    db,
+    results,
+    memo<T>(key: string, make: () => T): T {
+      if (!cache.has(key)) cache.set(key, make());
+      return cache.get(key) as T;
+    },
+  };
 }
 
 /**
