@@ -55,10 +55,12 @@ const DATA: TimelineData & { faultColors: Record<string, string>; faultColorOthe
   x: [0, 1, 2, 3, 4, 5, 6, 7, 8, 9],
   faults: [
     [1, 3, 'kill', 'kill n3', 1],
+    [2.5, 3.5, 'kill', 'kill n2', 4],
+    [3.2, 3.4, 'pause', 'pause n1', 5],
+    [4, 4.5, 'odd', 'odd n2', 3],
     [5, null, 'partition', 'partition <b>n1</b>', 2],
-    [7, 7.5, 'odd', 'odd n2', 3],
   ],
-  phases: [[0.5, 'faults'], [8, 'heal']],
+  phases: [[0.5, 'faults'], [5, 'heal'], [9.8, 'final-reads'], [9.9, 'done']],
   charts: [
     { id: 'chart-writes-0', title: 'Writes per second: sync3', unit: 'writes/s', lines: [{ label: 'acknowledged' }, { label: 'failed' }], values: [[1, 2, 3, 4, 5, 6, 7, 8, 9, 10], [0, 0, 0, 0, 0, 0, 0, 0, 0, 1]] },
     { id: 'chart-statuses', title: 'statuses', unit: 'attempts/s', lines: [], values: [] },
@@ -163,13 +165,14 @@ describe('CHART_SCRIPT', () => {
     // x: value v at 100 + 50 v px; plot area 100..600 (v 0..10)
     made[0].opts.hooks.drawClear[0]({ ctx: rec.ctx, bbox: { left: 100, top: 10, width: 500, height: 200 }, valToPos: (v: number) => 100 + v * 50 });
     expect(rec.fills).toEqual([
-      [FAULT_COLORS.kill, 150, 10, 100, 200],
+      [FAULT_COLORS.kill, 150, 10, 125, 200], // faults 1 and 4 overlap: one fill; the pause under them is not drawn over them
+      [FAULT_COLOR_OTHER, 300, 10, 25, 200],
       [FAULT_COLORS.partition, 350, 10, 250, 200], // never healed: to the end of the run
-      [FAULT_COLOR_OTHER, 450, 10, 25, 200],
     ]);
     const texts = rec.texts.map((t) => t[0]);
-    expect(texts).toEqual(['kill n3', 'partition <b>n1</b>', 'faults', 'heal']); // 'odd n2' overlaps the partition label: skipped
-    expect(rec.strokes).toBe(2);
+    expect(texts).toEqual(['kill n3', 'kill n2', 'odd n2', 'partition <b>n1</b>', 'faults', 'heal', 'final-reads']); // 'pause n1' and 'done' would overlap a label: skipped
+    expect(rec.texts.slice(4).map((t) => t[1])).toEqual([128, 353, 521]); // right of the line; left of it at the right edge
+    expect(rec.strokes).toBe(4);
   });
 
   it('describes the faults and phase under the cursor as text', () => {
@@ -177,11 +180,17 @@ describe('CHART_SCRIPT', () => {
     const info = els.get('chart-writes-0')!.children[0];
     const cursor = (left: number | null): void => made[0].opts.hooks.setCursor[0]({ cursor: { left }, posToVal: (px: number) => px / 50 });
     cursor(250); // t = 5 s
-    expect(info.textContent).toBe('t=0:05, phase faults; fault 2: partition <b>n1</b> (0:05-never healed)');
+    expect(info.textContent).toBe('t=0:05, phase heal; fault 2: partition <b>n1</b> (0:05-never healed)');
     cursor(100); // t = 2 s
-    expect(info.textContent).toBe('t=0:02, phase faults; fault 1: kill n3 (0:01-0:03)');
+    expect(info.textContent).toBe('t=0:02, phase faults; fault 1: kill n3 (0:01-0:03); fault 4: kill n2 (0:03-0:04)');
     cursor(-10);
     expect(info.textContent).toBe('');
+  });
+
+  it('names the bucket a point stands for when buckets are wider than a second', () => {
+    const { made, els } = run({ ...DATA, widthS: 8, endS: 80, x: DATA.x.map((x) => x * 8) });
+    made[0].opts.hooks.setCursor[0]({ cursor: { left: 160 }, posToVal: (px: number) => px / 10 });
+    expect(els.get('chart-writes-0')!.children[0].textContent).toBe('t=0:16-0:24, phase done; fault 2: partition <b>n1</b> (0:05-never healed)');
   });
 
   it('counts a chart that fails to draw and says so in its place', () => {

@@ -65,7 +65,7 @@ describe('scanEpochHistory', () => {
     insert(db, 'zz', 0, [s(0, null, 0, 'Unavailable')]);
     expect(sampledPartitions(db)).toEqual([{ store: 'sync3', partition: 0 }, { store: 'sync3', partition: 1 }, { store: 'async3', partition: 0 }, { store: 'zz', partition: 0 }]);
     const seen: string[] = [];
-    const h = scanEpochHistory(db, { onSample: (store, p, x, i) => seen.push(`${i}:${store}/${p}@${x.tMs}`) });
+    const h = scanEpochHistory(db, { onSample: (i, tMs, epoch) => seen.push(`${i}@${tMs}:e${epoch}`) });
     expect(h.map((x) => [x.store, x.partition, x.samples, x.transitions])).toEqual([['sync3', 0, 1, 1], ['sync3', 1, 5, 4], ['async3', 0, 2, 1], ['zz', 0, 1, 1]]);
     const p1 = h[1];
     expect(p1.owners).toEqual(['n2', 'n3']);
@@ -74,8 +74,26 @@ describe('scanEpochHistory', () => {
     expect(p1.head.map((t) => [t.tMs, t.changed.join('+')])).toEqual([[0, 'first'], [500, 'active+epoch+health'], [750, 'health'], [1000, 'active+epoch']]);
     expect(p1.tail).toEqual([]);
     expect(h[3].owners).toEqual([]);
-    expect(seen.slice(0, 3)).toEqual(['0:sync3/0@0', '1:sync3/1@0', '1:sync3/1@250']);
+    expect(seen.slice(0, 4)).toEqual(['0@0:e1', '1@0:e1', '1@250:e1', '1@500:e2']);
     expect(seen).toHaveLength(9);
+  });
+
+  it('property: the scan finds exactly the transitions the tracker finds, with the counts', () => {
+    const sample = fc.record({ active: fc.constantFrom('n1', 'n2', null), epoch: fc.integer({ min: 1, max: 3 }), health: fc.constantFrom('Healthy', 'Degraded'), replicatedRevision: fc.nat(9) });
+    fc.assert(fc.property(fc.array(sample, { minLength: 1, maxLength: 40 }), fc.integer({ min: 1, max: 10 }), (list, keep) => {
+      const db = ledger();
+      const samples = list.map((x, i) => ({ tMs: i * 250, ...x }));
+      insert(db, 'sync3', 0, samples);
+      const tr = new TransitionTracker();
+      const expected = samples.map((x) => tr.push(x)).filter((t) => t !== null);
+      const [h] = scanEpochHistory(db, { keep });
+      expect(h.transitions).toBe(expected.length);
+      expect(h.head).toEqual(expected.slice(0, keep));
+      expect(h.tail).toEqual(expected.slice(keep).slice(-keep));
+      expect(h.lastEpoch).toBe(list[list.length - 1].epoch);
+      expect(Object.values(h.healthSamples).reduce((a, b) => a + b, 0)).toBe(list.length);
+      db.close();
+    }), { numRuns: 60 });
   });
 
   it('keeps the first and the last transitions of a long history, counting all', () => {

@@ -90,33 +90,41 @@ export function sampledPartitions(db: Database.Database): { store: string; parti
   return list.sort((a, b) => rank(a.store) - rank(b.store) || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0) || a.partition - b.partition);
 }
 
+/** A sample row as the scan reads it (better-sqlite3 raw mode): t_ms, active, epoch, health, replicated_revision. */
+type RawSample = [number, string | null, number, string, number];
+
 /**
  * Scans every partition's samples once, in time order (through the samples_by_partition
  * index), and builds its {@link PartitionHistory}. Memory: O(partitions x keep), whatever the
- * run's length. `onSample` sees every sample (for the epoch chart built in the same pass).
+ * run's length. `onSample(index, tMs, epoch)` sees every sample of the partition at position
+ * `index` of the result (for the epoch chart built in the same pass). Rows are read as arrays
+ * and a sample object is made only for a transition (a 4-hour run has ~500,000 samples).
  */
 export function scanEpochHistory(
   db: Database.Database,
-  opts: { keep?: number; onSample?: (store: string, partition: number, s: RuntimeSample, index: number) => void } = {},
+  opts: { keep?: number; onSample?: (index: number, tMs: number, epoch: number) => void } = {},
 ): PartitionHistory[] {
   const keep = opts.keep ?? TRANSITIONS_KEPT;
-  const rows = db.prepare(
-    'SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? ORDER BY t_ms, rowid',
-  );
+  const onSample = opts.onSample;
+  const rows = db
+    .prepare('SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? ORDER BY t_ms, rowid')
+    .raw(true);
   return sampledPartitions(db).map(({ store, partition }, index) => {
     const tracker = new TransitionTracker();
     const h: PartitionHistory = { store, partition, samples: 0, transitions: 0, owners: [], firstEpoch: null, lastEpoch: null, healthSamples: {}, head: [], tail: [] };
     const owners = new Set<string>();
-    for (const r of rows.iterate(store, partition) as IterableIterator<SampleRowDb>) {
-      const s = toSample(r);
-      opts.onSample?.(store, partition, s, index);
+    const health = new Map<string, number>();
+    let prev: RawSample | null = null;
+    for (const r of rows.iterate(store, partition) as IterableIterator<RawSample>) {
+      const [tMs, active, epoch, hs] = r;
+      onSample?.(index, tMs, epoch);
       h.samples++;
-      h.healthSamples[s.health] = (h.healthSamples[s.health] ?? 0) + 1;
-      if (s.active !== null) owners.add(s.active);
-      if (h.firstEpoch === null) h.firstEpoch = s.epoch;
-      h.lastEpoch = s.epoch;
-      const t = tracker.push(s);
-      if (t === null) continue;
+      health.set(hs, (health.get(hs) ?? 0) + 1);
+      if (prev !== null && prev[1] === active && prev[2] === epoch && prev[3] === hs) continue;
+      prev = r;
+      if (active !== null) owners.add(active);
+      if (h.firstEpoch === null) h.firstEpoch = epoch;
+      const t = tracker.push({ tMs, active, epoch, health: hs, replicatedRevision: r[4] })!;
       h.transitions++;
       if (h.head.length < keep) h.head.push(t);
       else {
@@ -124,8 +132,9 @@ export function scanEpochHistory(
         if (h.tail.length > keep) h.tail.shift();
       }
     }
+    h.lastEpoch = prev === null ? null : prev[2];
     h.owners = [...owners].sort();
-    h.healthSamples = Object.fromEntries(Object.entries(h.healthSamples).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+    h.healthSamples = Object.fromEntries([...health.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
     return h;
   });
 }

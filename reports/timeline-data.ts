@@ -162,8 +162,8 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
 
   const epochSeries: BucketSeries[] = [];
   const histories = scanEpochHistory(db, {
-    onSample: (_store, _partition, s, index) => {
-      (epochSeries[index] ??= new BucketSeries(grid, 'last')).add(s.tMs / 1000, s.epoch);
+    onSample: (index, tMs, epoch) => {
+      (epochSeries[index] ??= new BucketSeries(grid, 'last')).add(tMs / 1000, epoch);
     },
   });
 
