@@ -216,6 +216,7 @@ ${rows.join('\n')}
   const readText = read === undefined ? 'no final read recorded' : read.unreadable ? 'unreadable (the final read never succeeded)' : read.value === null ? 'absent' : read.value;
   const readAt = read?.t_ms === null || read?.t_ms === undefined ? '' : ` at ${esc(fmtMs(read.t_ms))} ms`;
   return `<p>partition ${esc(k.partition)}; final read: <b>${esc(readText)}</b>${readAt}; evidence: <code>${esc(detailText ?? '')}</code></p>
+<p class="sub">Rows: <span class="named">the finding's write</span>, <span class="read">the write the final read returned</span>.</p>
 ${writesTable}
 ${around}`;
 }
@@ -267,7 +268,7 @@ th{background:#f3f3f3}table.num td{text-align:right}table.num td:first-child{tex
 .b-CERTIFIED{background:#1e7b34}.b-FAILED{background:#b00020}.b-INCONCLUSIVE{background:#b86e00}
 .verdict{font-size:2em;font-weight:bold}.exit{font-size:.5em;opacity:.85}.reason{font-size:1.2em;font-weight:bold}
 .howto{color:#444;font-style:italic}
-tr.named{background:#ffe3e3}tr.read{background:#e3f0ff}details{margin:.3em 0}summary{cursor:pointer}
+tr.named,span.named{background:#ffe3e3}tr.read,span.read{background:#e3f0ff}details{margin:.3em 0}summary{cursor:pointer}
 pre,code{font:12px ui-monospace,monospace;white-space:pre-wrap}nav{position:sticky;top:0;background:#fff;padding:.3em 0;border-bottom:1px solid #ddd;z-index:10}nav a{margin-right:1em}
 ol.trace{margin:0;padding-left:1.2em;font:12px ui-monospace,monospace}ul.fo{margin:0;padding-left:1.1em}.sub{color:#777;font-size:.85em}
 .h-Healthy{color:#1e7b34}.h-Degraded,.h-Recovering{color:#b86e00;font-weight:bold}.h-Unavailable{color:#b00020;font-weight:bold}

@@ -79,6 +79,9 @@ describe('scanTimeline', () => {
     expect(data.charts[2].title).toBe('Writes per second: other'); // a store only stats names comes last
     expect(data.charts[3].values[0]).toEqual([1, null, 1]);
     expect(statusesByStore[0]).toEqual({ store: 'sync3', statuses: { Unavailable: 2 } });
+    // async3 has no stats row: its charts have no lines (not a flat zero)
+    expect([data.charts[1].lines, data.charts[1].values, data.charts[4].lines]).toEqual([[], [], []]);
+    expect(data.charts[0].lines).toHaveLength(3);
   });
 
   it('keeps the last epoch per bucket per partition, and the faults and phases in time order', () => {

@@ -114,6 +114,7 @@ const r3 = (v: number): number => Math.round(v * 1000) / 1000;
  * statuses x buckets + partitions x buckets), whatever the run's length):
  * - per store `writes-<i>`: acknowledged, failed, indeterminate writes per second (bucket mean);
  * - per store `latency-<i>`: p50, p95, p99, max write latency, ms (the worst second per bucket);
+ *   (a store without any stats row gets these two charts without lines: nothing was measured);
  * - `statuses`: client attempts per second by status over all stores, `Ok` left out, statuses
  *   by total (largest first), then name (bucket mean);
  * - `epochs`: each partition's epoch (the last sample per bucket), stepped.
@@ -133,6 +134,7 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
     p99: new BucketSeries(grid, 'max'),
     max: new BucketSeries(grid, 'max'),
     statuses: new Map<string, number>(),
+    rows: 0,
   }));
   const statusSeries = new Map<string, BucketSeries>();
   const statusTotals = new Map<string, number>();
@@ -140,6 +142,7 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
   const stats = db.prepare('SELECT t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses FROM stats ORDER BY t_s, store');
   for (const r of stats.iterate() as IterableIterator<StatsRow>) {
     const s = perStore[storeIndex.get(r.store)!];
+    s.rows++;
     s.acked.add(r.t_s, r.acked);
     s.failed.add(r.t_s, r.failed);
     s.indeterminate.add(r.t_s, r.indeterminate);
@@ -184,22 +187,24 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
   const charts: ChartSpec[] = [];
   stores.forEach((name, i) => {
     const s = perStore[i];
+    const has = s.rows > 0; // a store without stats rows (e.g. an imported history) gets no lines, not zeros
     charts.push({
       id: `chart-writes-${i}`,
       title: `Writes per second: ${name}`,
       unit: 'writes/s',
-      lines: [{ label: 'acknowledged' }, { label: 'failed' }, { label: 'indeterminate' }],
-      values: [s.acked.values(1), s.failed.values(1), s.indeterminate.values(1)],
+      lines: has ? [{ label: 'acknowledged' }, { label: 'failed' }, { label: 'indeterminate' }] : [],
+      values: has ? [s.acked.values(1), s.failed.values(1), s.indeterminate.values(1)] : [],
     });
   });
   stores.forEach((name, i) => {
     const s = perStore[i];
+    const has = s.rows > 0;
     charts.push({
       id: `chart-latency-${i}`,
       title: `Write latency: ${name}`,
       unit: 'ms',
-      lines: [{ label: 'p50' }, { label: 'p95' }, { label: 'p99' }, { label: 'max' }],
-      values: [s.p50.values(2), s.p95.values(2), s.p99.values(2), s.max.values(2)],
+      lines: has ? [{ label: 'p50' }, { label: 'p95' }, { label: 'p99' }, { label: 'max' }] : [],
+      values: has ? [s.p50.values(2), s.p95.values(2), s.p99.values(2), s.max.values(2)] : [],
     });
   });
   const statusNames = [...statusSeries.keys()].sort((a, b) => statusTotals.get(b)! - statusTotals.get(a)! || byName(a, b));
