@@ -1,86 +1,103 @@
-import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateHistory } from '../harness/verifier/history.js';
 import { verifyLedger } from '../harness/verifier/verifier.js';
-import { importHistory } from '../ledger/history-import.js';
+import { uplotAssets } from './chart-script.js';
 import { HTML_SECTIONS, renderHtmlReport } from './html-report.js';
 import { buildResults } from './results.js';
+import { closeLedgers, EVIL_NODE, EVIL_STATUS, ledger, ownMarkup, render, section, timelineData } from './test-support/report-ledger.js';
 
-const open: Database.Database[] = [];
-afterEach(() => {
-  while (open.length > 0) open.pop()!.close();
-});
-
-const EVIL = '<img src=x onerror=alert(1)>';
-
-function ledger(): Database.Database {
-  const db = importHistory(validateHistory({
-    format: 'zaris-history/1',
-    nodes: ['n1', 'n2', 'n3'],
-    stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync' }],
-    partitions: [{ store: 'sync3', partition: 0, replicas: ['n1', 'n2', 'n3'] }],
-    faults: [
-      { id: 'f1', kind: 'kill', nodes: ['n1'], start: 300, end: 2000 },
-      { id: 'f2', kind: 'pause', nodes: ['n2'], start: 900000, end: 900100 },
-    ],
-    ownership: [],
-    writes: [
-      { id: 'w1', store: 'sync3', key: EVIL, partition: 0, seq: 1, op: 'put', invoke: 100, complete: 104, outcome: 'ok', ack: { node: 'n1', epoch: 1, version: 1, revision: 1, ackMode: 'sync' } },
-      { id: 'w2', store: 'sync3', key: EVIL, partition: 0, seq: 2, op: 'put', invoke: 200, complete: 204, outcome: 'ok', ack: { node: 'n1', epoch: 1, version: 2, revision: 2, ackMode: 'sync' }, attempts: 2, trace: '<b>Unavailable</b> then Ok' },
-      { id: 'w3', store: 'sync3', key: 'k2', partition: 0, seq: 1, op: 'put', invoke: 100, outcome: 'info' },
-    ],
-    finalReads: [{ store: 'sync3', key: EVIL, value: 'w1' }, { store: 'sync3', key: 'k2', value: 'w3' }],
-  }), ':memory:');
-  open.push(db);
-  db.exec(`INSERT INTO meta (key, value) VALUES ('run_config', '{"duration":"1m","note":"</pre><script>alert(2)</script>"}')`);
-  return db;
-}
+afterEach(closeLedgers);
 
 describe('renderHtmlReport', () => {
-  it('renders the sections in order: verdict, run, counts, violations, rf1, async-ack, beyond-budget, info, faults', () => {
+  it('renders the sections in order, the verdict banner and a how-to line per class', () => {
     const db = ledger();
-    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)));
+    const html = render(db);
     const ids = [...html.matchAll(/<section id="([^"]+)">/g)].map((m) => m[1]);
-    expect(ids).toEqual(['verdict', 'run', 'counts', 'class-violation', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'faults']);
-    expect(html).toContain('<p class="verdict v-FAILED">FAILED <span class="exit">exit code 1</span></p>');
+    expect(ids).toEqual(['verdict', 'run', 'counts', 'class-violation', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'charts', 'faults', 'epochs', 'retries']);
+    expect(html).toContain('<div class="banner b-FAILED"><p class="verdict">FAILED <span class="exit">exit code 1</span></p>');
+    for (const cls of ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info']) expect(section(html, `class-${cls}`)).toMatch(/<p class="howto">[A-Z][^<]{40,}<\/p>/);
+    expect(section(html, 'class-rf1')).toContain('replication factor 1');
   });
 
-  it('escapes every string from the store or the ledger', () => {
+  it('shows the runtime that ran and why, the seed, rate, versions and schedule digest', () => {
     const db = ledger();
-    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)));
+    const run = section(render(db), 'run');
+    expect(run).toContain('<tr><td>runtime</td><td>process</td></tr>');
+    expect(run).toContain('<tr><td>why this runtime</td><td>process: &lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;</td></tr>');
+    expect(run).toContain('<tr><td>seed</td><td>42</td></tr>');
+    expect(run).toContain('<tr><td>rate</td><td>3000 writes/s</td></tr>');
+    expect(run).toContain('<tr><td>fault kinds</td><td>kill, partition</td></tr>');
+    expect(run).toContain('<tr><td>version: node</td><td>v20.20.2</td></tr>');
+    expect(run).toContain('<tr><td>schedule digest</td><td>(not recorded)</td></tr>');
+  });
+
+  it('shows an INCONCLUSIVE reason in the banner', () => {
+    const db = ledger();
+    db.exec("UPDATE final_reads SET value = 'w2', value_seq = 2 WHERE value = 'w1'; DELETE FROM faults; INSERT INTO meta (key, value) VALUES ('inconclusive_reason', 'the cluster did not return to Healthy <in 60 s>')");
+    const html = render(db);
+    expect(html).toContain('<div class="banner b-INCONCLUSIVE">');
+    expect(section(html, 'verdict')).toMatch(/<p class="reason">Why inconclusive: [^<]*the cluster did not return to Healthy &lt;in 60 s&gt;[^<]*no fault was injected<\/p>/);
+  });
+
+  it('escapes every string from the store or the ledger: keys, statuses, node ids, reasons', () => {
+    const db = ledger();
+    const html = ownMarkup(render(db));
     expect(html).toContain('lost — sync3/&lt;img src=x onerror=alert(1)&gt; — w2');
     expect(html).not.toContain('<img');
-    expect(html).not.toContain('<script');
-    expect(html).not.toContain('<b>Unavailable');
-    expect(html).toContain('&lt;b&gt;Unavailable&lt;/b&gt; then Ok');
-    expect(html).toContain('&lt;/pre&gt;&lt;script&gt;');
+    expect(html).not.toContain('<b>\'');
+    expect(html).not.toContain(EVIL_NODE);
+    expect(html).not.toContain(EVIL_STATUS);
+    expect(html).toContain('n&quot;3&#39;&lt;b&gt;');
+    expect(html).toContain('&lt;script&gt;alert(&quot;st&quot;)&lt;/script&gt;');
+    // the only script elements are the two the page inlines (uPlot, then the chart script)
+    expect([...html.matchAll(/<script\b[^>]*>/g)].map((m) => m[0])).toEqual(['<script>', '<script>']);
+    expect(html).toContain('&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
+    // the chart data round-trips the hostile strings exactly (escaped in the attribute, intact after)
+    expect(JSON.stringify(timelineData(html))).toContain(JSON.stringify(EVIL_STATUS).slice(1, -1));
   });
 
-  it('is self-contained: no external resource', () => {
+  it('is self-contained: no external resource, uPlot and its stylesheet inlined', () => {
     const db = ledger();
-    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)));
+    const html = render(db);
+    const { js, css } = uplotAssets();
+    expect(html).toContain(`<script>${js}</script>`);
+    expect(html).toContain(`<style>${css}</style>`);
+    expect(html).not.toMatch(/\b(src|href)\s*=\s*["']?\s*(https?:|\/\/)/i);
     expect(html).not.toMatch(/\b(src|href)\s*=\s*"(?!#)/i);
-    expect(html).not.toMatch(/https?:\/\//);
-    expect(html).not.toMatch(/<link\b/);
+    expect(html).not.toMatch(/<link\b|@import|url\(/i);
+    // no URL at all in the page's own markup; uPlot names its home page only in its licence comment
+    expect(ownMarkup(html)).not.toMatch(/https?:\/\//);
+    expect([...js.matchAll(/https?:\/\/[^\s*]*/g)].map((m) => [m.index < 20, m[0]])).toEqual([[true, 'https://github.com/leeoniya/uPlot']]);
   });
 
-  it('drills down into a lost key: its writes with attempts and trace, the faults around the ack, the final read', () => {
+  it('is deterministic: the same ledger gives the same bytes, twice and from a second copy', () => {
+    const a = ledger();
+    const b = ledger();
+    const first = render(a);
+    expect(render(a)).toBe(first);
+    expect(render(b)).toBe(first);
+    b.exec("UPDATE stats SET acked = 11 WHERE t_s = 0 AND store = 'sync3'");
+    expect(render(b)).not.toBe(first);
+  });
+
+  it('drills down into a lost key: writes with readable traces, faults and runtime map around the ack, the final read', () => {
     const db = ledger();
-    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)));
-    const violations = html.slice(html.indexOf('<section id="class-violation">'), html.indexOf('<section id="class-rf1">'));
-    expect(violations).toContain('<tr class="named"><td>2</td><td>w2</td><td>put</td><td>200</td><td>204</td><td>ok</td><td></td><td>2</td>');
-    expect(violations).toContain('<tr class="read"><td>1</td><td>w1</td>');
-    expect(violations).toContain('Faults around the ack (t = 204 ms)');
-    expect(violations).toContain('<td>1</td><td>kill</td><td>[&quot;n1&quot;]</td><td>300</td><td>2000</td>');
-    expect(violations).not.toContain('<td>pause</td>'); // 15 minutes later: not around the ack
-    expect(violations).toContain('final read: <b>w1</b>');
-    const info = html.slice(html.indexOf('<section id="class-info">'), html.indexOf('<section id="faults">'));
-    expect(info).toContain('recovered — sync3/k2 — w3');
+    const html = render(db);
+    const v = section(html, 'class-violation');
+    expect(v).toContain('<tr class="named"><td>2</td><td>w2</td><td>put</td><td>200</td><td>204.3</td><td>ok</td><td>Ok</td><td>2</td>');
+    expect(v).toContain('<li>#1 <b class="st">&lt;script&gt;alert(&quot;st&quot;)&lt;/script&gt;</b> · n&quot;3&#39;&lt;b&gt; · e1 · 200 → 201.5 (1.5 ms)</li>');
+    expect(v).toContain('<tr class="read"><td>1</td><td>w1</td>');
+    expect(v).toContain('Faults around the ack (t = 204.3 ms, run time 0:00.2; 10 s before to 60 s after)');
+    expect(v).toContain('<tr><td>1</td><td>kill</td><td>n1</td><td>300</td><td>2000</td><td>2500</td></tr>');
+    expect(v).not.toContain('<td>pause</td>'); // 70 s later: not around the ack
+    expect(v).toContain('Runtime map of sync3/0 around the ack');
+    expect(v).toMatch(/<td>active, epoch, health<\/td><td>n2<\/td><td>2<\/td><td><span class="h h-Degraded">Degraded<\/span><\/td>/);
+    expect(v).toContain('final read: <b>w1</b>');
+    expect(section(html, 'class-info')).toContain('recovered — sync3/k2 — w3');
   });
 
   it('takes extra sections', () => {
     const db = ledger();
-    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)), [...HTML_SECTIONS, { id: 'charts', title: 'Charts', render: () => '<p>chart</p>' }]);
-    expect(html).toContain('<section id="charts">\n<h2>Charts</h2>\n<p>chart</p>\n</section>');
+    const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)), [...HTML_SECTIONS, { id: 'extra', title: 'Extra', render: () => '<p>extra</p>' }]);
+    expect(html).toContain('<section id="extra">\n<h2>Extra</h2>\n<p>extra</p>\n</section>');
   });
 });
