@@ -2,7 +2,7 @@ import { closeSync, openSync, renameSync, rmSync, writeSync } from 'node:fs';
 import type Database from 'better-sqlite3';
 import { HISTORY_FORMAT } from '../harness/verifier/history.js';
 import type { HistoryFault, HistoryFinalRead, HistoryOwnership, HistoryWrite } from '../harness/verifier/history.js';
-import { writeId } from './schema.js';
+import { writeId, type WritesRow } from './schema.js';
 
 /** Bytes buffered before a write to the file. */
 const FLUSH_BYTES = 1 << 20;
@@ -35,22 +35,7 @@ class BufferedFile {
   }
 }
 
-interface WriteRow {
-  key_id: number;
-  seq: number;
-  op: string;
-  invoke_ms: number;
-  complete_ms: number | null;
-  outcome: string | null;
-  status: string | null;
-  attempts: number | null;
-  ack_node: string | null;
-  ack_epoch: number | null;
-  ack_version: number | null;
-  ack_revision: number | null;
-  ack_mode: string | null;
-  trace: string | null;
-  wid: string | null;
+interface WriteRow extends WritesRow {
   store: string;
   key: string;
   partition: number;

@@ -203,6 +203,25 @@ export function sealLedger(db: { exec(sql: string): unknown; prepare(sql: string
   })();
 }
 
+/** One row of the `writes` table as better-sqlite3 returns it (`SELECT *`). */
+export interface WritesRow {
+  key_id: number;
+  seq: number;
+  op: string;
+  invoke_ms: number;
+  complete_ms: number | null;
+  outcome: string | null;
+  status: string | null;
+  attempts: number | null;
+  ack_node: string | null;
+  ack_epoch: number | null;
+  ack_version: number | null;
+  ack_revision: number | null;
+  ack_mode: string | null;
+  trace: string | null;
+  wid: string | null;
+}
+
 /** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */
 export function writeId(keyId: number, seq: number): string {
   return `w${keyId}.${seq}`;

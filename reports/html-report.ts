@@ -10,6 +10,7 @@ import type { HtmlSection } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, reportContext } from './html-kit.js';
 import type { ResultFinding, Results } from './results.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
+import type { WritesRow } from '../ledger/schema.js';
 
 export type { HtmlSection, ReportContext } from './html-kit.js';
 export { esc } from './html-kit.js';
@@ -140,22 +141,7 @@ interface KeyRow {
   key_id: number;
   partition: number;
 }
-interface WriteRow {
-  seq: number;
-  wid: string | null;
-  op: string;
-  invoke_ms: number;
-  complete_ms: number | null;
-  outcome: string | null;
-  status: string | null;
-  attempts: number | null;
-  ack_node: string | null;
-  ack_epoch: number | null;
-  ack_version: number | null;
-  ack_revision: number | null;
-  ack_mode: string | null;
-  trace: string | null;
-}
+type WriteRow = Omit<WritesRow, 'key_id'>;
 
 function drillDown(db: Database.Database, f: ResultFinding): string {
   const k = db.prepare('SELECT key_id, partition FROM keys WHERE store = ? AND key = ?').get(f.store, f.key) as KeyRow | undefined;
