@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   const log = (l: string): void => {
     process.stderr.write(`bench: ${l}\n`);
   };
-  const base = { seed: 7, runtime: 'process' as const, faultsExplicit: true, beyondBudget: false, runsDir, writersPerStore: 96, keysPerWriter: 8, escalationTimeoutMs: 10_000, log: () => undefined };
+  const base = { seed: 7, runtime: 'process' as const, faultsExplicit: true, beyondBudget: false, runsDir, writersPerStore: 24, keysPerWriter: 8, escalationTimeoutMs: 10_000, log: () => undefined };
 
   let peakRss = 0;
   const rssAt: number[] = [];
@@ -35,7 +35,7 @@ async function main(): Promise<void> {
   log(`ledger on: ${on.ackedPerSec.toFixed(0)} acknowledged writes/s; harness RSS start ${rssAt[0]?.toFixed(0)} MB, end ${rssAt[rssAt.length - 1]?.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB`);
   const off = await certify({ ...base, durationMs: seconds * 1000, faults: [], rate: 0, ledgerOff: true, skipVerify: true });
   log(`ledger off: ${off.ackedPerSec.toFixed(0)} acknowledged writes/s; ratio ${(on.ackedPerSec / off.ackedPerSec).toFixed(3)}`);
-  const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 32, keysPerWriter: 16 });
+  const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16 });
   const f = [...kills.failoverMs].sort((a, b) => a - b);
   const p50 = f.length ? f[Math.floor(f.length / 2)] : null;
   log(`kill -9 of an active owner -> first acknowledged write on its partitions: n=${f.length}, p50 ${p50} ms, max ${f[f.length - 1] ?? null} ms (verdict ${kills.results?.verdict})`);

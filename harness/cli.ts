@@ -63,8 +63,8 @@ export function buildCli(): Command {
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
     .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
     .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores (0 = unthrottled)').argParser(parseIntArg('--rate', 0)).default(3000))
-    .addOption(new Option('--writers <n>', 'concurrent writers per store').argParser(parseIntArg('--writers', 1)).default(32))
-    .addOption(new Option('--keys <n>', 'keys per writer').argParser(parseIntArg('--keys', 1)).default(16))
+    .addOption(new Option('--writers <n>', 'writers per store').argParser(parseIntArg('--writers', 1)).default(8))
+    .addOption(new Option('--keys <n>', 'keys each writer writes at a time (each its own sequential loop)').argParser(parseIntArg('--keys', 1)).default(16))
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
     .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number }) => {
