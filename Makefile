@@ -30,6 +30,8 @@ build: dist/.built
 
 test: build
 	npx vitest run
+	@timeout 5 docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || echo "make test: the container tests (*-docker.test.ts) were NOT run: no Docker engine answers (start dockerd, or run .ci/run)"
+	@iptables -S >/dev/null 2>&1 || echo "make test: the iptables partition tests were NOT run: no CAP_NET_ADMIN (run as root)"
 
 CERTIFY_ARGS := --duration '$(DURATION)' --runtime '$(RUNTIME)'
 ifneq ($(strip $(SEED)),)
