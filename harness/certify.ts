@@ -5,7 +5,8 @@ import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfT
 import { ZarisClient } from '../nodes/client/zaris-client.js';
 import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
-import { NullLedger, SqliteLedger, type Ledger } from '../ledger/ledger-writer.js';
+import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
+import { WorkerLedger } from '../ledger/worker-ledger.js';
 import { META, parseWriteId } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
@@ -167,7 +168,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   rmSync(latest, { force: true });
   symlinkSync(path.basename(runDir), latest);
 
-  const ledger: Ledger = o.ledgerOff ? new NullLedger() : new SqliteLedger(path.join(runDir, 'ledger.sqlite'));
+  // the SQLite work runs on a worker thread: the harness's event loop only queues rows
+  const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
   log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
   let client: ZarisClient | null = null;
   let watch: ClusterWatch | null = null;

@@ -219,11 +219,17 @@ export class SqliteLedger implements Ledger {
     return this.st.keysPage.all(afterKeyId, limit) as KeyRow[];
   }
 
+  /** Queues the invoke row of write w (the worker ledger numbers writes on its own side). */
+  appendInvoke(w: number, keyId: number, seq: number, op: WriteOp, invokeMs: number): void {
+    this.invokes.push([w, keyId, seq, op, invokeMs]);
+    if (w >= this.nextW) this.nextW = w + 1;
+  }
+
   invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Invoked {
     const w = this.nextW++;
     if (this.closed) return { w, committed: Promise.reject(new Error('ledger is closed')) };
     if (this.failure) return { w, committed: Promise.reject(this.failure) };
-    this.invokes.push([w, keyId, seq, op, invokeMs]);
+    this.appendInvoke(w, keyId, seq, op, invokeMs);
     if (!this.batchCommit) {
       let resolve!: () => void;
       let reject!: (e: Error) => void;

@@ -1,0 +1,69 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { WorkerLedger } from './worker-ledger.js';
+
+/** The ledger on a worker thread keeps the SQLite ledger's contract (needs the build: make test builds first). */
+describe('worker-thread ledger', () => {
+  const dirs: string[] = [];
+  const fresh = (): string => {
+    const d = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-wledger-test-'));
+    dirs.push(d);
+    return path.join(d, 'ledger.sqlite');
+  };
+  afterEach(() => {
+    for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
+  });
+
+  it('commits invokes before `committed` resolves, records completions with acks and traces, seals in key order', async () => {
+    const file = fresh();
+    const ledger = new WorkerLedger(file);
+    const reader = new Database(file, { readonly: true });
+    ledger.addKey({ keyId: 4, store: 'sync3', key: 'k4', partition: 1, writer: 0 });
+    const a = ledger.invoke(4, 1, 'create', 1.5);
+    const b = ledger.invoke(4, 2, 'cas', 2.5);
+    expect(a.committed).toBe(b.committed);
+    expect((reader.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number }).n).toBe(0);
+    await a.committed;
+    expect(reader.prepare('SELECT w, key_id, seq, op, invoke_ms FROM invokes ORDER BY w').all()).toEqual([
+      { w: a.w, key_id: 4, seq: 1, op: 'create', invoke_ms: 1.5 },
+      { w: b.w, key_id: 4, seq: 2, op: 'cas', invoke_ms: 2.5 },
+    ]);
+    expect(reader.prepare('SELECT key_id, store, key FROM keys').all()).toEqual([{ key_id: 4, store: 'sync3', key: 'k4' }]);
+    ledger.complete(a.w, { completeMs: 3, outcome: 'ok', status: 'Ok', attempts: 1, ack: { node: 'n2', epoch: 9, version: 4294967297 * 9, revision: 17, ackMode: 'async' } });
+    ledger.complete(b.w, { completeMs: 4, outcome: 'info', status: 'Timeout', attempts: 3, trace: '[{"n":1}]' });
+    const id = ledger.faultStart({ kind: 'kill', nodes: ['n2'], startMs: 5 });
+    // a synchronous call commits what was queued before it
+    expect((reader.prepare('SELECT count(*) AS n FROM completions').get() as { n: number }).n).toBe(2);
+    expect(reader.prepare('SELECT kind, nodes, start_ms FROM faults WHERE id = ?').get(id)).toEqual({ kind: 'kill', nodes: '["n2"]', start_ms: 5 });
+    ledger.faultEnd(id, 8);
+    ledger.seal();
+    expect(reader.prepare('SELECT seq, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace FROM writes ORDER BY seq').all()).toEqual([
+      { seq: 1, outcome: 'ok', status: 'Ok', attempts: 1, ack_node: 'n2', ack_epoch: 9, ack_version: 4294967297 * 9, ack_revision: 17, ack_mode: 'async', trace: null },
+      { seq: 2, outcome: 'info', status: 'Timeout', attempts: 3, ack_node: null, ack_epoch: null, ack_version: null, ack_revision: null, ack_mode: null, trace: '[{"n":1}]' },
+    ]);
+    expect(ledger.keysPage(0, 10)).toEqual([{ keyId: 4, store: 'sync3', key: 'k4', partition: 1, writer: 0 }]);
+    ledger.close();
+    ledger.close();
+    reader.close();
+  });
+
+  it('rejects the waiting invokes and every later call when a commit fails', async () => {
+    const ledger = new WorkerLedger(fresh());
+    ledger.addKey({ keyId: 1, store: 's', key: 'k1', partition: 0, writer: 0 });
+    await ledger.invoke(1, 1, 'put', 1).committed;
+    // the same key twice violates its primary key: the batch rolls back
+    ledger.addKey({ keyId: 1, store: 's', key: 'k1', partition: 0, writer: 0 });
+    const x = ledger.invoke(1, 2, 'put', 2);
+    await expect(x.committed).rejects.toThrow(/UNIQUE|PRIMARY KEY|constraint/i);
+    expect(() => ledger.setMeta('k', 'v')).toThrow(/UNIQUE|PRIMARY KEY|constraint/i);
+    await expect(ledger.invoke(1, 3, 'put', 3).committed).rejects.toThrow();
+    ledger.close();
+  });
+
+  it('refuses a path it cannot create with a one-line error', () => {
+    expect(() => new WorkerLedger('/nonexistent-zaris-dir/x/ledger.sqlite')).toThrow(/cannot open the ledger/);
+  });
+});
