@@ -752,7 +752,11 @@ export class NodeCore {
       if (ls.inflight.has(pkey)) continue;
       const e = this.committed.get(pkey);
       if (!e) {
-        if (bootstrapReady && !this.accepted.has(pkey)) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
+        // an accepted entry that never committed (its proposal was lost with a connection and timed
+        // out) is proposed again, as a new leader re-proposes what it finds accepted
+        const acc = this.accepted.get(pkey);
+        if (acc) this.propose(acc, false, now);
+        else if (bootstrapReady) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
         continue;
       }
       this.decide(e, now);
