@@ -751,12 +751,17 @@ export class NodeCore {
       const pkey = `${a.store}/${a.partition}`;
       if (ls.inflight.has(pkey)) continue;
       const e = this.committed.get(pkey);
+      // an accepted entry above the committed one (its proposal was lost with a connection and
+      // timed out) is proposed again before anything new is decided, as a new leader re-proposes
+      // what it finds accepted: nodes that accepted it already act on it (a deposed active stops
+      // at once), so it must reach a commit
+      const acc = this.accepted.get(pkey);
+      if (acc && (!e || acc.epoch > e.epoch)) {
+        this.propose(acc, false, now);
+        continue;
+      }
       if (!e) {
-        // an accepted entry that never committed (its proposal was lost with a connection and timed
-        // out) is proposed again, as a new leader re-proposes what it finds accepted
-        const acc = this.accepted.get(pkey);
-        if (acc) this.propose(acc, false, now);
-        else if (bootstrapReady) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
+        if (bootstrapReady) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
         continue;
       }
       this.decide(e, now);

@@ -21,4 +21,25 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       faults: [{ atMs: 383, kind: 'crash', target: { kind: 'node', index: 4 }, durationMs: 3779 }],
     },
   },
+  {
+    // A failover proposal (sync3/1 to n3) reached the deposed active n2, which stopped serving at
+    // once, but its acceptance by n3 was lost with a broken connection; the proposal timed out and
+    // the leader went back to deciding from the committed entry, in which n2 - now reachable again -
+    // was still the active: nothing ever committed past the accepted entry, and the partition
+    // stayed without a serving active for good.
+    name: 'a timed-out proposal that deposed an active is proposed again until it commits',
+    schedule: {
+      seed: 84,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 6000,
+      escalationTimeoutMs: 1070,
+      net: { minDelayMs: 0.1, maxDelayMs: 30, resetProbability: 0.001, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 5, thinkMaxMs: 40, readFraction: 0.2, deleteFraction: 0.1, maxAttempts: 3, attemptTimeoutMs: 300, deadlineMs: 5000 },
+      faults: [
+        { atMs: 5423, kind: 'isolate-in', target: { kind: 'active', partition: 3 }, durationMs: 226 },
+        { atMs: 3687, kind: 'isolate-out', target: { kind: 'leader' }, durationMs: 2429 },
+      ],
+    },
+  },
 ];
