@@ -62,6 +62,10 @@ export interface PartitionReport {
 
 export type ClusterMsg =
   | { t: 'hello'; inc: string; term: number }
+  /** A new incarnation asks a peer where the cluster stands before it takes part (rejoin). */
+  | { t: 'rejoin-q'; term: number }
+  /** The answer: the peer's term, and whether it holds any runtime entry (the cluster has a history). */
+  | { t: 'rejoin-r'; term: number; known: boolean }
   | { t: 'prevote'; term: number }
   | { t: 'prevote-r'; term: number; granted: boolean }
   | { t: 'vote'; term: number }

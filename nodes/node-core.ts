@@ -160,6 +160,15 @@ export class NodeCore {
   private votedFor: string | null = null;
   /** Terms up to this one are not voted in (a restarted node may have voted there before). */
   private noVoteUpTo = 0;
+  /**
+   * Non-null while this incarnation rejoins (memory only: an earlier life of this node may have
+   * voted, accepted runtime entries and seen terms it has now forgotten). Until a majority of the
+   * other nodes told it their term (rejoin-r) and a leader of at least the highest of those terms
+   * sent it the committed runtime map, it neither votes, campaigns nor accepts proposals (the
+   * recovery rule of Viewstamped Replication). When the nodes that answered hold no runtime entry
+   * at all, the cluster is booting for the first time and there is nothing to relearn.
+   */
+  private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
   private role: Role = 'follower';
   private leaderId: string | null = null;
   private electionDeadline = 0;
@@ -188,6 +197,7 @@ export class NodeCore {
     this.nPartitions = partitionCount(config);
     const now = env.now();
     this.startedAt = now;
+    this.rejoin = this.peerIds.length > 0 ? { heard: new Map(), needTerm: null, askedAt: -Infinity } : null;
     for (const p of this.peerIds) {
       this.peers.set(p, {
         lastHeard: -Infinity,
@@ -276,6 +286,7 @@ export class NodeCore {
   tick(): void {
     const now = this.env.now();
     this.updateSuspicion(now);
+    this.askRejoin(now);
     if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
     for (const lp of this.parts.values()) this.partitionTick(lp, now);
@@ -311,6 +322,12 @@ export class NodeCore {
         }
         if (msg.term > this.term) this.adoptTerm(msg.term, null);
         return;
+      case 'rejoin-q':
+        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.accepted.size > 0 });
+        return;
+      case 'rejoin-r':
+        peer.term = Math.max(peer.term, msg.term);
+        return this.onRejoinReply(from, msg.term, msg.known);
       case 'prevote':
         return this.onPreVote(from, msg.term, now);
       case 'prevote-r':
@@ -493,7 +510,44 @@ export class NodeCore {
   }
 
   private canVote(now: number, term: number): boolean {
-    return !this.isJoining(now) && term > this.noVoteUpTo;
+    return !this.isJoining(now) && term > this.noVoteUpTo && this.rejoin === null;
+  }
+
+  /** While rejoining: ask the peers that have not answered yet where the cluster stands (every RETRY_MS). */
+  private askRejoin(now: number): void {
+    const r = this.rejoin;
+    if (!r || r.needTerm !== null || now - r.askedAt < RETRY_MS) return;
+    r.askedAt = now;
+    for (const p of this.peerIds) if (!r.heard.has(p)) this.env.send(p, { t: 'rejoin-q', term: this.term });
+  }
+
+  /** A peer's answer while rejoining: its term, and whether it knows any runtime entry. */
+  private onRejoinReply(from: string, term: number, known: boolean): void {
+    const r = this.rejoin;
+    if (!r || r.needTerm !== null) return;
+    r.heard.set(from, { term, known });
+    let history = this.accepted.size > 0;
+    let maxTerm = this.term;
+    for (const h of r.heard.values()) {
+      if (h.known) history = true;
+      if (h.term > maxTerm) maxTerm = h.term;
+    }
+    if (!history) {
+      // a majority (us included) holds nothing: the cluster's first boot
+      if (r.heard.size + 1 >= this.majority) this.finishRejoin('first boot');
+      return;
+    }
+    if (r.heard.size < this.majority) return;
+    // a majority of the others answered: every term our earlier life can have taken part in is
+    // at most the highest of theirs; relearn the runtime map from a leader at least that recent
+    r.needTerm = maxTerm;
+    this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
+    if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
+  }
+
+  private finishRejoin(why: string): void {
+    this.rejoin = null;
+    this.env.log('rejoined', { why, term: this.term });
   }
 
   private heardLeaderRecently(now: number): boolean {
@@ -621,6 +675,14 @@ export class NodeCore {
     this.lastLeaderContact = now;
     this.resetElectionDeadline();
     for (const e of msg.committed) this.learnCommitted(e);
+    if (this.rejoin) {
+      // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
+      // at least as recent as every term a majority of the others reported
+      if (this.rejoin.needTerm === null || msg.term < this.rejoin.needTerm) return;
+      // it leads this term: never vote in it (or below) ourselves
+      this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
+      this.finishRejoin('learnt the runtime map from the leader');
+    }
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports() });
   }
 
@@ -655,6 +717,11 @@ export class NodeCore {
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
+      this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
+      return;
+    }
+    if (this.rejoin) {
+      // what an earlier life of ours accepted is forgotten: accept nothing before rejoining
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }

@@ -42,4 +42,26 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       ],
     },
   },
+  {
+    // Beyond budget (the leader n1 crashed while sync3/0 was Degraded). n1 and n3 had committed
+    // sync3/0 epoch 2 while n2 was cut off; n1 crashed and came back empty; n2, which had never
+    // heard of epoch 2, won an election with the vote of the new, memory-less n1 and committed a
+    // different entry at epoch 2 with n1's acceptance: two committed entries at one epoch. A new
+    // incarnation must not vote or accept before it has relearnt where the cluster stands.
+    name: 'a restarted, memory-less node neither votes nor accepts before it has rejoined',
+    schedule: {
+      seed: 34,
+      cluster: 'n3',
+      budget: 'beyond',
+      workloadMs: 6000,
+      escalationTimeoutMs: 2000,
+      net: { minDelayMs: 0.2, maxDelayMs: 3, resetProbability: 0.001, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 5, thinkMaxMs: 40, readFraction: 0.2, deleteFraction: 0.1, maxAttempts: 4, attemptTimeoutMs: 1000, deadlineMs: 5000 },
+      faults: [
+        { atMs: 3218, kind: 'crash', target: { kind: 'leader' }, durationMs: 1754 },
+        { atMs: 1436, kind: 'isolate-in', target: { kind: 'active', partition: 34 }, durationMs: 3208 },
+        { atMs: 4654, kind: 'bridge', target: { kind: 'node', index: 36 }, durationMs: 1662 },
+      ],
+    },
+  },
 ];
