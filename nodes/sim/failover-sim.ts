@@ -259,7 +259,7 @@ class Simulator {
   }
 
   private boot(): void {
-    for (const x of this.nodes) this.at(this.rand.between(0, 50), () => this.startNode(x));
+    for (const x of this.nodes) this.at(this.rand.between(0, this.s.bootStaggerMs ?? 50), () => this.startNode(x));
     const ok = this.runUntil(BOOT_LIMIT_MS, () => this.allHealthy() && this.allServing());
     if (!ok) this.violate('no-convergence', `the cluster did not become Healthy within ${BOOT_LIMIT_MS} ms of boot`);
   }
@@ -289,7 +289,13 @@ class Simulator {
     if (converged) this.stats.convergeMs = this.now - healedAt;
     if (!within) return;
     if (!converged) this.violate('no-convergence', `not every partition was Healthy and served within ${CONVERGE_LIMIT_MS} ms of the final heal${this.clients.idle ? '' : ' (clients still busy)'}: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
+    // let replication settle, then read once the cluster is (again) Healthy and served: resets
+    // may still break connections and move partitions through Degraded meanwhile
     this.runUntil(this.now + SETTLE_MS, () => false);
+    const settledAt = this.now;
+    if (!this.runUntil(settledAt + CONVERGE_LIMIT_MS, () => this.allHealthy() && this.allServing())) {
+      this.violate('no-convergence', `the cluster left Healthy after converging and did not come back within ${CONVERGE_LIMIT_MS} ms: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
+    }
     this.finalChecks();
   }
 
@@ -737,7 +743,8 @@ class Simulator {
       this.stats.faultsSkipped++;
       return;
     }
-    if (!e || !this.allHealthy() || down > 0 || e.inSync.length < 2) {
+    // the partition is served by an active with at least one other in-sync member, nobody is down
+    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey)) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
       else this.stats.faultsSkipped++;
       return;

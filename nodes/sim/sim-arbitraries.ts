@@ -63,14 +63,23 @@ export function targetArb(): fc.Arbitrary<FaultTarget> {
   );
 }
 
-/** One general fault (everything but `strip`) starting within the first `workloadMs`. */
-export function faultArb(workloadMs: number): fc.Arbitrary<FaultStep> {
+/**
+ * One general fault (everything but `strip`) starting within the first `workloadMs`; crashes are
+ * `crashWeight` times as likely as each other kind (default 1).
+ */
+export function faultArb(workloadMs: number, crashWeight = 1): fc.Arbitrary<FaultStep> {
+  const kinds = GENERAL_FAULT_KINDS.map((k) => ({ weight: k === 'crash' ? crashWeight : 1, arbitrary: fc.constant(k) }));
   return fc.record({
     atMs: fc.integer({ min: 0, max: Math.max(0, workloadMs - 1) }),
-    kind: fc.constantFrom(...GENERAL_FAULT_KINDS),
+    kind: fc.oneof(...kinds),
     target: targetArb(),
     durationMs: fc.oneof(fc.integer({ min: 50, max: 800 }), fc.integer({ min: 800, max: 4000 })),
   });
+}
+
+/** Mostly a near-simultaneous boot (50 ms), sometimes nodes starting up to 3 s apart. */
+export function bootStaggerArb(): fc.Arbitrary<number> {
+  return fc.oneof({ weight: 3, arbitrary: fc.constant(50) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 3_000 }) });
 }
 
 /** Options of {@link scheduleArb}. */
@@ -83,6 +92,8 @@ export interface ScheduleArbOptions {
   maxWorkloadMs?: number;
   /** Most faults in one schedule (default 6). */
   maxFaults?: number;
+  /** Relative weight of crashes among the fault kinds (default 1). */
+  crashWeight?: number;
 }
 
 /** A whole schedule: seed, cluster, budget, timers, network, clients, faults. */
@@ -97,7 +108,8 @@ export function scheduleArb(o: ScheduleArbOptions): fc.Arbitrary<SimSchedule> {
       escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }),
       net: netArb(),
       workload: workloadArb(),
-      faults: fc.array(faultArb(workloadMs), { minLength: 0, maxLength: o.maxFaults ?? 6 }),
+      faults: fc.array(faultArb(workloadMs, o.crashWeight), { minLength: 0, maxLength: o.maxFaults ?? 6 }),
+      bootStaggerMs: bootStaggerArb(),
     }),
   );
 }
@@ -118,16 +130,18 @@ export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
       escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }),
       net: netArb(),
       workload: workloadArb(),
+      bootStaggerMs: bootStaggerArb(),
     })
     .map((r) => ({
       seed: r.seed,
       cluster: r.cluster,
       budget: 'beyond' as const,
-      workloadMs: r.atMs + 12_000,
+      workloadMs: r.atMs + 15_000,
       escalationTimeoutMs: r.escalationTimeoutMs,
       net: r.net,
       workload: r.workload,
       faults: [{ atMs: r.atMs, kind: 'strip' as const, target: { kind: 'active' as const, partition: r.partition }, durationMs: 0, survivor: r.survivor }],
       survivorBoundMs: 10_000,
+      bootStaggerMs: r.bootStaggerMs,
     }));
 }

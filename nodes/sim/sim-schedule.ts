@@ -114,6 +114,8 @@ export interface SimSchedule {
   workload: WorkloadParams;
   faults: FaultStep[];
   survivorBoundMs?: number;
+  /** Nodes start at random times within this window at boot, ms (default 50). */
+  bootStaggerMs?: number;
 }
 
 /** Store sets of the presets (segments kept small: snapshots are cheap, keys spread over every partition). */
@@ -173,6 +175,7 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (s.budget !== 'within' && s.budget !== 'beyond') bad('budget must be "within" or "beyond"');
   if (!(s.workloadMs > 0)) bad('workloadMs must be > 0');
   if (!(s.escalationTimeoutMs > 0)) bad('escalationTimeoutMs must be > 0');
+  if (s.bootStaggerMs !== undefined && !(s.bootStaggerMs >= 0)) bad('bootStaggerMs must be >= 0');
   const n = s.net;
   if (!(n.minDelayMs >= 0 && n.maxDelayMs >= n.minDelayMs)) bad('net delays must satisfy 0 <= minDelayMs <= maxDelayMs');
   if (!(n.clientMinDelayMs >= 0 && n.clientMaxDelayMs >= n.clientMinDelayMs)) bad('client delays must satisfy 0 <= clientMinDelayMs <= clientMaxDelayMs');
