@@ -61,6 +61,9 @@ interface FollowerLink {
   acked: number;
   queue: ReplicatedOp[];
   lastSentAt: number;
+  /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
+  paceRev: number;
+  paceAt: number;
 }
 
 interface PendingWrite {
@@ -77,7 +80,8 @@ interface ActiveState {
   pending: PendingWrite[];
   /** [rev, time] of ops not yet acked by every required member, oldest first. */
   opTimes: Array<[number, number]>;
-  pendingAdds: Map<string, { member: Member; at: number }>;
+  /** Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the last req-add. */
+  pendingAdds: Map<string, { member: Member; at: number; fromRev: number }>;
   lastDropReq: Map<string, number>;
   lastLeaderReq: number;
 }
@@ -1376,6 +1380,8 @@ export class NodeCore {
       acked: prev && prev.member.inc === fromInc ? prev.acked : -1,
       queue: [],
       lastSentAt: now,
+      paceRev: -1,
+      paceAt: -Infinity,
     };
     act.followers.set(from, link);
     this.counters.syncsServed++;
@@ -1464,16 +1470,32 @@ export class NodeCore {
       }
       this.progressPending(lp);
     }
-    // caught-up followers join the in-sync set through the leader; we wait for them from now on
+    // followers that keep pace join the in-sync set through the leader, in two steps so that a
+    // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
+    // revision we were at when we looked (or is fully caught up), writes wait for it too from the
+    // current revision on; once it holds that revision it holds every acknowledged write
     for (const f of act.followers.values()) {
-      if (!f.streaming || f.acked < lp.data.revision) continue;
+      if (!f.streaming) continue;
+      const node = f.member.node;
       if (e.inSync.some((m) => sameMember(m, f.member))) {
-        act.pendingAdds.delete(f.member.node);
+        act.pendingAdds.delete(node);
         continue;
       }
-      const pa = act.pendingAdds.get(f.member.node);
-      if (pa && now - pa.at < RETRY_MS * 4) continue;
-      act.pendingAdds.set(f.member.node, { member: f.member, at: now });
+      let pa = act.pendingAdds.get(node);
+      if (!pa || pa.member.inc !== f.member.inc) {
+        const keepsPace = f.acked >= lp.data.revision || (f.paceRev >= 0 && f.acked >= f.paceRev && now - f.paceAt < RETRY_MS);
+        if (!keepsPace) {
+          if (f.paceRev < 0 || now - f.paceAt >= RETRY_MS) {
+            f.paceRev = lp.data.revision;
+            f.paceAt = now;
+          }
+          continue;
+        }
+        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision };
+        act.pendingAdds.set(node, pa);
+      }
+      if (f.acked < pa.fromRev || now - pa.at < RETRY_MS * 4) continue;
+      pa.at = now;
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so

@@ -9,6 +9,7 @@ describe('regression schedules: each once found a bug in NodeCore and must now r
       const res = runSimulation(r.schedule);
       expect(res.stats.convergeMs).toBeGreaterThanOrEqual(r.schedule.budget === 'within' ? 0 : -1);
       expect(res.clients.writesOk).toBeGreaterThan(0);
+      if (r.strips !== undefined) expect(res.stats.strips).toBe(r.strips);
     });
   }
 });

@@ -4,7 +4,7 @@ import type { SimSchedule } from '../sim-schedule.js';
  * Schedules that once made the simulation find a real bug in NodeCore, kept as fixed regression
  * tests (sim brief: "keep any schedule that ever found a bug"). Each names what broke.
  */
-export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSchedule }> = [
+export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSchedule; strips?: number }> = [
   {
     // Connection resets lost both copies of the leader's bootstrap proposals; the leader had
     // accepted them itself, so it never bootstrapped again nor re-proposed: no partition ever
@@ -62,6 +62,29 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
         { atMs: 1436, kind: 'isolate-in', target: { kind: 'active', partition: 34 }, durationMs: 3208 },
         { atMs: 4654, kind: 'bridge', target: { kind: 'node', index: 36 }, durationMs: 1662 },
       ],
+    },
+  },
+  {
+    // Under a steady stream of async writes (a write every 1-2 ms) a follower of async3/0 that
+    // had left the in-sync set never had acked the very latest revision at the moment the active
+    // looked, so it was never proposed back: the partition stayed Degraded with its active as the
+    // only in-sync member for the whole run (a failure of that active would have lost the
+    // partition), and the survivor property never found two in-sync members to strip.
+    name: 'a follower that keeps pace with a steady write stream rejoins the in-sync set',
+    strips: 1,
+    schedule: {
+      seed: -1861995023,
+      cluster: 'n5',
+      budget: 'beyond',
+      workloadMs: 16499,
+      escalationTimeoutMs: 2873,
+      net: { minDelayMs: 0.10929769292162905, maxDelayMs: 23.809881323748186, resetProbability: 0.01588197892308899, clientMinDelayMs: 0.05, clientMaxDelayMs: 0.05 },
+      workload: { writersPerStore: 3, keysPerWriter: 4, thinkMinMs: 1, thinkMaxMs: 2, readFraction: 3e-323, deleteFraction: 0.2499999999999997, maxAttempts: 1, attemptTimeoutMs: 1125, deadlineMs: 1067 },
+      faults: [
+        { atMs: 1499, kind: 'strip', target: { kind: 'active', partition: 5 }, durationMs: 0, survivor: 0 },
+      ],
+      survivorBoundMs: 10000,
+      bootStaggerMs: 50,
     },
   },
 ];
