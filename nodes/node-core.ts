@@ -84,6 +84,8 @@ interface ActiveState {
   pendingAdds: Map<string, { member: Member; at: number; fromRev: number }>;
   lastDropReq: Map<string, number>;
   lastLeaderReq: number;
+  /** The last op this active applied (a keepalive to a lagging follower carries it). */
+  lastOp: ReplicatedOp | null;
 }
 
 interface LocalPartition {
@@ -128,7 +130,7 @@ const HANDOFF_TIMEOUT_MS = 3_000;
 const FOLLOW_STALE_MS = 1_000;
 /** Retry period of sync requests and of requests to the leader (ms). */
 const RETRY_MS = 250;
-/** Replication keepalive period (ms): carries the head revision so a follower sees gaps. */
+/** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
 const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync' };
@@ -430,7 +432,11 @@ export class NodeCore {
         if (!f.streaming) continue;
         if (f.queue.length > 0 || now - f.lastSentAt >= REP_KEEPALIVE_MS) {
           const e = this.committed.get(lp.pkey);
-          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops: f.queue });
+          // a keepalive to a follower that has not acked our head carries our last op: one that
+          // lost ops with a connection (sends on a link that is down vanish) then sees the gap and
+          // catches up, where an empty keepalive would leave it behind for good
+          const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
+          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops });
           f.queue = [];
           f.lastSentAt = now;
         }
@@ -1107,6 +1113,7 @@ export class NodeCore {
           pendingAdds: new Map(),
           lastDropReq: new Map(),
           lastLeaderReq: -Infinity,
+          lastOp: null,
         };
         lp.followTag = tag;
         this.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
@@ -1200,6 +1207,7 @@ export class NodeCore {
     for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
     const now = this.env.now();
     act.opTimes.push([rev, now]);
+    act.lastOp = op;
     res.info.version = op.version;
     res.info.revision = rev;
     if (sync) {

@@ -87,4 +87,29 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // n2 (paused) had asked n3 for a catch-up of async3/2 twice; n3's answer to the second went
+    // out on a link still down after a partition and vanished, but n3 went on streaming to n2 on
+    // the follower link that request had opened. Once writes stopped, n3 only sent empty
+    // keepalives: n2, acked at revision 173 of 208, never saw a gap, never asked again, and never
+    // rejoined the in-sync set (async3/2 stayed Degraded after the final heal).
+    name: 'a follower that lost ops with a connection sees the gap in a keepalive and catches up',
+    schedule: {
+      seed: 10,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4008,
+      escalationTimeoutMs: 2161,
+      net: { minDelayMs: 1.8486652279745588, maxDelayMs: 9.902120158629494, resetProbability: 0, clientMinDelayMs: 0.050000000000000065, clientMaxDelayMs: 0.050000000000000065 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 3, thinkMaxMs: 31, readFraction: 5.386299583787281e-240, deleteFraction: 7.475643941748645e-64, maxAttempts: 1, attemptTimeoutMs: 161, deadlineMs: 5859 },
+      faults: [
+        { atMs: 1161, kind: 'isolate', target: { kind: 'node', index: 1 }, durationMs: 169 },
+        { atMs: 2229, kind: 'crash', target: { kind: 'leader' }, durationMs: 1759 },
+        { atMs: 3077, kind: 'isolate-out', target: { kind: 'leader' }, durationMs: 3504 },
+        { atMs: 2157, kind: 'pause', target: { kind: 'node', index: 4 }, durationMs: 2236 },
+        { atMs: 3805, kind: 'pause', target: { kind: 'leader' }, durationMs: 278 },
+      ],
+      bootStaggerMs: 8,
+    },
+  },
 ];
