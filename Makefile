@@ -23,5 +23,10 @@ build: dist/.built
 test: build
 	npx vitest run
 
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
+RUNS ?= 1000
+sim: build
+	$(NODE) dist/nodes/sim/sim-main.js --runs $(RUNS) $(if $(SEED),--seed $(SEED))
+
 clean:
 	rm -rf dist
