@@ -35,6 +35,13 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
  * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
  * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
  *
+ * The nemesis budget (sim brief): within budget, a crash waits until no node is down (crashed,
+ * or restarted and not yet rejoined: the core logs `rejoined`), every partition is Healthy and
+ * the runtime map names only current incarnations; pauses and partitions come at any time.
+ * Beyond budget, crashes come at any time and overlap, but a majority of the nodes always keeps
+ * its memory: a memory-only store cannot keep its runtime map (hence its epochs) through the
+ * loss of a majority's memory at once, any more than Raft could without its disk.
+ *
  * Everything random comes from the schedule's seed: one seed, one run, bit for bit.
  */
 
@@ -109,8 +116,11 @@ interface SimNode {
   paused: boolean;
   held: Array<() => void>;
   tickToken: number;
-  /** Crashed nodes and restarted ones that have not yet learnt the committed runtime map. */
-  amnesicUntil: Map<string, number> | null;
+  /**
+   * The core said it rejoined (its `rejoined` log line): it takes part in votes and proposals
+   * again. A node that is down or not yet rejoined holds none of the cluster's memory.
+   */
+  rejoined: boolean;
 }
 
 interface Link {
@@ -214,7 +224,7 @@ class Simulator {
     this.coreFactory = opts.coreFactory ?? ((id, inc, config, env) => new NodeCore(id, inc, config, env));
     this.traceRing = new Array(opts.traceSize ?? 50).fill('');
     const n = presetNodeCount(s.cluster);
-    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, amnesicUntil: null }));
+    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
     for (const x of this.nodes) this.byId.set(x.id, x);
     this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1 })));
     this.cuts = this.nodes.map(() => this.nodes.map(() => 0));
@@ -342,7 +352,10 @@ class Simulator {
       send: (to, msg) => this.send(x, gen, to, msg),
       respond: (token, res) => this.respond(x, gen, token as ReqToken, res),
       probe: (node) => this.probe(x, gen, node),
-      log: (event, fields) => this.trace(() => `${x.id} log ${event} ${fields ? JSON.stringify(fields) : ''}`),
+      log: (event, fields) => {
+        if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
+        this.trace(() => `${x.id} log ${event} ${fields ? JSON.stringify(fields) : ''}`);
+      },
     };
     const core = this.coreFactory(x.id, inc, this.config, env);
     x.core = core;
@@ -365,7 +378,7 @@ class Simulator {
     x.paused = false;
     x.held = [];
     x.tickToken++;
-    x.amnesicUntil = null;
+    x.rejoined = false;
     for (const y of this.nodes) {
       this.breakLink(this.links[y.index][x.index], 'crash');
       this.breakLink(this.links[x.index][y.index], 'crash');
@@ -381,14 +394,7 @@ class Simulator {
     if (x.core) return;
     x.restarts++;
     this.stats.restarts++;
-    // it knows nothing until it has learnt every committed entry the live nodes know now
-    const need = new Map<string, number>();
-    for (const p of this.pkeys) {
-      const e = this.bestEntry(p);
-      if (e) need.set(p, e.epoch);
-    }
     this.startNode(x);
-    x.amnesicUntil = need;
   }
 
   private pause(x: SimNode): void {
@@ -431,11 +437,6 @@ class Simulator {
     core.flush();
     this.checker.checkCommitted(x.view!);
     this.checker.checkServing(this.upViews(), x.view!);
-    if (x.amnesicUntil) {
-      let informed = true;
-      for (const [p, epoch] of x.amnesicUntil) if ((core.committedEntry(p)?.epoch ?? -1) < epoch) informed = false;
-      if (informed) x.amnesicUntil = null;
-    }
     if (this.survivorWatches.length > 0) this.checkSurvivors();
   }
 
@@ -710,10 +711,20 @@ class Simulator {
     end();
   }
 
-  /** Can one more node crash: within budget, every partition Healthy and nobody down; beyond, a majority keeps its memory. */
+  /** Nodes that hold none of the cluster's memory now: down, or restarted and not yet rejoined. */
+  private downCount(): number {
+    return this.nodes.filter((x) => !x.core || !x.rejoined).length;
+  }
+
+  /**
+   * Can one more node crash. Within budget: nobody down, every partition Healthy, and the runtime
+   * map names only current incarnations (a Healthy entry naming a crashed node's old incarnation
+   * is a map that has not caught up with the last crash yet). Beyond: a majority keeps its memory
+   * (a memory-only store cannot survive losing it; see the module doc).
+   */
   private crashAllowed(): boolean {
-    const down = this.nodes.filter((x) => !x.core || x.amnesicUntil !== null).length;
-    if (this.s.budget === 'within') return down === 0 && this.allHealthy();
+    const down = this.downCount();
+    if (this.s.budget === 'within') return down === 0 && this.allHealthy() && this.mapCurrent();
     const majority = Math.floor(this.nodes.length / 2) + 1;
     return down + 1 <= this.nodes.length - majority;
   }
@@ -738,13 +749,13 @@ class Simulator {
     if (!this.faultsOpen) return;
     const pkey = this.pkeys[(f.target.kind === 'active' ? f.target.partition : 0) % this.pkeys.length];
     const e = this.bestEntry(pkey);
-    const down = this.nodes.filter((x) => !x.core || x.amnesicUntil !== null).length;
+    const down = this.downCount();
     if (this.now + this.bound() > workloadEnd) {
       this.stats.faultsSkipped++;
       return;
     }
     // the partition is served by an active with at least one other in-sync member, nobody is down
-    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey)) {
+    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
       else this.stats.faultsSkipped++;
       return;
@@ -853,6 +864,20 @@ class Simulator {
       if (e && (!best || e.epoch > best.epoch)) best = e;
     }
     return best;
+  }
+
+  /** This member is the running incarnation of its node. */
+  private current(m: { node: string; inc: string }): boolean {
+    return this.byId.get(m.node)?.core?.inc === m.inc;
+  }
+
+  /** Every partition's best entry names only current incarnations (active and in-sync set). */
+  private mapCurrent(): boolean {
+    for (const p of this.pkeys) {
+      const e = this.bestEntry(p);
+      if (!e || (e.active && !this.current(e.active)) || !e.inSync.every((m) => this.current(m))) return false;
+    }
+    return true;
   }
 
   private allHealthy(): boolean {
