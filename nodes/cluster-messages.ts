@@ -78,7 +78,8 @@ export type ClusterMsg =
   | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[] }
   | { t: 'rep-ack'; pkey: string; tag: string; rev: number }
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
-  | { t: 'sync-req'; pkey: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
+  /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
+  | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
   | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean }
   | { t: 'req-add'; term: number; pkey: string; epoch: number; member: Member }
   | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member }

@@ -1361,14 +1361,16 @@ export class NodeCore {
     const haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
     lp.followTag = '';
     lp.syncRequestedAt = now;
-    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, tag, haveTag, haveRev: lp.data.revision, recovery: false });
+    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
   }
 
   private onSyncReq(from: string, msg: Extract<ClusterMsg, { t: 'sync-req' }>, now: number): void {
     const lp = this.parts.get(msg.pkey);
     if (!lp) return;
-    const fromInc = this.peers.get(from)?.inc;
-    if (!fromInc) return;
+    // the follower is the incarnation that asked: our own view of the peer may not have seen its
+    // restart yet, and a link keyed by the old incarnation could never be added back in sync
+    if (!this.peers.has(from)) return;
+    const fromInc = msg.inc;
     if (msg.recovery) {
       // a Recovering active asks the more complete holder for everything it has (possession proof)
       this.counters.syncsServed++;
@@ -1453,7 +1455,7 @@ export class NodeCore {
         if (now - lp.recoveredSentAt >= RETRY_MS) this.sendRecovered(lp, e, now);
       } else if (now - lp.syncRequestedAt >= RETRY_MS) {
         lp.syncRequestedAt = now;
-        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
+        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
       }
       return;
     }

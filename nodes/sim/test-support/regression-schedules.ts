@@ -112,4 +112,30 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 8,
     },
   },
+  {
+    // n1 crashed and restarted; its new incarnation asked the active n2 for a catch-up of
+    // sync3/0 before n2 had heard of the restart, so n2 opened the follower link under n1's old
+    // incarnation. The new n1 streamed and acked happily, but every req-add named the dead
+    // incarnation and the leader refused it: sync3/0 stayed Degraded for good. The requester now
+    // names its incarnation in sync-req.
+    name: 'a catch-up request names the requesting incarnation, so a restarted follower can rejoin the in-sync set',
+    schedule: {
+      seed: 9,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 2266,
+      escalationTimeoutMs: 2948,
+      net: { minDelayMs: 1.999999999999999, maxDelayMs: 1.999999999999999, resetProbability: 0, clientMinDelayMs: 0.9999999999999981, clientMaxDelayMs: 0.9999999999999981 },
+      workload: { writersPerStore: 3, keysPerWriter: 1, thinkMinMs: 3, thinkMaxMs: 61, readFraction: 4.010596365940564e-234, deleteFraction: 4e-323, maxAttempts: 4, attemptTimeoutMs: 589, deadlineMs: 5992 },
+      faults: [
+        { atMs: 1443, kind: 'pause', target: { kind: 'leader' }, durationMs: 2756 },
+        { atMs: 1364, kind: 'crash', target: { kind: 'leader' }, durationMs: 431 },
+        { atMs: 8, kind: 'bridge', target: { kind: 'leader' }, durationMs: 797 },
+        { atMs: 1053, kind: 'isolate-out', target: { kind: 'active', partition: 1 }, durationMs: 233 },
+        { atMs: 1607, kind: 'pause', target: { kind: 'node', index: 3 }, durationMs: 3989 },
+        { atMs: 5, kind: 'crash', target: { kind: 'node', index: 3 }, durationMs: 52 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
