@@ -58,6 +58,8 @@ export interface PartitionReport {
   syncedSegments: number;
   /** Stream tag of the tenure the copy follows ("" when none). */
   tag: string;
+  /** Highest epoch this node accepted for the partition (-1: none). */
+  accepted: number;
 }
 
 export type ClusterMsg =

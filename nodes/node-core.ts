@@ -710,7 +710,7 @@ export class NodeCore {
     const out: PartitionReport[] = [];
     for (const lp of this.parts.values()) {
       const synced = lp.followTag !== '' || !!lp.act;
-      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag });
+      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 });
     }
     return out;
   }
@@ -935,7 +935,7 @@ export class NodeCore {
   private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
     if (m.node === this.id) {
       const lp = this.parts.get(pkey)!;
-      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag };
+      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(pkey)?.epoch ?? -1 };
     }
     const p = this.peers.get(m.node)!;
     if (p.reportTerm !== this.term || p.inc !== m.inc || now - p.reportAt > this.config.timing.suspectAfterMs) return null;
@@ -962,11 +962,26 @@ export class NodeCore {
       if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
       return;
     }
-    // 3. Recovering whose more complete holder is gone: the candidate is the authority now
+    // 3. an assigned node accepted a proposal above the committed entry that never committed and
+    //    that this leader does not know (nothing is in flight here): nodes act on what they
+    //    accepted (an active stops serving, a replica fences the active's stream), so commit the
+    //    entry again above that epoch, which clears the acceptance
+    let fencedAt = -1;
+    for (const n of e.replicas) {
+      const inc = this.incOf(n);
+      const r = inc ? this.freshReport({ node: n, inc }, e.pkey, now) : null;
+      if (r && r.accepted > e.epoch && r.accepted > fencedAt) fencedAt = r.accepted;
+    }
+    if (cooled && fencedAt >= 0) {
+      this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
+      if (fencedAt > (ls.lastProposed.get(e.pkey) ?? 0)) ls.lastProposed.set(e.pkey, fencedAt);
+      return this.propose({ ...e }, false, now);
+    }
+    // 4. Recovering whose more complete holder is gone: the candidate is the authority now
     if (e.health === 'Recovering' && (!e.syncFrom || !this.live(e.syncFrom, now) || !e.inSync.some((m) => sameMember(m, e.syncFrom)))) {
       return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
     }
-    // 4. a lost replica makes the partition Degraded at once (cheap and reversible)
+    // 5. a lost replica makes the partition Degraded at once (cheap and reversible)
     const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
     if (lost.length > 0) {
       const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
@@ -975,7 +990,7 @@ export class NodeCore {
       const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
       return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
     }
-    // 5. a failback handoff in progress: cancel it if the target left or it takes too long
+    // 6. a failback handoff in progress: cancel it if the target left or it takes too long
     if (e.handoffTo) {
       const since = ls.handoffSince.get(e.pkey) ?? now;
       if (!this.live(e.handoffTo, now) || now - since > HANDOFF_TIMEOUT_MS) {
@@ -985,13 +1000,13 @@ export class NodeCore {
       return;
     }
     if (e.health === 'Recovering') return;
-    // 6. the recovery sweep: every assigned replica alive and in sync, after a cooldown
+    // 7. the recovery sweep: every assigned replica alive and in sync, after a cooldown
     const allIn = e.replicas.every((n) => e.inSync.some((m) => m.node === n && this.live(m, now)));
     if (e.health !== 'Healthy') {
       if (allIn && cooled) this.propose({ ...e, health: 'Healthy' }, false, now);
       return;
     }
-    // 7. failback: the preferred primary is back in sync: hand ownership back
+    // 8. failback: the preferred primary is back in sync: hand ownership back
     const preferred = e.replicas[0];
     if (cooled && e.active.node !== preferred) {
       const m = e.inSync.find((x) => x.node === preferred);

@@ -138,4 +138,28 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // 5 nodes. The leader n3 proposed moving n4's partitions (n4 could hear but not be heard);
+    // n4 accepted and stopped serving at once, but the proposal never reached a majority, and the
+    // next leader, elected without n4's vote, never knew of it: the committed entry still named
+    // n4, which stayed fenced by its uncommitted acceptance for good (sync3/3, async3/3 unserved).
+    // Reports now carry the highest accepted epoch and the leader commits such an entry again
+    // above it.
+    name: 'an active fenced by an acceptance no leader knows is re-affirmed above that epoch',
+    schedule: {
+      seed: 12,
+      cluster: 'n5',
+      budget: 'within',
+      workloadMs: 2096,
+      escalationTimeoutMs: 1410,
+      net: { minDelayMs: 0.8271684095666376, maxDelayMs: 0.8271684095666376, resetProbability: 0, clientMinDelayMs: 0.23800961778531338, clientMaxDelayMs: 0.23800961778531338 },
+      workload: { writersPerStore: 2, keysPerWriter: 1, thinkMinMs: 3, thinkMaxMs: 23, readFraction: 2.5e-323, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 1495, deadlineMs: 1008 },
+      faults: [
+        { atMs: 6, kind: 'isolate-out', target: { kind: 'active', partition: 3 }, durationMs: 3975 },
+        { atMs: 1829, kind: 'split', target: { kind: 'leader' }, durationMs: 725 },
+        { atMs: 5, kind: 'isolate-out', target: { kind: 'node', index: 0 }, durationMs: 463 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
