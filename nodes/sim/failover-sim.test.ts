@@ -195,6 +195,25 @@ describe('the checkers catch broken cores (mutants)', () => {
     expect(inv).toBe('read-not-from-active');
   });
 
+  it('a node that answers a read with a value nobody wrote is caught at the end of the run', () => {
+    const inv = caught(
+      crashyArb(),
+      (id, inc, config, env) => {
+        const core = new NodeCore(id, inc, config, env);
+        type Get = Extract<ClientRequest, { op: typeof Op.Get }>;
+        const c = core as unknown as { clientGet: (req: Get) => ClientResponse };
+        const original = c.clientGet.bind(core);
+        c.clientGet = (req) => {
+          const r = original(req);
+          return r.op === Op.Get && r.status === KvStatus.Ok ? { ...r, value: Buffer.from(`${req.store}/${req.key}#999999`) } : r;
+        };
+        return core;
+      },
+      20,
+    );
+    expect(inv).toBe('unexpected-read');
+  });
+
   it('a failback target that serves before the handoff commits makes two actives at one epoch', () => {
     const inv = caught(
       crashyArb(),

@@ -49,7 +49,7 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
 export class SimViolation extends Error {
   override name = 'SimViolation';
   constructor(
-    /** Invariant name (see sim-invariants.ts, plus "no-convergence", "sole-survivor", "lost", "phantom", "unexpected", "replica-divergence"). */
+    /** Invariant name (see sim-invariants.ts, plus "no-convergence", "sole-survivor", "lost", "phantom", "unexpected", "replica-divergence", "phantom-read", "unexpected-read"). */
     readonly invariant: string,
     readonly detail: string,
     readonly seed: number,
@@ -145,8 +145,9 @@ interface ReqToken {
   node: number;
   conn: number;
   serial: number;
-  /** Partition of the request's key (null for metadata). */
+  /** Partition of the request's key, and `store/key` (null for metadata). */
   pkey: string | null;
+  sk: string | null;
 }
 
 /** Time for a socket close to be noticed by an end, ms. */
@@ -214,6 +215,8 @@ class Simulator {
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
+  /** Every value a read returned Ok: checked against the histories at the end. */
+  private readonly reads: Array<{ sk: string; valueId: string; node: string; at: number }> = [];
   private readonly maxEvents: number;
   private readonly coreFactory: NonNullable<SimOptions['coreFactory']>;
 
@@ -297,6 +300,7 @@ class Simulator {
     const within = this.s.budget === 'within';
     const converged = this.runUntil(healedAt + (within ? CONVERGE_LIMIT_MS : BEYOND_SETTLE_MS), () => this.clients.idle && this.allHealthy() && this.allServing());
     if (converged) this.stats.convergeMs = this.now - healedAt;
+    this.checkReads();
     if (!within) return;
     if (!converged) this.violate('no-convergence', `not every partition was Healthy and served within ${CONVERGE_LIMIT_MS} ms of the final heal${this.clients.idle ? '' : ' (clients still busy)'}: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
     // let replication settle, then read once the cluster is (again) Healthy and served: resets
@@ -644,7 +648,8 @@ class Simulator {
     const gen = y.gen;
     const t = Math.max(this.now + this.clientDelay(), cl.lastReqAt);
     cl.lastReqAt = t;
-    const token: ReqToken = { node: y.index, conn, serial, pkey: req.op === Op.Get || req.op === Op.Put || req.op === Op.Delete ? this.pkeyOf(req.store, req.key) : null };
+    const keyed = req.op === Op.Get || req.op === Op.Put || req.op === Op.Delete;
+    const token: ReqToken = { node: y.index, conn, serial, pkey: keyed ? this.pkeyOf(req.store, req.key) : null, sk: keyed ? `${req.store}/${req.key}` : null };
     this.at(t, () => {
       if (cl.connId !== conn) return;
       this.onNode(y, gen, (core) => {
@@ -659,6 +664,7 @@ class Simulator {
     if (x.gen !== gen || !x.view) return;
     if (res.op === Op.Get && (res.status === KvStatus.Ok || res.status === KvStatus.NotFound)) {
       this.checker.checkRead(x.view, token.pkey!, KvStatus[res.status]);
+      if (res.status === KvStatus.Ok && res.value) this.reads.push({ sk: token.sk!, valueId: res.value.toString(), node: x.id, at: this.now });
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
     }
@@ -936,6 +942,19 @@ class Simulator {
           }
         }
       }
+    }
+  }
+
+  /**
+   * Any budget: no read ever returned a value that no write of the key carried (unexpected) or
+   * whose write failed definitely (phantom: a `fail` write was never applied anywhere).
+   */
+  private checkReads(): void {
+    const byKey = new Map(this.clients.histories.map((h) => [`${h.store}/${h.key}`, h]));
+    for (const r of this.reads) {
+      const w = byKey.get(r.sk)?.writes.find((x) => x.valueId === r.valueId);
+      if (!w) this.violate('unexpected-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, which no write carried`);
+      if (w!.outcome === 'fail') this.violate('phantom-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, a write that failed definitely (${w!.last})`);
     }
   }
 
