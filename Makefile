@@ -86,5 +86,10 @@ BASE_IMAGE ?= zaris-certify-base:bookworm-node20
 image: build
 	$(NODE) dist/harness/docker/make-node-image.js --base-image '$(BASE_IMAGE)'
 
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
+RUNS ?= 1000
+sim: build
+	$(NODE) dist/nodes/sim/sim-main.js --runs $(RUNS) $(if $(SEED),--seed $(SEED))
+
 clean:
 	rm -rf dist

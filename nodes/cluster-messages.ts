@@ -58,10 +58,16 @@ export interface PartitionReport {
   syncedSegments: number;
   /** Stream tag of the tenure the copy follows ("" when none). */
   tag: string;
+  /** Highest epoch this node accepted for the partition (-1: none). */
+  accepted: number;
 }
 
 export type ClusterMsg =
   | { t: 'hello'; inc: string; term: number }
+  /** A new incarnation asks a peer where the cluster stands before it takes part (rejoin). */
+  | { t: 'rejoin-q'; term: number }
+  /** The answer: the peer's term, and whether it holds any runtime entry (the cluster has a history). */
+  | { t: 'rejoin-r'; term: number; known: boolean }
   | { t: 'prevote'; term: number }
   | { t: 'prevote-r'; term: number; granted: boolean }
   | { t: 'vote'; term: number }
@@ -74,7 +80,8 @@ export type ClusterMsg =
   | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[] }
   | { t: 'rep-ack'; pkey: string; tag: string; rev: number }
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
-  | { t: 'sync-req'; pkey: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
+  /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
+  | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
   | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean }
   | { t: 'req-add'; term: number; pkey: string; epoch: number; member: Member }
   | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member }

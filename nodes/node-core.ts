@@ -61,6 +61,9 @@ interface FollowerLink {
   acked: number;
   queue: ReplicatedOp[];
   lastSentAt: number;
+  /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
+  paceRev: number;
+  paceAt: number;
 }
 
 interface PendingWrite {
@@ -77,9 +80,12 @@ interface ActiveState {
   pending: PendingWrite[];
   /** [rev, time] of ops not yet acked by every required member, oldest first. */
   opTimes: Array<[number, number]>;
-  pendingAdds: Map<string, { member: Member; at: number }>;
+  /** Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the last req-add. */
+  pendingAdds: Map<string, { member: Member; at: number; fromRev: number }>;
   lastDropReq: Map<string, number>;
   lastLeaderReq: number;
+  /** The last op this active applied (a keepalive to a lagging follower carries it). */
+  lastOp: ReplicatedOp | null;
 }
 
 interface LocalPartition {
@@ -129,7 +135,7 @@ const FOLLOW_STALE_MS = 1_000;
 export const VERSION_TENURE_STRIDE = 2 ** 32;
 /** Retry period of sync requests and of requests to the leader (ms). */
 const RETRY_MS = 250;
-/** Replication keepalive period (ms): carries the head revision so a follower sees gaps. */
+/** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
 const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync' };
@@ -165,6 +171,15 @@ export class NodeCore {
   private votedFor: string | null = null;
   /** Terms up to this one are not voted in (a restarted node may have voted there before). */
   private noVoteUpTo = 0;
+  /**
+   * Non-null while this incarnation rejoins (memory only: an earlier life of this node may have
+   * voted, accepted runtime entries and seen terms it has now forgotten). Until a majority of the
+   * other nodes told it their term (rejoin-r) and a leader of at least the highest of those terms
+   * sent it the committed runtime map, it neither votes, campaigns nor accepts proposals (the
+   * recovery rule of Viewstamped Replication). When the nodes that answered hold no runtime entry
+   * at all, the cluster is booting for the first time and there is nothing to relearn.
+   */
+  private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
   private role: Role = 'follower';
   private leaderId: string | null = null;
   private electionDeadline = 0;
@@ -193,6 +208,7 @@ export class NodeCore {
     this.nPartitions = partitionCount(config);
     const now = env.now();
     this.startedAt = now;
+    this.rejoin = this.peerIds.length > 0 ? { heard: new Map(), needTerm: null, askedAt: -Infinity } : null;
     for (const p of this.peerIds) {
       this.peers.set(p, {
         lastHeard: -Infinity,
@@ -281,6 +297,7 @@ export class NodeCore {
   tick(): void {
     const now = this.env.now();
     this.updateSuspicion(now);
+    this.askRejoin(now);
     if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
     for (const lp of this.parts.values()) this.partitionTick(lp, now);
@@ -316,6 +333,12 @@ export class NodeCore {
         }
         if (msg.term > this.term) this.adoptTerm(msg.term, null);
         return;
+      case 'rejoin-q':
+        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.accepted.size > 0 });
+        return;
+      case 'rejoin-r':
+        peer.term = Math.max(peer.term, msg.term);
+        return this.onRejoinReply(from, msg.term, msg.known);
       case 'prevote':
         return this.onPreVote(from, msg.term, now);
       case 'prevote-r':
@@ -414,7 +437,11 @@ export class NodeCore {
         if (!f.streaming) continue;
         if (f.queue.length > 0 || now - f.lastSentAt >= REP_KEEPALIVE_MS) {
           const e = this.committed.get(lp.pkey);
-          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops: f.queue });
+          // a keepalive to a follower that has not acked our head carries our last op: one that
+          // lost ops with a connection (sends on a link that is down vanish) then sees the gap and
+          // catches up, where an empty keepalive would leave it behind for good
+          const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
+          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops });
           f.queue = [];
           f.lastSentAt = now;
         }
@@ -498,7 +525,44 @@ export class NodeCore {
   }
 
   private canVote(now: number, term: number): boolean {
-    return !this.isJoining(now) && term > this.noVoteUpTo;
+    return !this.isJoining(now) && term > this.noVoteUpTo && this.rejoin === null;
+  }
+
+  /** While rejoining: ask the peers that have not answered yet where the cluster stands (every RETRY_MS). */
+  private askRejoin(now: number): void {
+    const r = this.rejoin;
+    if (!r || r.needTerm !== null || now - r.askedAt < RETRY_MS) return;
+    r.askedAt = now;
+    for (const p of this.peerIds) if (!r.heard.has(p)) this.env.send(p, { t: 'rejoin-q', term: this.term });
+  }
+
+  /** A peer's answer while rejoining: its term, and whether it knows any runtime entry. */
+  private onRejoinReply(from: string, term: number, known: boolean): void {
+    const r = this.rejoin;
+    if (!r || r.needTerm !== null) return;
+    r.heard.set(from, { term, known });
+    let history = this.accepted.size > 0;
+    let maxTerm = this.term;
+    for (const h of r.heard.values()) {
+      if (h.known) history = true;
+      if (h.term > maxTerm) maxTerm = h.term;
+    }
+    if (!history) {
+      // a majority (us included) holds nothing: the cluster's first boot
+      if (r.heard.size + 1 >= this.majority) this.finishRejoin('first boot');
+      return;
+    }
+    if (r.heard.size < this.majority) return;
+    // a majority of the others answered: every term our earlier life can have taken part in is
+    // at most the highest of theirs; relearn the runtime map from a leader at least that recent
+    r.needTerm = maxTerm;
+    this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
+    if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
+  }
+
+  private finishRejoin(why: string): void {
+    this.rejoin = null;
+    this.env.log('rejoined', { why, term: this.term });
   }
 
   private heardLeaderRecently(now: number): boolean {
@@ -626,6 +690,14 @@ export class NodeCore {
     this.lastLeaderContact = now;
     this.resetElectionDeadline();
     for (const e of msg.committed) this.learnCommitted(e);
+    if (this.rejoin) {
+      // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
+      // at least as recent as every term a majority of the others reported
+      if (this.rejoin.needTerm === null || msg.term < this.rejoin.needTerm) return;
+      // it leads this term: never vote in it (or below) ourselves
+      this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
+      this.finishRejoin('learnt the runtime map from the leader');
+    }
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports() });
   }
 
@@ -643,7 +715,7 @@ export class NodeCore {
     const out: PartitionReport[] = [];
     for (const lp of this.parts.values()) {
       const synced = lp.followTag !== '' || !!lp.act;
-      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag });
+      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 });
     }
     return out;
   }
@@ -660,6 +732,11 @@ export class NodeCore {
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
+      this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
+      return;
+    }
+    if (this.rejoin) {
+      // what an earlier life of ours accepted is forgotten: accept nothing before rejoining
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
@@ -756,8 +833,17 @@ export class NodeCore {
       const pkey = `${a.store}/${a.partition}`;
       if (ls.inflight.has(pkey)) continue;
       const e = this.committed.get(pkey);
+      // an accepted entry above the committed one (its proposal was lost with a connection and
+      // timed out) is proposed again before anything new is decided, as a new leader re-proposes
+      // what it finds accepted: nodes that accepted it already act on it (a deposed active stops
+      // at once), so it must reach a commit
+      const acc = this.accepted.get(pkey);
+      if (acc && (!e || acc.epoch > e.epoch)) {
+        this.propose(acc, false, now);
+        continue;
+      }
       if (!e) {
-        if (bootstrapReady && !this.accepted.has(pkey)) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
+        if (bootstrapReady) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
         continue;
       }
       this.decide(e, now);
@@ -854,7 +940,7 @@ export class NodeCore {
   private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
     if (m.node === this.id) {
       const lp = this.parts.get(pkey)!;
-      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag };
+      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(pkey)?.epoch ?? -1 };
     }
     const p = this.peers.get(m.node)!;
     if (p.reportTerm !== this.term || p.inc !== m.inc || now - p.reportAt > this.config.timing.suspectAfterMs) return null;
@@ -881,11 +967,26 @@ export class NodeCore {
       if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
       return;
     }
-    // 3. Recovering whose more complete holder is gone: the candidate is the authority now
+    // 3. an assigned node accepted a proposal above the committed entry that never committed and
+    //    that this leader does not know (nothing is in flight here): nodes act on what they
+    //    accepted (an active stops serving, a replica fences the active's stream), so commit the
+    //    entry again above that epoch, which clears the acceptance
+    let fencedAt = -1;
+    for (const n of e.replicas) {
+      const inc = this.incOf(n);
+      const r = inc ? this.freshReport({ node: n, inc }, e.pkey, now) : null;
+      if (r && r.accepted > e.epoch && r.accepted > fencedAt) fencedAt = r.accepted;
+    }
+    if (cooled && fencedAt >= 0) {
+      this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
+      if (fencedAt > (ls.lastProposed.get(e.pkey) ?? 0)) ls.lastProposed.set(e.pkey, fencedAt);
+      return this.propose({ ...e }, false, now);
+    }
+    // 4. Recovering whose more complete holder is gone: the candidate is the authority now
     if (e.health === 'Recovering' && (!e.syncFrom || !this.live(e.syncFrom, now) || !e.inSync.some((m) => sameMember(m, e.syncFrom)))) {
       return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
     }
-    // 4. a lost replica makes the partition Degraded at once (cheap and reversible)
+    // 5. a lost replica makes the partition Degraded at once (cheap and reversible)
     const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
     if (lost.length > 0) {
       const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
@@ -894,7 +995,7 @@ export class NodeCore {
       const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
       return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
     }
-    // 5. a failback handoff in progress: cancel it if the target left or it takes too long
+    // 6. a failback handoff in progress: cancel it if the target left or it takes too long
     if (e.handoffTo) {
       const since = ls.handoffSince.get(e.pkey) ?? now;
       if (!this.live(e.handoffTo, now) || now - since > HANDOFF_TIMEOUT_MS) {
@@ -904,13 +1005,13 @@ export class NodeCore {
       return;
     }
     if (e.health === 'Recovering') return;
-    // 6. the recovery sweep: every assigned replica alive and in sync, after a cooldown
+    // 7. the recovery sweep: every assigned replica alive and in sync, after a cooldown
     const allIn = e.replicas.every((n) => e.inSync.some((m) => m.node === n && this.live(m, now)));
     if (e.health !== 'Healthy') {
       if (allIn && cooled) this.propose({ ...e, health: 'Healthy' }, false, now);
       return;
     }
-    // 7. failback: the preferred primary is back in sync: hand ownership back
+    // 8. failback: the preferred primary is back in sync: hand ownership back
     const preferred = e.replicas[0];
     if (cooled && e.active.node !== preferred) {
       const m = e.inSync.find((x) => x.node === preferred);
@@ -1032,6 +1133,7 @@ export class NodeCore {
           pendingAdds: new Map(),
           lastDropReq: new Map(),
           lastLeaderReq: -Infinity,
+          lastOp: null,
         };
         lp.followTag = tag;
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
@@ -1133,6 +1235,7 @@ export class NodeCore {
     for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
     const now = this.env.now();
     act.opTimes.push([rev, now]);
+    act.lastOp = op;
     res.info.version = op.version;
     res.info.revision = rev;
     if (sync) {
@@ -1286,14 +1389,16 @@ export class NodeCore {
     const haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
     lp.followTag = '';
     lp.syncRequestedAt = now;
-    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, tag, haveTag, haveRev: lp.data.revision, recovery: false });
+    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
   }
 
   private onSyncReq(from: string, msg: Extract<ClusterMsg, { t: 'sync-req' }>, now: number): void {
     const lp = this.parts.get(msg.pkey);
     if (!lp) return;
-    const fromInc = this.peers.get(from)?.inc;
-    if (!fromInc) return;
+    // the follower is the incarnation that asked: our own view of the peer may not have seen its
+    // restart yet, and a link keyed by the old incarnation could never be added back in sync
+    if (!this.peers.has(from)) return;
+    const fromInc = msg.inc;
     if (msg.recovery) {
       // a Recovering active asks the more complete holder for everything it has (possession proof)
       this.counters.syncsServed++;
@@ -1313,6 +1418,8 @@ export class NodeCore {
       acked: prev && prev.member.inc === fromInc ? prev.acked : -1,
       queue: [],
       lastSentAt: now,
+      paceRev: -1,
+      paceAt: -Infinity,
     };
     act.followers.set(from, link);
     this.counters.syncsServed++;
@@ -1376,7 +1483,7 @@ export class NodeCore {
         if (now - lp.recoveredSentAt >= RETRY_MS) this.sendRecovered(lp, e, now);
       } else if (now - lp.syncRequestedAt >= RETRY_MS) {
         lp.syncRequestedAt = now;
-        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
+        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
       }
       return;
     }
@@ -1401,16 +1508,32 @@ export class NodeCore {
       }
       this.progressPending(lp);
     }
-    // caught-up followers join the in-sync set through the leader; we wait for them from now on
+    // followers that keep pace join the in-sync set through the leader, in two steps so that a
+    // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
+    // revision we were at when we looked (or is fully caught up), writes wait for it too from the
+    // current revision on; once it holds that revision it holds every acknowledged write
     for (const f of act.followers.values()) {
-      if (!f.streaming || f.acked < lp.data.revision) continue;
+      if (!f.streaming) continue;
+      const node = f.member.node;
       if (e.inSync.some((m) => sameMember(m, f.member))) {
-        act.pendingAdds.delete(f.member.node);
+        act.pendingAdds.delete(node);
         continue;
       }
-      const pa = act.pendingAdds.get(f.member.node);
-      if (pa && now - pa.at < RETRY_MS * 4) continue;
-      act.pendingAdds.set(f.member.node, { member: f.member, at: now });
+      let pa = act.pendingAdds.get(node);
+      if (!pa || pa.member.inc !== f.member.inc) {
+        const keepsPace = f.acked >= lp.data.revision || (f.paceRev >= 0 && f.acked >= f.paceRev && now - f.paceAt < RETRY_MS);
+        if (!keepsPace) {
+          if (f.paceRev < 0 || now - f.paceAt >= RETRY_MS) {
+            f.paceRev = lp.data.revision;
+            f.paceAt = now;
+          }
+          continue;
+        }
+        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision };
+        act.pendingAdds.set(node, pa);
+      }
+      if (f.acked < pa.fromRev || now - pa.at < RETRY_MS * 4) continue;
+      pa.at = now;
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so

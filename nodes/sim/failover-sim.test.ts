@@ -1,0 +1,235 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
+import { KvStatus } from '../kv-status.js';
+import { NodeCore } from '../node-core.js';
+import { partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
+import { runSimulation, SimViolation, type SimOptions, type SimResult } from './failover-sim.js';
+import { scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import type { SimSchedule } from './sim-schedule.js';
+
+/**
+ * The failover simulation's properties (sim brief, issue 4): at least 1,000 generated schedules
+ * in all. A failure prints fast-check's seed and path, the whole failing schedule (JSON, ready to
+ * be kept in test-support/regression-schedules.ts), and the simulator's own seed and last events.
+ * Replay with ZARIS_SIM_SEED=<seed> [ZARIS_SIM_PATH=<path>] npx vitest run nodes/sim -t '<name>'.
+ * A run stops at its first failure (a simulated schedule is costly to shrink); set
+ * ZARIS_SIM_SHRINK=1 to let fast-check shrink it.
+ */
+const replay: Partial<fc.Parameters<unknown>> = {
+  endOnFailure: process.env.ZARIS_SIM_SHRINK !== '1',
+  ...(process.env.ZARIS_SIM_SEED ? { seed: Number(process.env.ZARIS_SIM_SEED) } : {}),
+  ...(process.env.ZARIS_SIM_PATH ? { path: process.env.ZARIS_SIM_PATH } : {}),
+};
+
+/** Schedules per property (1,000+ in all). */
+const RUNS = { within: 420, withinFive: 80, beyond: 300, survivor: 160, determinism: 40 };
+
+interface Totals {
+  runs: number;
+  events: number;
+  writesOk: number;
+  faults: number;
+  finalsChecked: number;
+}
+
+function totals(): Totals {
+  return { runs: 0, events: 0, writesOk: 0, faults: 0, finalsChecked: 0 };
+}
+
+function add(t: Totals, r: SimResult): void {
+  t.runs++;
+  t.events += r.events;
+  t.writesOk += r.clients.writesOk;
+  t.faults += r.stats.crashes + r.stats.pauses + r.stats.partitions;
+  t.finalsChecked += Object.values(r.stats.finals).reduce((a, b) => a + b, 0);
+}
+
+describe('failover simulation', () => {
+  it(`within budget on 3 nodes: safety after every event, then convergence and no lost sync write (${RUNS.within} schedules)`, () => {
+    const t = totals();
+    fc.assert(
+      fc.property(scheduleArb({ budget: 'within' }), (s) => {
+        add(t, runSimulation(s));
+      }),
+      { numRuns: RUNS.within, ...replay },
+    );
+    expect(t.runs).toBe(RUNS.within);
+    // the schedules really did something: writes acknowledged, faults injected, keys verified
+    expect(t.writesOk).toBeGreaterThan(RUNS.within * 20);
+    expect(t.faults).toBeGreaterThan(RUNS.within);
+    expect(t.finalsChecked).toBeGreaterThan(RUNS.within * 3);
+  });
+
+  it(`within budget on 5 nodes (${RUNS.withinFive} schedules)`, () => {
+    const t = totals();
+    fc.assert(
+      fc.property(scheduleArb({ budget: 'within', clusters: ['n5'], maxWorkloadMs: 4_000 }), (s) => {
+        add(t, runSimulation(s));
+      }),
+      { numRuns: RUNS.withinFive, ...replay },
+    );
+    expect(t.runs).toBe(RUNS.withinFive);
+    expect(t.writesOk).toBeGreaterThan(RUNS.withinFive * 20);
+  });
+
+  it(`beyond budget (crashes at any time, overlapping on 5 nodes): the safety invariants still hold (${RUNS.beyond} schedules)`, () => {
+    const t = totals();
+    let crashes = 0;
+    fc.assert(
+      fc.property(scheduleArb({ budget: 'beyond', clusters: ['n3', 'n3', 'n5'], crashWeight: 4 }), (s) => {
+        const r = runSimulation(s);
+        crashes += r.stats.crashes;
+        add(t, r);
+      }),
+      { numRuns: RUNS.beyond, ...replay },
+    );
+    expect(t.runs).toBe(RUNS.beyond);
+    expect(crashes).toBeGreaterThan(RUNS.beyond / 2);
+    expect(t.writesOk).toBeGreaterThan(RUNS.beyond * 20);
+  });
+
+  it(`a sole surviving in-sync replica ends up serving (RF3 on 5 nodes, RF2 on 3; ${RUNS.survivor} schedules)`, () => {
+    let strips = 0;
+    fc.assert(
+      fc.property(survivorScheduleArb(), (s) => {
+        const r = runSimulation(s);
+        strips += r.stats.strips;
+        expect(r.stats.strips).toBe(1);
+      }),
+      { numRuns: RUNS.survivor, ...replay },
+    );
+    expect(strips).toBe(RUNS.survivor);
+  });
+
+  it(`the same seed gives the same run, bit for bit (${RUNS.determinism} schedules, each run twice)`, () => {
+    const digests = new Set<string>();
+    fc.assert(
+      fc.property(scheduleArb({ budget: 'within', maxWorkloadMs: 2_500 }), (s) => {
+        const a = runSimulation(structuredClone(s));
+        const b = runSimulation(structuredClone(s));
+        expect(b).toEqual(a);
+        digests.add(a.digest);
+      }),
+      { numRuns: RUNS.determinism, ...replay },
+    );
+    // and different schedules do not collapse onto one run
+    expect(digests.size).toBeGreaterThan(RUNS.determinism / 2);
+  });
+});
+
+/** A schedule that crashes partition actives and preferred primaries: failovers and failbacks. */
+function crashyArb(): fc.Arbitrary<SimSchedule> {
+  return scheduleArb({ budget: 'within', minWorkloadMs: 4_000, maxWorkloadMs: 5_000 }).chain((s) =>
+    fc
+      .array(
+        fc.record({
+          atMs: fc.integer({ min: 0, max: 2_500 }),
+          kind: fc.constant('crash' as const),
+          target: fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 8 }) }),
+          durationMs: fc.integer({ min: 200, max: 800 }),
+        }),
+        { minLength: 1, maxLength: 3 },
+      )
+      .map((faults) => ({ ...s, faults, workload: { ...s.workload, writersPerStore: 3, keysPerWriter: 3, readFraction: 0.3 } })),
+  );
+}
+
+/**
+ * Runs a property against a deliberately broken core, with a fixed fast-check seed (the test
+ * shows the checkers can fail; it must not flake); returns the invariant that caught it.
+ */
+function caught(arb: fc.Arbitrary<SimSchedule>, coreFactory: NonNullable<SimOptions['coreFactory']>, numRuns: number): string | null {
+  const out = fc.check(
+    fc.property(arb, (s) => {
+      runSimulation(s, { coreFactory });
+    }),
+    { numRuns, endOnFailure: true, seed: 20_260_501 },
+  );
+  if (!out.failed) return null;
+  const err = out.errorInstance;
+  return err instanceof SimViolation ? err.invariant : String(err);
+}
+
+describe('the checkers catch broken cores (mutants)', () => {
+  it('a core that acknowledges sync writes before its replicas applied them loses acknowledged writes', () => {
+    const inv = caught(
+      crashyArb(),
+      (id, inc, config, env) => {
+        const core = new NodeCore(id, inc, config, env);
+        type Pending = { token: unknown; res: unknown };
+        type Lp = { act: { pending: Pending[] } | null };
+        const c = core as unknown as { progressPending: (lp: Lp) => void };
+        const original = c.progressPending.bind(core);
+        c.progressPending = (lp) => {
+          original(lp);
+          // acknowledge whatever is still waiting for replicas
+          for (const p of lp.act?.pending.splice(0) ?? []) env.respond(p.token, p.res as never);
+        };
+        return core;
+      },
+      60,
+    );
+    expect(inv).toBe('lost');
+  });
+
+  it('a node that answers reads from its own copy when it is not the active is caught reading', () => {
+    const inv = caught(
+      crashyArb(),
+      (id, inc, config, env) => {
+        const core = new NodeCore(id, inc, config, env);
+        type Get = Extract<ClientRequest, { op: typeof Op.Get }>;
+        const c = core as unknown as { clientGet: (req: Get) => ClientResponse };
+        const original = c.clientGet.bind(core);
+        c.clientGet = (req) => {
+          const r = original(req);
+          if (r.op !== Op.Get || (r.status !== KvStatus.Moved && r.status !== KvStatus.ReplicaWriteRejected)) return r;
+          const st = config.stores.find((x) => x.name === req.store)!;
+          const rec = core.peek(`${req.store}/${partitionOfSegment(segmentOf(req.key, st.segments), partitionCount(config))}`, req.key);
+          return { ...r, status: rec && rec.value ? KvStatus.Ok : KvStatus.NotFound, value: rec?.value ?? null, version: rec?.version ?? 0 };
+        };
+        return core;
+      },
+      60,
+    );
+    expect(inv).toBe('read-not-from-active');
+  });
+
+  it('a node that answers a read with a value nobody wrote is caught at the end of the run', () => {
+    const inv = caught(
+      crashyArb(),
+      (id, inc, config, env) => {
+        const core = new NodeCore(id, inc, config, env);
+        type Get = Extract<ClientRequest, { op: typeof Op.Get }>;
+        const c = core as unknown as { clientGet: (req: Get) => ClientResponse };
+        const original = c.clientGet.bind(core);
+        c.clientGet = (req) => {
+          const r = original(req);
+          return r.op === Op.Get && r.status === KvStatus.Ok ? { ...r, value: Buffer.from(`${req.store}/${req.key}#999999`) } : r;
+        };
+        return core;
+      },
+      20,
+    );
+    expect(inv).toBe('unexpected-read');
+  });
+
+  it('a failback target that serves before the handoff commits makes two actives at one epoch', () => {
+    const inv = caught(
+      crashyArb(),
+      (id, inc, config, env) => {
+        const core = new NodeCore(id, inc, config, env);
+        const c = core as unknown as { activeEntry: (pkey: string) => unknown; committed: Map<string, { handoffTo: { node: string; inc: string } | null }> };
+        const original = c.activeEntry.bind(core);
+        c.activeEntry = (pkey: string) => {
+          const e = c.committed.get(pkey);
+          if (e?.handoffTo && e.handoffTo.node === id && e.handoffTo.inc === inc) return e;
+          return original(pkey);
+        };
+        return core;
+      },
+      60,
+    );
+    expect(inv).toBe('one-active-per-epoch');
+  });
+});

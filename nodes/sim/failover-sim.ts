@@ -1,0 +1,1048 @@
+import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
+import { decodeClusterFrame, encodeBatch, encodeRep } from '../cluster-codec.js';
+import type { ClusterConfig } from '../cluster-config.js';
+import type { ClusterMsg, RuntimeEntry } from '../cluster-messages.js';
+import { FrameWriter } from '../framing.js';
+import { KvStatus } from '../kv-status.js';
+import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
+import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
+import { EventQueue } from './event-queue.js';
+import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, type FinalClass, type NodeView } from './sim-invariants.js';
+import { SimRandom } from './sim-random.js';
+import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, type SimSchedule } from './sim-schedule.js';
+
+/**
+ * The deterministic failover simulation (sim brief, issue 4; DESIGN.md §2 "Write the failover
+ * logic as pure state machines … a deterministic in-process simulation"): N {@link NodeCore}s —
+ * the very state machine the node process runs — on a virtual clock and a virtual network, with a
+ * nemesis and simulated clients, checked after every event.
+ *
+ * The network, as the real node shell sees TCP:
+ * - every directed pair a→b is a's outbound connection to b (the real shell sends on its own
+ *   outbound connection and ignores data on inbound ones); it is dialled, says hello first, and
+ *   delivers in order (FIFO) while it lives; messages on different links are delayed
+ *   independently, so they reorder across links;
+ * - a connection breaks on a crash of either end, on a grudge cutting its direction, or at random
+ *   (`resetProbability` per message): what it still carried is lost, the dialer sees the peer go
+ *   down and redials after 100 ms, the acceptor sees the peer go down once it had read the hello;
+ * - a grudge is directional (b drops what a sends): a→b breaks and cannot be redialled; b→a lives
+ *   on. Real TCP would lose both directions (a handshake needs both); the simulation keeps the
+ *   one-way case, which is harsher for the safety invariants;
+ * - a probe answers `refused` when the node is down, `timeout` (after 500 ms) when either
+ *   direction is cut, else `alive` — paused nodes included, as the kernel accepts for them.
+ * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation and
+ * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
+ * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
+ *
+ * The nemesis budget (sim brief): within budget, a crash waits until no node is down (crashed,
+ * or restarted and not yet rejoined: the core logs `rejoined`), every partition is Healthy and
+ * the runtime map names only current incarnations; pauses and partitions come at any time.
+ * Beyond budget, crashes come at any time and overlap, but a majority of the nodes always keeps
+ * its memory: a memory-only store cannot keep its runtime map (hence its epochs) through the
+ * loss of a majority's memory at once, any more than Raft could without its disk.
+ *
+ * Everything random comes from the schedule's seed: one seed, one run, bit for bit.
+ */
+
+/** A violated invariant, with what is needed to replay and understand it. */
+export class SimViolation extends Error {
+  override name = 'SimViolation';
+  constructor(
+    /** Invariant name (see sim-invariants.ts, plus "no-convergence", "sole-survivor", "lost", "phantom", "unexpected", "replica-divergence", "phantom-read", "unexpected-read"). */
+    readonly invariant: string,
+    readonly detail: string,
+    readonly seed: number,
+    /** Virtual time of the violation, ms. */
+    readonly atMs: number,
+    /** The last events before it, oldest first. */
+    readonly trace: string[],
+  ) {
+    super(`${invariant} at ${atMs.toFixed(1)} ms (sim seed ${seed}): ${detail}\nlast events:\n  ${trace.join('\n  ')}`);
+  }
+}
+
+/** Counters of one run. */
+export interface SimStats {
+  /** Node events handled (messages, ticks, client requests, probes, peer-down signals). */
+  nodeEvents: number;
+  messagesSent: number;
+  messagesLost: number;
+  resets: number;
+  crashes: number;
+  restarts: number;
+  pauses: number;
+  partitions: number;
+  /** Faults that never ran (a crash held back by the budget until the workload ended). */
+  faultsSkipped: number;
+  strips: number;
+  /** Virtual ms from the final heal until the cluster converged (-1 when it did not). */
+  convergeMs: number;
+  /** Final classification of every key (within budget only). */
+  finals: Record<FinalClass, number>;
+}
+
+/** The result of one run. */
+export interface SimResult {
+  seed: number;
+  /** Events popped from the queue (all kinds). */
+  events: number;
+  /** Virtual time at the end, ms. */
+  virtualMs: number;
+  /** Hash of the run's event sequence and final state: equal for equal seeds (determinism). */
+  digest: string;
+  stats: SimStats;
+  clients: ClientStats;
+}
+
+/** Options of {@link runSimulation}. */
+export interface SimOptions {
+  /** Events kept for a violation's trace (default 50). */
+  traceSize?: number;
+  /** Builds each node's core (default `new NodeCore`); tests pass deliberately broken cores here. */
+  coreFactory?: (id: string, inc: string, config: ClusterConfig, env: CoreEnv) => NodeCore;
+  /** Hard cap on queued events processed, a guard against a runaway run (default 5,000,000). */
+  maxEvents?: number;
+}
+
+interface SimNode {
+  id: string;
+  index: number;
+  core: NodeCore | null;
+  view: NodeView | null;
+  /** Bumped on every crash and restart; events carry the generation they were made for. */
+  gen: number;
+  restarts: number;
+  paused: boolean;
+  held: Array<() => void>;
+  tickToken: number;
+  /**
+   * The core said it rejoined (its `rejoined` log line): it takes part in votes and proposals
+   * again. A node that is down or not yet rejoined holds none of the cluster's memory.
+   */
+  rejoined: boolean;
+}
+
+interface Link {
+  from: SimNode;
+  to: SimNode;
+  state: 'down' | 'connecting' | 'up';
+  connId: number;
+  /** Delivery time of the last message queued on the current connection (FIFO). */
+  lastAt: number;
+  /** The connection whose hello the acceptor has read. */
+  helloConn: number;
+}
+
+interface ClientLink {
+  connId: number;
+  lastReqAt: number;
+  lastResAt: number;
+  pending: Map<number, (r: ClientReply) => void>;
+}
+
+interface ReqToken {
+  node: number;
+  conn: number;
+  serial: number;
+  /** Partition of the request's key, and `store/key` (null for metadata). */
+  pkey: string | null;
+  sk: string | null;
+}
+
+/** Time for a socket close to be noticed by an end, ms. */
+const CLOSE_NOTICE_MS = 1;
+/** The shell's redial delay and connect/probe timeout, ms (node-shell.ts). */
+const REDIAL_MS = 100;
+const CONNECT_TIMEOUT_MS = 500;
+/** Tick period range, ms. */
+const TICK_MIN_MS = 20;
+const TICK_MAX_MS = 50;
+/** Bounds of the phases, virtual ms. */
+const BOOT_LIMIT_MS = 20_000;
+const CONVERGE_LIMIT_MS = 60_000;
+const BEYOND_SETTLE_MS = 15_000;
+const SETTLE_MS = 1_000;
+/** Poll period of the nemesis gates and of the convergence watcher, ms. */
+const POLL_MS = 100;
+
+/**
+ * Runs one schedule: boot until every partition is Healthy, the workload with the schedule's
+ * faults, then heal everything, restart every crashed node, wait for convergence and check the
+ * final values. Safety invariants are checked after every event, durability at the end (within
+ * budget only).
+ * @returns the run's counters and digest.
+ * @throws SimViolation on the first violated invariant (with the seed and the last events).
+ * @throws RangeError for an invalid schedule.
+ */
+export function runSimulation(schedule: SimSchedule, options: SimOptions = {}): SimResult {
+  return new Simulator(validateSchedule(schedule), options).run();
+}
+
+class Simulator {
+  private now = 0;
+  private readonly queue = new EventQueue<() => void>();
+  private readonly rand: SimRandom;
+  private readonly config: ClusterConfig;
+  private readonly nodes: SimNode[];
+  private readonly byId = new Map<string, SimNode>();
+  private readonly links: Link[][];
+  private readonly cuts: number[][];
+  private readonly clientLinks: ClientLink[];
+  private readonly pkeys: string[];
+  private readonly checker: SafetyChecker;
+  private readonly clients: SimClients;
+  private readonly traceRing: Array<string | (() => string)>;
+  private traceAt = 0;
+  private events = 0;
+  private digest = 0x811c9dc5;
+  private serial = 0;
+  private faultsOpen = false;
+  private readonly faultEnds: Array<() => void> = [];
+  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; deadline: number; done: boolean }> = [];
+  private readonly codec = new FrameWriter(4096);
+  private readonly stats: SimStats = {
+    nodeEvents: 0,
+    messagesSent: 0,
+    messagesLost: 0,
+    resets: 0,
+    crashes: 0,
+    restarts: 0,
+    pauses: 0,
+    partitions: 0,
+    faultsSkipped: 0,
+    strips: 0,
+    convergeMs: -1,
+    finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
+  };
+  /** Every value a read returned Ok: checked against the histories at the end. */
+  private readonly reads: Array<{ sk: string; valueId: string; node: string; at: number }> = [];
+  private readonly maxEvents: number;
+  private readonly coreFactory: NonNullable<SimOptions['coreFactory']>;
+
+  constructor(private readonly s: SimSchedule, opts: SimOptions) {
+    this.rand = new SimRandom(s.seed);
+    this.config = simClusterConfig(s);
+    this.maxEvents = opts.maxEvents ?? 5_000_000;
+    this.coreFactory = opts.coreFactory ?? ((id, inc, config, env) => new NodeCore(id, inc, config, env));
+    this.traceRing = new Array(opts.traceSize ?? 50).fill('');
+    const n = presetNodeCount(s.cluster);
+    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
+    for (const x of this.nodes) this.byId.set(x.id, x);
+    this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1 })));
+    this.cuts = this.nodes.map(() => this.nodes.map(() => 0));
+    this.clientLinks = this.nodes.map(() => ({ connId: 0, lastReqAt: 0, lastResAt: 0, pending: new Map() }));
+    this.pkeys = assignAll(this.config).map((a) => `${a.store}/${a.partition}`);
+    this.checker = new SafetyChecker(this.pkeys);
+    const clientRand = this.rand.fork();
+    this.clients = new SimClients(
+      {
+        now: () => this.now,
+        timer: (ms, fn) => this.at(this.now + ms, fn),
+        request: (node, req, done) => this.clientRequest(node, req, done),
+      },
+      this.config,
+      s.workload,
+      clientRand,
+    );
+  }
+
+  // ───────────── the run ─────────────
+
+  run(): SimResult {
+    try {
+      this.boot();
+      this.workload();
+      this.finish();
+    } catch (e) {
+      if (e instanceof InvariantViolation) throw new SimViolation(e.invariant, e.detail, this.s.seed, this.now, this.traceLines());
+      throw e;
+    }
+    for (const x of this.nodes) {
+      for (const pkey of this.pkeys) this.mix(x.core ? x.core.revisionOf(pkey) : -1, x.core?.committedEntry(pkey)?.epoch ?? -1);
+    }
+    return {
+      seed: this.s.seed,
+      events: this.events,
+      virtualMs: this.now,
+      digest: (this.digest >>> 0).toString(16).padStart(8, '0'),
+      stats: this.stats,
+      clients: this.clients.stats,
+    };
+  }
+
+  private boot(): void {
+    for (const x of this.nodes) this.at(this.rand.between(0, this.s.bootStaggerMs ?? 50), () => this.startNode(x));
+    const ok = this.runUntil(BOOT_LIMIT_MS, () => this.allHealthy() && this.allServing());
+    if (!ok) this.violate('no-convergence', `the cluster did not become Healthy within ${BOOT_LIMIT_MS} ms of boot`);
+  }
+
+  private workload(): void {
+    const t0 = this.now;
+    this.faultsOpen = true;
+    this.clients.start();
+    for (const f of this.s.faults) this.at(t0 + f.atMs, () => this.fault(f, t0 + this.s.workloadMs));
+    // a strip schedule has nothing left to watch once every survivor serves: end its workload there
+    this.runUntil(t0 + this.s.workloadMs, () => this.survivorWatches.length > 0 && this.survivorWatches.every((w) => w.done));
+    this.faultsOpen = false;
+    this.clients.stop();
+  }
+
+  private finish(): void {
+    // heal: every grudge lifted, every paused node resumed, every crashed node restarted
+    for (const end of this.faultEnds.splice(0)) end();
+    for (const row of this.cuts) row.fill(0);
+    for (const x of this.nodes) {
+      if (x.paused) this.resume(x);
+      if (!x.core) this.restart(x);
+    }
+    const healedAt = this.now;
+    const within = this.s.budget === 'within';
+    const converged = this.runUntil(healedAt + (within ? CONVERGE_LIMIT_MS : BEYOND_SETTLE_MS), () => this.clients.idle && this.allHealthy() && this.allServing());
+    if (converged) this.stats.convergeMs = this.now - healedAt;
+    this.checkReads();
+    if (!within) return;
+    if (!converged) this.violate('no-convergence', `not every partition was Healthy and served within ${CONVERGE_LIMIT_MS} ms of the final heal${this.clients.idle ? '' : ' (clients still busy)'}: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
+    // let replication settle, then read once the cluster is (again) Healthy and served: resets
+    // may still break connections and move partitions through Degraded meanwhile
+    this.runUntil(this.now + SETTLE_MS, () => false);
+    const settledAt = this.now;
+    if (!this.runUntil(settledAt + CONVERGE_LIMIT_MS, () => this.allHealthy() && this.allServing())) {
+      this.violate('no-convergence', `the cluster left Healthy after converging and did not come back within ${CONVERGE_LIMIT_MS} ms: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
+    }
+    this.finalChecks();
+  }
+
+  /** Processes events until `cond` holds (checked every POLL_MS) or time `limit`; true when cond held. */
+  private runUntil(limit: number, cond: () => boolean): boolean {
+    let nextPoll = this.now;
+    for (;;) {
+      if (this.now >= nextPoll) {
+        if (cond()) return true;
+        nextPoll = this.now + POLL_MS;
+      }
+      const t = this.queue.peekTime();
+      if (t > limit && nextPoll > limit) {
+        this.now = limit;
+        return cond();
+      }
+      if (t > nextPoll) {
+        this.now = nextPoll;
+        continue;
+      }
+      const ev = this.queue.pop()!;
+      this.now = ev.at;
+      if (++this.events > this.maxEvents) throw new Error(`simulation exceeded ${this.maxEvents} events (seed ${this.s.seed})`);
+      ev.item();
+    }
+  }
+
+  private at(time: number, fn: () => void): void {
+    this.queue.push(time, fn);
+  }
+
+  // ───────────── nodes ─────────────
+
+  private startNode(x: SimNode): void {
+    x.gen++;
+    const gen = x.gen;
+    const inc = `${x.id}.${x.restarts}.${this.rand.int(0, 0xffff).toString(16)}`;
+    const env: CoreEnv = {
+      now: () => this.now,
+      random: (() => {
+        const r = this.rand.fork();
+        return () => r.next();
+      })(),
+      send: (to, msg) => this.send(x, gen, to, msg),
+      respond: (token, res) => this.respond(x, gen, token as ReqToken, res),
+      probe: (node) => this.probe(x, gen, node),
+      log: (event, fields) => {
+        if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
+        this.trace(() => `${x.id} log ${event} ${fields ? JSON.stringify(fields) : ''}`);
+      },
+    };
+    const core = this.coreFactory(x.id, inc, this.config, env);
+    x.core = core;
+    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p) };
+    x.paused = false;
+    x.held = [];
+    this.trace(`${x.id} start inc ${inc}`);
+    this.scheduleTick(x, this.rand.between(0, TICK_MAX_MS));
+    for (const l of this.links[x.index]) if (l.to !== x) this.dial(l);
+  }
+
+  private crash(x: SimNode, why: string): void {
+    if (!x.core) return;
+    this.stats.crashes++;
+    this.trace(`${x.id} CRASH (${why})`);
+    this.mix(1, x.index, 0);
+    x.core = null;
+    x.view = null;
+    x.gen++;
+    x.paused = false;
+    x.held = [];
+    x.tickToken++;
+    x.rejoined = false;
+    for (const y of this.nodes) {
+      this.breakLink(this.links[y.index][x.index], 'crash');
+      this.breakLink(this.links[x.index][y.index], 'crash');
+    }
+    const cl = this.clientLinks[x.index];
+    cl.connId++;
+    const pending = [...cl.pending.values()];
+    cl.pending.clear();
+    for (const done of pending) this.at(this.now + CLOSE_NOTICE_MS, () => done({ kind: 'broken' }));
+  }
+
+  private restart(x: SimNode): void {
+    if (x.core) return;
+    x.restarts++;
+    this.stats.restarts++;
+    this.startNode(x);
+  }
+
+  private pause(x: SimNode): void {
+    if (!x.core || x.paused) return;
+    this.stats.pauses++;
+    this.trace(`${x.id} PAUSE`);
+    x.paused = true;
+    x.tickToken++;
+  }
+
+  private resume(x: SimNode): void {
+    if (!x.core || !x.paused) return;
+    this.trace(`${x.id} RESUME (${x.held.length} waiting)`);
+    x.paused = false;
+    const held = x.held;
+    x.held = [];
+    // after SIGCONT the event loop may run the overdue tick or the waiting I/O first
+    const tickFirst = this.rand.chance(0.5);
+    if (tickFirst) this.tickNow(x);
+    for (const h of held) h();
+    if (!tickFirst) this.tickNow(x);
+    this.scheduleTick(x, this.rand.between(TICK_MIN_MS, TICK_MAX_MS));
+  }
+
+  /** Runs `fn` on a node's core as one event: dropped if the node is gone, held if it is paused. */
+  private onNode(x: SimNode, gen: number, fn: (core: NodeCore) => void): void {
+    if (x.gen !== gen || !x.core) return;
+    if (x.paused) {
+      x.held.push(() => this.onNode(x, gen, fn));
+      return;
+    }
+    this.stats.nodeEvents++;
+    fn(x.core);
+    this.afterNodeEvent(x);
+  }
+
+  private afterNodeEvent(x: SimNode): void {
+    const core = x.core;
+    if (!core) return;
+    core.flush();
+    this.checker.checkCommitted(x.view!);
+    this.checker.checkServing(this.upViews(), x.view!);
+    if (this.survivorWatches.length > 0) this.checkSurvivors();
+  }
+
+  private upViews(): NodeView[] {
+    const out: NodeView[] = [];
+    for (const y of this.nodes) if (y.view) out.push(y.view);
+    return out;
+  }
+
+  private scheduleTick(x: SimNode, delay: number): void {
+    const gen = x.gen;
+    const token = x.tickToken;
+    this.at(this.now + delay, () => {
+      if (x.gen !== gen || x.tickToken !== token || x.paused || !x.core) return;
+      this.tickNow(x);
+      this.scheduleTick(x, this.rand.between(TICK_MIN_MS, TICK_MAX_MS));
+    });
+  }
+
+  private tickNow(x: SimNode): void {
+    if (!x.core) return;
+    this.stats.nodeEvents++;
+    this.mix(2, x.index, this.now);
+    x.core.tick();
+    this.afterNodeEvent(x);
+  }
+
+  // ───────────── cluster network ─────────────
+
+  private delay(): number {
+    return this.rand.between(this.s.net.minDelayMs, this.s.net.maxDelayMs);
+  }
+
+  private cut(a: SimNode, b: SimNode): boolean {
+    return this.cuts[a.index][b.index] > 0;
+  }
+
+  private dial(l: Link): void {
+    if (l.state !== 'down' || !l.from.core) return;
+    l.state = 'connecting';
+    const conn = ++l.connId;
+    const started = this.now;
+    const gen = l.from.gen;
+    this.at(this.now + 2 * this.delay(), () => {
+      if (l.connId !== conn || l.from.gen !== gen) return;
+      if (!l.to.core) {
+        // refused: nothing listens; the shell redials after 100 ms
+        l.state = 'down';
+        this.at(this.now + REDIAL_MS, () => l.from.gen === gen && this.dial(l));
+        return;
+      }
+      if (this.cut(l.from, l.to) || this.cut(l.to, l.from)) {
+        this.at(started + CONNECT_TIMEOUT_MS, () => {
+          if (l.connId !== conn || l.from.gen !== gen) return;
+          l.state = 'down';
+          this.at(this.now + REDIAL_MS, () => l.from.gen === gen && this.dial(l));
+        });
+        return;
+      }
+      l.state = 'up';
+      l.lastAt = this.now;
+      this.trace(`link ${l.from.id}->${l.to.id} up (conn ${conn})`);
+      // the shell writes the hello when the connect callback runs (held while the dialer is paused)
+      this.onNodeRaw(l.from, gen, () => {
+        if (l.connId !== conn || !l.from.core) return;
+        const hello: ClusterMsg = { t: 'hello', inc: l.from.core.inc, term: l.from.core.currentTerm };
+        this.enqueue(l, hello, true);
+      });
+    });
+  }
+
+  /** Like onNode, for shell-level work that does not run the core (no flush, no checks). */
+  private onNodeRaw(x: SimNode, gen: number, fn: () => void): void {
+    if (x.gen !== gen || !x.core) return;
+    if (x.paused) {
+      x.held.push(() => this.onNodeRaw(x, gen, fn));
+      return;
+    }
+    fn();
+  }
+
+  private breakLink(l: Link, why: string): void {
+    if (l.from === l.to || l.state === 'down') return;
+    const wasUp = l.state === 'up';
+    const conn = l.connId;
+    l.state = 'down';
+    l.connId++;
+    if (wasUp) this.trace(`link ${l.from.id}->${l.to.id} broken (${why})`);
+    const a = l.from;
+    const b = l.to;
+    if (a.core) {
+      const gen = a.gen;
+      this.at(this.now + CLOSE_NOTICE_MS, () =>
+        this.onNode(a, gen, (core) => {
+          if (wasUp) core.onPeerDown(b.id);
+          this.at(this.now + REDIAL_MS, () => a.gen === gen && this.dial(l));
+        }),
+      );
+    }
+    if (wasUp && b.core) {
+      const gen = b.gen;
+      this.at(this.now + CLOSE_NOTICE_MS, () =>
+        this.onNode(b, gen, (core) => {
+          if (l.helloConn === conn) core.onPeerDown(a.id);
+        }),
+      );
+    }
+  }
+
+  private send(x: SimNode, gen: number, to: string, msg: ClusterMsg): void {
+    if (x.gen !== gen) return;
+    const y = this.byId.get(to);
+    if (!y) return;
+    const l = this.links[x.index][y.index];
+    this.stats.messagesSent++;
+    if (l.state !== 'up') {
+      this.stats.messagesLost++;
+      return;
+    }
+    if (this.cut(x, y)) {
+      this.stats.messagesLost++;
+      this.breakLink(l, 'grudge');
+      return;
+    }
+    if (this.rand.chance(this.s.net.resetProbability)) {
+      this.stats.resets++;
+      this.stats.messagesLost++;
+      this.breakLink(l, 'reset');
+      return;
+    }
+    this.enqueue(l, msg, false);
+  }
+
+  private enqueue(l: Link, msg: ClusterMsg, hello: boolean): void {
+    const copy = hello ? msg : this.wire(msg);
+    const t = Math.max(this.now + this.delay(), l.lastAt);
+    l.lastAt = t;
+    const conn = l.connId;
+    const b = l.to;
+    this.at(t, () => {
+      if (l.connId !== conn || l.state !== 'up') {
+        this.stats.messagesLost++;
+        return;
+      }
+      const gen = b.gen;
+      this.onNode(b, gen, (core) => {
+        this.mix(3, l.from.index * 16 + b.index, this.now);
+        this.trace(() => `${l.from.id}->${b.id} ${describeMsg(copy)}`);
+        if (copy.t === 'hello') l.helloConn = conn;
+        core.onMessage(l.from.id, copy);
+      });
+    });
+  }
+
+  /** The message as the peer decodes it: through the real cluster codec (a deep copy). */
+  private wire(msg: ClusterMsg): ClusterMsg {
+    const w = this.codec;
+    if (msg.t === 'rep') encodeRep(w, msg);
+    else encodeBatch(w, [msg]);
+    const frame = w.take();
+    const fr = decodeClusterFrame(frame.subarray(4));
+    if (fr.kind !== 'msgs' || fr.msgs.length !== 1) throw new Error(`codec round trip of ${msg.t} gave ${fr.kind}`);
+    return fr.msgs[0];
+  }
+
+  private probe(x: SimNode, gen: number, node: string): void {
+    const y = this.byId.get(node);
+    if (!y || x.gen !== gen) return;
+    let result: ProbeResult;
+    let after: number;
+    if (!y.core) {
+      result = 'refused';
+      after = 2 * this.delay();
+    } else if (this.cut(x, y) || this.cut(y, x)) {
+      result = 'timeout';
+      after = CONNECT_TIMEOUT_MS;
+    } else {
+      result = 'alive';
+      after = 2 * this.delay();
+    }
+    this.at(this.now + after, () =>
+      this.onNode(x, gen, (core) => {
+        this.trace(`${x.id} probe ${node} -> ${result}`);
+        core.onProbeResult(node, result);
+      }),
+    );
+  }
+
+  // ───────────── client network ─────────────
+
+  private clientDelay(): number {
+    return this.rand.between(this.s.net.clientMinDelayMs, this.s.net.clientMaxDelayMs);
+  }
+
+  private clientRequest(node: string, req: ClientRequest, done: (r: ClientReply) => void): void {
+    const y = this.byId.get(node);
+    if (!y || !y.core) {
+      this.at(this.now + 2 * this.clientDelay(), () => done({ kind: 'refused' }));
+      return;
+    }
+    const cl = this.clientLinks[y.index];
+    const serial = ++this.serial;
+    cl.pending.set(serial, done);
+    const conn = cl.connId;
+    const gen = y.gen;
+    const t = Math.max(this.now + this.clientDelay(), cl.lastReqAt);
+    cl.lastReqAt = t;
+    const keyed = req.op === Op.Get || req.op === Op.Put || req.op === Op.Delete;
+    const token: ReqToken = { node: y.index, conn, serial, pkey: keyed ? this.pkeyOf(req.store, req.key) : null, sk: keyed ? `${req.store}/${req.key}` : null };
+    this.at(t, () => {
+      if (cl.connId !== conn) return;
+      this.onNode(y, gen, (core) => {
+        if (req.op !== Op.Metadata) this.trace(() => `client->${y.id} ${describeReq(req)}`);
+        core.onClient(req, token);
+      });
+    });
+  }
+
+  /** env.respond of a node: the checks on reads and acks, then the answer travels to the client. */
+  private respond(x: SimNode, gen: number, token: ReqToken, res: ClientResponse): void {
+    if (x.gen !== gen || !x.view) return;
+    if (res.op === Op.Get && (res.status === KvStatus.Ok || res.status === KvStatus.NotFound)) {
+      this.checker.checkRead(x.view, token.pkey!, KvStatus[res.status]);
+      if (res.status === KvStatus.Ok && res.value) this.reads.push({ sk: token.sk!, valueId: res.value.toString(), node: x.id, at: this.now });
+    } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
+      this.checker.checkAck(x.view, token.pkey!);
+    }
+    const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
+    if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
+    const cl = this.clientLinks[token.node];
+    const t = Math.max(this.now + this.clientDelay(), cl.lastResAt);
+    cl.lastResAt = t;
+    this.at(t, () => {
+      if (cl.connId !== token.conn) return;
+      const done = cl.pending.get(token.serial);
+      if (!done) return;
+      cl.pending.delete(token.serial);
+      done({ kind: 'response', res: copy });
+    });
+  }
+
+  private pkeyOf(store: string, key: string): string {
+    const st = this.config.stores.find((s) => s.name === store)!;
+    return `${store}/${partitionOfSegment(segmentOf(key, st.segments), partitionCount(this.config))}`;
+  }
+
+  // ───────────── nemesis ─────────────
+
+  private fault(f: FaultStep, workloadEnd: number): void {
+    if (!this.faultsOpen) return;
+    switch (f.kind) {
+      case 'crash':
+        return this.crashFault(f, workloadEnd);
+      case 'strip':
+        return this.stripFault(f, workloadEnd);
+      case 'pause': {
+        const x = this.resolve(f);
+        if (!x.core || x.paused) return;
+        this.pause(x);
+        const end = (): void => this.resume(x);
+        this.faultEnds.push(end);
+        this.at(this.now + f.durationMs, () => this.endFault(end));
+        return;
+      }
+      default:
+        return this.partitionFault(f);
+    }
+  }
+
+  private endFault(end: () => void): void {
+    const i = this.faultEnds.indexOf(end);
+    if (i < 0) return;
+    this.faultEnds.splice(i, 1);
+    end();
+  }
+
+  /** Nodes that hold none of the cluster's memory now: down, or restarted and not yet rejoined. */
+  private downCount(): number {
+    return this.nodes.filter((x) => !x.core || !x.rejoined).length;
+  }
+
+  /**
+   * Can one more node crash. Within budget: nobody down, every partition Healthy, and the runtime
+   * map names only current incarnations (a Healthy entry naming a crashed node's old incarnation
+   * is a map that has not caught up with the last crash yet). Beyond: a majority keeps its memory
+   * (a memory-only store cannot survive losing it; see the module doc).
+   */
+  private crashAllowed(): boolean {
+    const down = this.downCount();
+    if (this.s.budget === 'within') return down === 0 && this.allHealthy() && this.mapCurrent();
+    const majority = Math.floor(this.nodes.length / 2) + 1;
+    return down + 1 <= this.nodes.length - majority;
+  }
+
+  private crashFault(f: FaultStep, workloadEnd: number): void {
+    if (!this.faultsOpen) return;
+    if (!this.crashAllowed()) {
+      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.crashFault(f, workloadEnd));
+      else this.stats.faultsSkipped++;
+      return;
+    }
+    const x = this.resolve(f);
+    if (!x.core) return;
+    this.crash(x, `fault ${f.target.kind}`);
+    const end = (): void => this.restart(x);
+    this.faultEnds.push(end);
+    this.at(this.now + f.durationMs, () => this.endFault(end));
+  }
+
+  /** Kill every in-sync member of the target partition but one; they stay down until the final heal. */
+  private stripFault(f: FaultStep, workloadEnd: number): void {
+    if (!this.faultsOpen) return;
+    const pkey = this.pkeys[(f.target.kind === 'active' ? f.target.partition : 0) % this.pkeys.length];
+    const e = this.bestEntry(pkey);
+    const down = this.downCount();
+    if (this.now + this.bound() > workloadEnd) {
+      this.stats.faultsSkipped++;
+      return;
+    }
+    // the partition is served by an active with at least one other in-sync member, nobody is down
+    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
+      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
+      else this.stats.faultsSkipped++;
+      return;
+    }
+    const survivor = e.inSync[(f.survivor ?? 0) % e.inSync.length];
+    const victims = e.inSync.filter((m) => m !== survivor).map((m) => this.byId.get(m.node)!);
+    const majority = Math.floor(this.nodes.length / 2) + 1;
+    if (this.nodes.length - victims.length < majority) throw new Error(`strip of ${pkey} would take down a majority (${victims.length} of ${this.nodes.length})`);
+    this.stats.strips++;
+    this.trace(`STRIP ${pkey}: survivor ${survivor.node}, killing ${victims.map((v) => v.id).join(',')}`);
+    for (const v of victims) this.crash(v, `strip ${pkey}`);
+    for (const v of victims) this.faultEnds.push(() => this.restart(v));
+    const w = { pkey, node: survivor.node, inc: survivor.inc, deadline: this.now + this.bound(), done: false };
+    this.survivorWatches.push(w);
+    this.at(w.deadline, () => this.checkSurvivors());
+  }
+
+  /** A survivor that serves is done; one that does not by its deadline is a violation. */
+  private checkSurvivors(): void {
+    for (const w of this.survivorWatches) {
+      if (w.done) continue;
+      const x = this.byId.get(w.node)!;
+      if (x.core && x.core.inc === w.inc && x.core.isServingActive(w.pkey)) {
+        w.done = true;
+        continue;
+      }
+      if (this.now >= w.deadline) {
+        this.violate('sole-survivor', `${w.node} (inc ${w.inc}), the only in-sync member of ${w.pkey} left alive, was not serving it within ${this.bound()} ms: ${describeEntry(this.bestEntry(w.pkey))}`);
+      }
+    }
+  }
+
+  private bound(): number {
+    return this.s.survivorBoundMs ?? 10_000;
+  }
+
+  private partitionFault(f: FaultStep): void {
+    const x = this.resolve(f);
+    const others = this.nodes.filter((y) => y !== x);
+    const pairs: Array<[SimNode, SimNode]> = [];
+    const both = (a: SimNode, b: SimNode): void => {
+      pairs.push([a, b], [b, a]);
+    };
+    switch (f.kind) {
+      case 'isolate':
+        for (const y of others) both(x, y);
+        break;
+      case 'isolate-in':
+        for (const y of others) pairs.push([y, x]);
+        break;
+      case 'isolate-out':
+        for (const y of others) pairs.push([x, y]);
+        break;
+      case 'split': {
+        const minority = new Set([x]);
+        if (this.nodes.length >= 5) minority.add(this.nodes[(x.index + 1) % this.nodes.length]);
+        for (const a of minority) for (const b of this.nodes) if (!minority.has(b)) both(a, b);
+        break;
+      }
+      case 'bridge': {
+        const half = Math.ceil(others.length / 2);
+        const left = others.slice(0, half);
+        const right = others.slice(half);
+        for (const a of left) for (const b of right) both(a, b);
+        break;
+      }
+      default:
+        throw new Error(`not a partition fault: ${f.kind}`);
+    }
+    this.stats.partitions++;
+    this.trace(`PARTITION ${f.kind} around ${x.id}: ${pairs.map(([a, b]) => `${a.id}-x->${b.id}`).join(' ')}`);
+    for (const [a, b] of pairs) {
+      this.cuts[a.index][b.index]++;
+      this.breakLink(this.links[a.index][b.index], 'grudge');
+    }
+    const end = (): void => {
+      for (const [a, b] of pairs) this.cuts[a.index][b.index] = Math.max(0, this.cuts[a.index][b.index] - 1);
+      this.trace(`HEAL ${f.kind} around ${x.id}`);
+    };
+    this.faultEnds.push(end);
+    this.at(this.now + f.durationMs, () => this.endFault(end));
+  }
+
+  /** The node a fault hits, resolved now. */
+  private resolve(f: FaultStep): SimNode {
+    const t = f.target;
+    if (t.kind === 'node') return this.nodes[t.index % this.nodes.length];
+    if (t.kind === 'leader') {
+      let best: SimNode | null = null;
+      for (const x of this.nodes) if (x.core?.isLeader && (!best || x.core.currentTerm > best.core!.currentTerm)) best = x;
+      return best ?? this.nodes[0];
+    }
+    const pkey = this.pkeys[t.partition % this.pkeys.length];
+    const e = this.bestEntry(pkey);
+    const node = e?.active?.node ?? assignAll(this.config).find((a) => `${a.store}/${a.partition}` === pkey)!.replicas[0];
+    return this.byId.get(node)!;
+  }
+
+  // ───────────── god's view and the final checks ─────────────
+
+  /** The highest-epoch committed entry of a partition on any node that is up. */
+  private bestEntry(pkey: string): RuntimeEntry | undefined {
+    let best: RuntimeEntry | undefined;
+    for (const x of this.nodes) {
+      const e = x.core?.committedEntry(pkey);
+      if (e && (!best || e.epoch > best.epoch)) best = e;
+    }
+    return best;
+  }
+
+  /** This member is the running incarnation of its node. */
+  private current(m: { node: string; inc: string }): boolean {
+    return this.byId.get(m.node)?.core?.inc === m.inc;
+  }
+
+  /** Every partition's best entry names only current incarnations (active and in-sync set). */
+  private mapCurrent(): boolean {
+    for (const p of this.pkeys) {
+      const e = this.bestEntry(p);
+      if (!e || (e.active && !this.current(e.active)) || !e.inSync.every((m) => this.current(m))) return false;
+    }
+    return true;
+  }
+
+  private allHealthy(): boolean {
+    for (const p of this.pkeys) if (this.bestEntry(p)?.health !== 'Healthy') return false;
+    return true;
+  }
+
+  /** Every partition's best entry names an up, unpaused node that serves it. */
+  private allServing(): boolean {
+    for (const p of this.pkeys) if (!this.servingActive(p)) return false;
+    return true;
+  }
+
+  private servingActive(pkey: string): SimNode | null {
+    const e = this.bestEntry(pkey);
+    if (!e?.active) return null;
+    const x = this.byId.get(e.active.node)!;
+    if (!x.core || x.paused || x.core.inc !== e.active.inc || !x.core.isServingActive(pkey)) return null;
+    return x;
+  }
+
+  /**
+   * Within budget, after convergence: every key's final value on its active is allowed by its
+   * history (no phantom or unexpected value anywhere; no lost write in a sync store with RF > 1),
+   * and every in-sync replica holds exactly what its active holds.
+   */
+  private finalChecks(): void {
+    const durable = new Set(this.config.stores.filter((s) => s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name));
+    for (const h of this.clients.histories) {
+      const x = this.servingActive(h.pkey);
+      if (!x) this.violate('no-convergence', `no serving active for ${h.pkey} at the final read`);
+      const rec = x!.core!.peek(h.pkey, h.key);
+      const valueId = rec && rec.value !== null ? rec.value.toString() : null;
+      const cls = classifyFinal(h, valueId);
+      this.stats.finals[cls]++;
+      if (cls === 'unexpected' || cls === 'phantom' || (cls === 'lost' && durable.has(h.store))) {
+        const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
+        this.violate(cls, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}; last acknowledged: ${lastOk ? `${lastOk.valueId ?? 'delete'} (seq ${lastOk.seq}, acked by ${lastOk.ack?.node} at epoch ${lastOk.ack?.epoch}, t=${lastOk.completeMs.toFixed(1)})` : 'none'}; writes: ${h.writes.map((w) => `#${w.seq}:${w.kind}:${w.outcome}`).join(' ')}`);
+      }
+    }
+    for (const pkey of this.pkeys) {
+      const e = this.bestEntry(pkey)!;
+      const active = this.servingActive(pkey)!;
+      for (const m of e.inSync) {
+        if (m.node === active.id) continue;
+        const y = this.byId.get(m.node)!;
+        if (!y.core || y.core.inc !== m.inc) continue;
+        for (const h of this.clients.histories) {
+          if (h.pkey !== pkey) continue;
+          const a = active.core!.peek(pkey, h.key);
+          const b = y.core.peek(pkey, h.key);
+          const av = a && a.value !== null ? a.value.toString() : null;
+          const bv = b && b.value !== null ? b.value.toString() : null;
+          if (av !== bv || (a?.version ?? 0) !== (b?.version ?? 0)) {
+            this.violate('replica-divergence', `${pkey} key ${h.key}: active ${active.id} holds ${av ?? 'absent'} v${a?.version ?? 0}, in-sync ${y.id} holds ${bv ?? 'absent'} v${b?.version ?? 0} (${describeEntry(e)})`);
+          }
+        }
+      }
+    }
+  }
+
+  /**
+   * Any budget: no read ever returned a value that no write of the key carried (unexpected) or
+   * whose write failed definitely (phantom: a `fail` write was never applied anywhere).
+   */
+  private checkReads(): void {
+    const byKey = new Map(this.clients.histories.map((h) => [`${h.store}/${h.key}`, h]));
+    for (const r of this.reads) {
+      const w = byKey.get(r.sk)?.writes.find((x) => x.valueId === r.valueId);
+      if (!w) this.violate('unexpected-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, which no write carried`);
+      if (w!.outcome === 'fail') this.violate('phantom-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, a write that failed definitely (${w!.last})`);
+    }
+  }
+
+  private violate(invariant: string, detail: string): never {
+    throw new InvariantViolation(invariant, detail);
+  }
+
+  // ───────────── trace and digest ─────────────
+
+  private trace(line: string | (() => string)): void {
+    const at = this.now;
+    this.traceRing[this.traceAt] = typeof line === 'string' ? `${at.toFixed(1)} ${line}` : () => `${at.toFixed(1)} ${line()}`;
+    this.traceAt = (this.traceAt + 1) % this.traceRing.length;
+  }
+
+  private traceLines(): string[] {
+    const out: string[] = [];
+    for (let i = 0; i < this.traceRing.length; i++) {
+      const e = this.traceRing[(this.traceAt + i) % this.traceRing.length];
+      const s = typeof e === 'string' ? e : e();
+      if (s) out.push(s);
+    }
+    return out;
+  }
+
+  private mix(a: number, b: number, c = 0): void {
+    let h = this.digest;
+    h = Math.imul(h ^ a, 0x01000193);
+    h = Math.imul(h ^ b, 0x01000193);
+    h = Math.imul(h ^ Math.round(c * 1000), 0x01000193);
+    this.digest = h;
+  }
+}
+
+function describeEntry(e: RuntimeEntry | undefined): string {
+  if (!e) return 'none';
+  return `[e${e.epoch} t${e.term} ${e.active ? `${e.active.node}/${e.active.inc}` : '-'} ${e.health} inSync=${e.inSync.map((m) => m.node).join(',')}${e.syncFrom ? ` syncFrom=${e.syncFrom.node}` : ''}${e.handoffTo ? ` handoff=${e.handoffTo.node}` : ''} mv${e.mapVersion}]`;
+}
+
+function describeMsg(m: ClusterMsg): string {
+  switch (m.t) {
+    case 'hello':
+      return `hello inc=${m.inc} term=${m.term}`;
+    case 'hb':
+      return `hb term=${m.term} seq=${m.seq}`;
+    case 'hb-r':
+      return `hb-r term=${m.term} seq=${m.seq}`;
+    case 'propose':
+    case 'commit':
+      return `${m.t} term=${m.term} ${m.entry.pkey} ${describeEntry(m.entry)}`;
+    case 'propose-r':
+      return `propose-r term=${m.term} ${m.pkey} e${m.epoch} ok=${m.ok}`;
+    case 'rep':
+      return `rep ${m.pkey} e${m.epoch} tag=${m.tag} ops=${m.ops.map((o) => `${o.rev}:${o.key}`).join(',')}`;
+    case 'rep-ack':
+      return `rep-ack ${m.pkey} tag=${m.tag} rev=${m.rev}`;
+    case 'sync-req':
+      return `sync-req ${m.pkey} tag=${m.tag} have=${m.haveTag}@${m.haveRev} recovery=${m.recovery}`;
+    case 'sync-resp':
+      return `sync-resp ${m.pkey} tag=${m.tag} rev=${m.rev} segs=${m.segs.length} recovery=${m.recovery}`;
+    case 'vote-r':
+      return `vote-r term=${m.term} granted=${m.granted}`;
+    case 'prevote':
+    case 'vote':
+      return `${m.t} term=${m.term}`;
+    case 'prevote-r':
+      return `prevote-r term=${m.term} granted=${m.granted}`;
+    default:
+      return `${m.t} ${JSON.stringify({ ...m, t: undefined })}`;
+  }
+}
+
+function describeReq(r: ClientRequest): string {
+  switch (r.op) {
+    case Op.Put:
+      return `put ${r.store}/${r.key}=${r.value.toString()}${r.ifAbsent ? ' ifAbsent' : ''}${r.ifMatchVersion !== undefined ? ` ifMatch=${r.ifMatchVersion}` : ''}`;
+    case Op.Delete:
+      return `delete ${r.store}/${r.key}`;
+    case Op.Get:
+      return `get ${r.store}/${r.key}`;
+    default:
+      return `op${r.op}`;
+  }
+}
+
+function describeRes(r: ClientResponse): string {
+  const st = KvStatus[r.status];
+  if (r.op === Op.Put || r.op === Op.Delete) return `${st}${r.flags ? ' INDETERMINATE' : ''} e${r.info.epoch} v${r.info.version} rev${r.info.revision}`;
+  if (r.op === Op.Get) return `get ${st} e${r.epoch} ${r.value ? r.value.toString() : ''}`;
+  return st;
+}

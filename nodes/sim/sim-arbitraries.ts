@@ -1,0 +1,150 @@
+import fc from 'fast-check';
+import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
+
+/**
+ * fast-check generators of simulation schedules (sim brief, issue 4): fault kinds, targets (a node,
+ * the leader, a partition's active owner), timings, network delay / reset parameters and client
+ * operation mixes. Shared by the vitest properties and `make sim`, so both explore the same space.
+ * Every number is virtual ms unless named otherwise.
+ */
+
+/** Network parameters: sub-ms to tens of ms of delay, connection resets from none to 0.5 % of messages. */
+export function netArb(): fc.Arbitrary<NetParams> {
+  return fc
+    .record({
+      minDelayMs: fc.double({ min: 0.05, max: 2, noNaN: true }),
+      spreadMs: fc.oneof(fc.double({ min: 0, max: 5, noNaN: true }), fc.double({ min: 5, max: 40, noNaN: true })),
+      // up to one connection reset every 200 messages: far harsher than TCP on a LAN, yet not so
+      // harsh that every burst of proposals loses a reply (1-2 % kept a leader from ever
+      // committing a failover within the survivor bound, with nothing wrong in the store)
+      resetProbability: fc.oneof(fc.constant(0), fc.double({ min: 0.0002, max: 0.005, noNaN: true })),
+      clientMinDelayMs: fc.double({ min: 0.05, max: 1, noNaN: true }),
+      clientSpreadMs: fc.double({ min: 0, max: 5, noNaN: true }),
+    })
+    .map((r) => ({
+      minDelayMs: r.minDelayMs,
+      maxDelayMs: r.minDelayMs + r.spreadMs,
+      resetProbability: r.resetProbability,
+      clientMinDelayMs: r.clientMinDelayMs,
+      clientMaxDelayMs: r.clientMinDelayMs + r.clientSpreadMs,
+    }));
+}
+
+/** Client mixes: 1-3 writers per store, a few keys each, reads, deletes, tight or loose retry bounds. */
+export function workloadArb(): fc.Arbitrary<WorkloadParams> {
+  return fc
+    .record({
+      writersPerStore: fc.integer({ min: 1, max: 3 }),
+      keysPerWriter: fc.integer({ min: 1, max: 4 }),
+      thinkMinMs: fc.integer({ min: 1, max: 30 }),
+      thinkSpreadMs: fc.integer({ min: 0, max: 60 }),
+      readFraction: fc.double({ min: 0, max: 0.4, noNaN: true }),
+      deleteFraction: fc.double({ min: 0, max: 0.25, noNaN: true }),
+      maxAttempts: fc.integer({ min: 1, max: 6 }),
+      attemptTimeoutMs: fc.integer({ min: 150, max: 1500 }),
+      deadlineMs: fc.integer({ min: 1000, max: 6000 }),
+    })
+    .map((r) => ({
+      writersPerStore: r.writersPerStore,
+      keysPerWriter: r.keysPerWriter,
+      thinkMinMs: r.thinkMinMs,
+      thinkMaxMs: r.thinkMinMs + r.thinkSpreadMs,
+      readFraction: r.readFraction,
+      deleteFraction: r.deleteFraction,
+      maxAttempts: r.maxAttempts,
+      attemptTimeoutMs: r.attemptTimeoutMs,
+      deadlineMs: r.deadlineMs,
+    }));
+}
+
+/** A fault target: a node by index, the leader, or the active owner of a partition. */
+export function targetArb(): fc.Arbitrary<FaultTarget> {
+  return fc.oneof(
+    fc.record({ kind: fc.constant('node' as const), index: fc.integer({ min: 0, max: 4 }) }),
+    fc.record({ kind: fc.constant('leader' as const) }),
+    fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) }),
+  );
+}
+
+/**
+ * One general fault (everything but `strip`) starting within the first `workloadMs`; crashes are
+ * `crashWeight` times as likely as each other kind (default 1).
+ */
+export function faultArb(workloadMs: number, crashWeight = 1): fc.Arbitrary<FaultStep> {
+  const kinds = GENERAL_FAULT_KINDS.map((k) => ({ weight: k === 'crash' ? crashWeight : 1, arbitrary: fc.constant(k) }));
+  return fc.record({
+    atMs: fc.integer({ min: 0, max: Math.max(0, workloadMs - 1) }),
+    kind: fc.oneof(...kinds),
+    target: targetArb(),
+    durationMs: fc.oneof(fc.integer({ min: 50, max: 800 }), fc.integer({ min: 800, max: 4000 })),
+  });
+}
+
+/** Mostly a near-simultaneous boot (50 ms), sometimes nodes starting up to 3 s apart. */
+export function bootStaggerArb(): fc.Arbitrary<number> {
+  return fc.oneof({ weight: 3, arbitrary: fc.constant(50) }, { weight: 1, arbitrary: fc.integer({ min: 0, max: 3_000 }) });
+}
+
+/** Options of {@link scheduleArb}. */
+export interface ScheduleArbOptions {
+  budget: 'within' | 'beyond';
+  /** Clusters to draw from (default n3 only). */
+  clusters?: ClusterPreset[];
+  /** Workload phase length range, ms (default 2,000-5,000). */
+  minWorkloadMs?: number;
+  maxWorkloadMs?: number;
+  /** Most faults in one schedule (default 6). */
+  maxFaults?: number;
+  /** Relative weight of crashes among the fault kinds (default 1). */
+  crashWeight?: number;
+}
+
+/** A whole schedule: seed, cluster, budget, timers, network, clients, faults. */
+export function scheduleArb(o: ScheduleArbOptions): fc.Arbitrary<SimSchedule> {
+  const clusters = o.clusters ?? ['n3'];
+  return fc.integer({ min: o.minWorkloadMs ?? 2_000, max: o.maxWorkloadMs ?? 5_000 }).chain((workloadMs) =>
+    fc.record({
+      seed: fc.integer(),
+      cluster: fc.constantFrom(...clusters),
+      budget: fc.constant(o.budget),
+      workloadMs: fc.constant(workloadMs),
+      escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }),
+      net: netArb(),
+      workload: workloadArb(),
+      faults: fc.array(faultArb(workloadMs, o.crashWeight), { minLength: 0, maxLength: o.maxFaults ?? 6 }),
+      bootStaggerMs: bootStaggerArb(),
+    }),
+  );
+}
+
+/**
+ * The sole-survivor property (sim brief): RF3 stores on 5 nodes, or RF2 stores on 3 nodes; one
+ * `strip` fault kills every in-sync member of a partition but one, leaving a majority of nodes up;
+ * the survivor must serve within `survivorBoundMs`. Only network noise besides.
+ */
+export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
+  return fc
+    .record({
+      seed: fc.integer(),
+      cluster: fc.constantFrom<ClusterPreset>('n5', 'n3-rf2'),
+      atMs: fc.integer({ min: 0, max: 1_500 }),
+      partition: fc.integer({ min: 0, max: 14 }),
+      survivor: fc.integer({ min: 0, max: 2 }),
+      escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }),
+      net: netArb(),
+      workload: workloadArb(),
+      bootStaggerMs: bootStaggerArb(),
+    })
+    .map((r) => ({
+      seed: r.seed,
+      cluster: r.cluster,
+      budget: 'beyond' as const,
+      workloadMs: r.atMs + 15_000,
+      escalationTimeoutMs: r.escalationTimeoutMs,
+      net: r.net,
+      workload: r.workload,
+      faults: [{ atMs: r.atMs, kind: 'strip' as const, target: { kind: 'active' as const, partition: r.partition }, durationMs: 0, survivor: r.survivor }],
+      survivorBoundMs: 10_000,
+      bootStaggerMs: r.bootStaggerMs,
+    }));
+}

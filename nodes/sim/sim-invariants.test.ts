@@ -1,0 +1,154 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { Member, RuntimeEntry } from '../cluster-messages.js';
+import type { KeyHistory, WriteRecord } from './sim-client.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, type NodeView } from './sim-invariants.js';
+
+const m = (node: string, inc = `${node}.0`): Member => ({ node, inc });
+
+function entry(over: Partial<RuntimeEntry> = {}): RuntimeEntry {
+  return {
+    pkey: 's/0',
+    store: 's',
+    partition: 0,
+    epoch: 3,
+    term: 1,
+    active: m('n1'),
+    activeSince: 3,
+    health: 'Healthy',
+    inSync: [m('n1'), m('n2'), m('n3')],
+    handoffTo: null,
+    syncFrom: null,
+    replicas: ['n1', 'n2', 'n3'],
+    mapVersion: 1,
+    ...over,
+  };
+}
+
+/** A node view whose committed entry and serving flag the test sets directly. */
+function view(id: string, e: RuntimeEntry | undefined, serving = false, inc = `${id}.0`): NodeView & { e: RuntimeEntry | undefined; serving: boolean } {
+  const v = {
+    id,
+    inc,
+    e,
+    serving,
+    isServingActive: (_p: string) => v.serving,
+    committedEntry: (_p: string) => v.e,
+  };
+  return v;
+}
+
+function violation(f: () => void): string {
+  try {
+    f();
+  } catch (e) {
+    if (e instanceof InvariantViolation) return e.invariant;
+    throw e;
+  }
+  return 'none';
+}
+
+describe('SafetyChecker', () => {
+  it('flags a committed epoch that goes backwards on one incarnation, not across incarnations', () => {
+    const c = new SafetyChecker(['s/0']);
+    const a = view('n1', entry({ epoch: 5 }));
+    c.checkCommitted(a);
+    a.e = entry({ epoch: 6 });
+    expect(violation(() => c.checkCommitted(a))).toBe('none');
+    a.e = entry({ epoch: 4 });
+    expect(violation(() => c.checkCommitted(a))).toBe('epoch-regression');
+    // a restarted node starts empty and relearns from older heartbeats first: a new incarnation
+    const b = view('n1', entry({ epoch: 6 }), false, 'n1.1');
+    expect(violation(() => c.checkCommitted(b))).toBe('none');
+  });
+
+  it('flags two different entries committed at the same (partition, epoch)', () => {
+    const c = new SafetyChecker(['s/0']);
+    c.checkCommitted(view('n1', entry({ epoch: 7 })));
+    expect(violation(() => c.checkCommitted(view('n2', entry({ epoch: 7 }))))).toBe('none');
+    expect(violation(() => c.checkCommitted(view('n3', entry({ epoch: 7, active: m('n3') }))))).toBe('epoch-conflict');
+  });
+
+  it('flags two nodes serving one partition at the same epoch, allows different epochs', () => {
+    const c = new SafetyChecker(['s/0']);
+    const a = view('n1', entry({ epoch: 4 }), true);
+    const b = view('n2', entry({ epoch: 5, active: m('n2') }), true);
+    expect(violation(() => c.checkServing([a, b], a))).toBe('none');
+    b.e = entry({ epoch: 4, active: m('n2') });
+    expect(violation(() => c.checkServing([a, b], a))).toBe('one-active-per-epoch');
+    expect(violation(() => c.checkServing([a, b]))).toBe('one-active-per-epoch');
+    b.serving = false;
+    expect(violation(() => c.checkServing([a, b]))).toBe('none');
+  });
+
+  it('flags a read answered by a Recovering active, a stale incarnation or a replica', () => {
+    const c = new SafetyChecker(['s/0']);
+    expect(violation(() => c.checkRead(view('n1', entry({ health: 'Degraded' })), 's/0', 'Ok'))).toBe('none');
+    expect(violation(() => c.checkRead(view('n1', entry({ health: 'Recovering', syncFrom: m('n2') })), 's/0', 'NotFound'))).toBe('read-not-from-active');
+    expect(violation(() => c.checkRead(view('n1', entry(), false, 'n1.9'), 's/0', 'Ok'))).toBe('read-not-from-active');
+    expect(violation(() => c.checkRead(view('n2', entry()), 's/0', 'Ok'))).toBe('read-not-from-active');
+    expect(violation(() => c.checkRead(view('n2', undefined), 's/0', 'Ok'))).toBe('read-not-from-active');
+  });
+
+  it('flags an acknowledgement from anyone but the committed active', () => {
+    const c = new SafetyChecker(['s/0']);
+    expect(violation(() => c.checkAck(view('n1', entry()), 's/0'))).toBe('none');
+    expect(violation(() => c.checkAck(view('n2', entry()), 's/0'))).toBe('ack-not-from-active');
+    expect(violation(() => c.checkAck(view('n1', entry({ active: null, health: 'Unavailable' })), 's/0'))).toBe('ack-not-from-active');
+  });
+});
+
+function w(seq: number, kind: WriteRecord['kind'], outcome: WriteRecord['outcome']): WriteRecord {
+  return { seq, kind, valueId: kind === 'delete' ? null : `s/k#${seq}`, outcome, last: '', attempts: 1, invokeMs: seq, completeMs: seq + 0.5 };
+}
+
+function hist(...writes: WriteRecord[]): KeyHistory {
+  return { store: 's', key: 'k', pkey: 's/0', writes };
+}
+
+describe('classifyFinal (DESIGN.md §5 rules)', () => {
+  it('classifies the final value against the history', () => {
+    const h = hist(w(1, 'create', 'ok'), w(2, 'put', 'fail'), w(3, 'put', 'ok'), w(4, 'put', 'info'));
+    expect(classifyFinal(h, 's/k#3')).toBe('ok');
+    expect(classifyFinal(h, 's/k#4')).toBe('recovered');
+    expect(classifyFinal(h, 's/k#1')).toBe('lost');
+    expect(classifyFinal(h, 's/k#2')).toBe('phantom');
+    expect(classifyFinal(h, 's/k#9')).toBe('unexpected');
+    expect(classifyFinal(h, null)).toBe('lost');
+    const d = hist(w(1, 'create', 'ok'), w(2, 'delete', 'ok'));
+    expect(classifyFinal(d, null)).toBe('ok');
+    expect(classifyFinal(d, 's/k#1')).toBe('lost');
+    const di = hist(w(1, 'create', 'ok'), w(2, 'delete', 'info'));
+    expect(classifyFinal(di, null)).toBe('recovered');
+    expect(classifyFinal(di, 's/k#1')).toBe('ok');
+    expect(classifyFinal(hist(), null)).toBe('ok');
+    expect(classifyFinal(hist(w(1, 'create', 'fail')), null)).toBe('ok');
+  });
+
+  it('agrees with a brute-force reading of the rules on random histories', () => {
+    const outcome = fc.constantFrom<'ok' | 'fail' | 'info'>('ok', 'fail', 'info');
+    const kind = fc.constantFrom<WriteRecord['kind']>('put', 'cas', 'create', 'delete');
+    fc.assert(
+      fc.property(fc.array(fc.tuple(kind, outcome), { maxLength: 8 }), fc.integer({ min: -1, max: 9 }), (ws, pick) => {
+        const h = hist(...ws.map(([k, o], i) => w(i + 1, k, o)));
+        const final = pick < 0 || pick >= h.writes.length ? (pick === 9 ? 's/k#99' : null) : h.writes[pick].valueId;
+        const got = classifyFinal(h, final);
+        // the brute force: which writes could legally be the last one applied?
+        const lastOk = h.writes.map((x) => x.outcome).lastIndexOf('ok');
+        let want: string;
+        if (final === 's/k#99') want = 'unexpected';
+        else if (final !== null) {
+          const j = h.writes.findIndex((x) => x.valueId === final);
+          if (h.writes[j].outcome === 'fail') want = 'phantom';
+          else if (j < lastOk) want = 'lost';
+          else want = j === lastOk ? 'ok' : 'recovered';
+        } else {
+          const absentOk = lastOk < 0 || h.writes[lastOk].kind === 'delete';
+          const laterInfoDelete = h.writes.some((x, i) => i > lastOk && x.kind === 'delete' && x.outcome === 'info');
+          want = absentOk ? 'ok' : laterInfoDelete ? 'recovered' : 'lost';
+        }
+        expect(got).toBe(want);
+      }),
+    );
+  });
+});

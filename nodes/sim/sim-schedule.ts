@@ -1,0 +1,195 @@
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type StoreConfig, type TimingConfig } from '../cluster-config.js';
+
+/**
+ * A fault schedule for the deterministic failover simulation, as plain JSON data: what fast-check
+ * generates, what a failing run prints, and what a regression test keeps (sim brief, issue 4).
+ * Every time is virtual, in ms.
+ */
+
+/**
+ * The cluster a schedule runs on:
+ * - `n3`: 3 nodes; stores sync3 (RF3 sync), async3 (RF3 async), rf1 (RF1) (DESIGN.md §3 defaults).
+ * - `n5`: 5 nodes; stores sync3 (RF3 sync) and async3 (RF3 async).
+ * - `n3-rf2`: 3 nodes; stores sync2 (RF2 sync) and async2 (RF2 async).
+ */
+export type ClusterPreset = 'n3' | 'n5' | 'n3-rf2';
+
+/** Every preset, for generators. */
+export const CLUSTER_PRESETS: readonly ClusterPreset[] = ['n3', 'n5', 'n3-rf2'];
+
+/** Network behaviour (sim brief: delays, drops, reordering across links, FIFO per link). */
+export interface NetParams {
+  /** One-way delay of a node-to-node message, ms, uniform in [minDelayMs, maxDelayMs]. */
+  minDelayMs: number;
+  maxDelayMs: number;
+  /**
+   * Probability (0..1) that sending one node-to-node message resets its connection: the message
+   * and everything still queued on that directed link are lost and both ends see the peer go down.
+   * This is how a TCP connection loses messages (never one in the middle of a live stream).
+   */
+  resetProbability: number;
+  /** One-way client-to-node delay, ms, uniform in [clientMinDelayMs, clientMaxDelayMs]. */
+  clientMinDelayMs: number;
+  clientMaxDelayMs: number;
+}
+
+/** The simulated clients (DESIGN.md §3 "Workload": each key written by one writer, sequentially). */
+export interface WorkloadParams {
+  /** Writers per store; each owns `keysPerWriter` keys. */
+  writersPerStore: number;
+  keysPerWriter: number;
+  /** Pause between two operations of one writer, ms, uniform in [thinkMinMs, thinkMaxMs]. */
+  thinkMinMs: number;
+  thinkMaxMs: number;
+  /** Fraction (0..1) of operations that are reads (get) rather than writes. */
+  readFraction: number;
+  /** Fraction (0..1) of writes on a present key that are deletes. */
+  deleteFraction: number;
+  /** Client attempt budget (seed 000, maxAttempts). */
+  maxAttempts: number;
+  /** Per-attempt response timeout, ms (a timed-out write is `info`). */
+  attemptTimeoutMs: number;
+  /** Operation deadline from its first attempt, ms (seed 000, the second bound). */
+  deadlineMs: number;
+}
+
+/**
+ * Kinds of fault (DESIGN.md §3 "Nemesis"):
+ * - `crash`: kill -9; the node is restarted (new incarnation, empty memory) after durationMs.
+ * - `pause`: SIGSTOP for durationMs (no ticks, inbound messages wait), then SIGCONT.
+ * - `isolate`: the target and every other node drop each other's messages.
+ * - `isolate-in`: the target drops messages from every other node (one-way grudge).
+ * - `isolate-out`: every other node drops the target's messages (one-way grudge).
+ * - `split`: majority/minority halves; the minority is the target (and, on 5 nodes, the next node).
+ * - `bridge`: the other nodes are split in two halves that only the target still connects.
+ * - `strip`: kill every in-sync member of the target partition but one (the survivor property);
+ *   they stay down until the final heal. durationMs is ignored.
+ */
+export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip';
+
+/** Every fault kind but `strip` (which only the survivor property uses). */
+export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'isolate', 'isolate-in', 'isolate-out', 'split', 'bridge'];
+
+/**
+ * Whom a fault hits, resolved when it starts:
+ * - `node`: the node at this index (mod the node count);
+ * - `leader`: the current leader (index 0 when there is none);
+ * - `active`: the active owner of the partition at this index (mod the partition count) in the
+ *   order of the partition map (store by store); for `strip`, the partition itself.
+ */
+export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number };
+
+/** One fault of a schedule. */
+export interface FaultStep {
+  /** Start, ms after the workload started. */
+  atMs: number;
+  kind: FaultKind;
+  target: FaultTarget;
+  /** How long it lasts, ms (crash: time until the restart). */
+  durationMs: number;
+  /** strip: index (mod the in-sync count) of the in-sync member that survives. */
+  survivor?: number;
+}
+
+/**
+ * One simulation run, fully determined by these fields.
+ * - `budget`: `within` keeps crashes inside the store's contract (a crash only while every
+ *   partition is Healthy and no other node is down; held back until then, dropped if the workload
+ *   ends first) and checks durability at the end; `beyond` crashes whenever told and checks the
+ *   safety invariants only.
+ * - `survivorBoundMs`: with a `strip` fault, the time (default 10,000) within which the surviving
+ *   in-sync member must serve the partition; the workload phase ends early once it does. A strip
+ *   that cannot start early enough for its bound to fit in the workload phase is skipped.
+ */
+export interface SimSchedule {
+  /** Seed of every random choice inside the run (delays, ticks, elections, client choices). */
+  seed: number;
+  cluster: ClusterPreset;
+  budget: 'within' | 'beyond';
+  /** Length of the workload-and-faults phase, ms. */
+  workloadMs: number;
+  /** Silence after suspicion before a silent owner is confirmed down, ms (seed 002; 10 s in production). */
+  escalationTimeoutMs: number;
+  net: NetParams;
+  workload: WorkloadParams;
+  faults: FaultStep[];
+  survivorBoundMs?: number;
+  /** Nodes start at random times within this window at boot, ms (default 50). */
+  bootStaggerMs?: number;
+}
+
+/** Store sets of the presets (segments kept small: snapshots are cheap, keys spread over every partition). */
+const PRESET_STORES: Record<ClusterPreset, StoreConfig[]> = {
+  n3: [
+    { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 12 },
+    { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 12 },
+    { name: 'rf1', replicationFactor: 1, ackMode: 'sync', segments: 12 },
+  ],
+  n5: [
+    { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 10 },
+    { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 10 },
+  ],
+  'n3-rf2': [
+    { name: 'sync2', replicationFactor: 2, ackMode: 'sync', segments: 12 },
+    { name: 'async2', replicationFactor: 2, ackMode: 'async', segments: 12 },
+  ],
+};
+
+/** Node count of a preset. */
+export function presetNodeCount(p: ClusterPreset): number {
+  return p === 'n5' ? 5 : 3;
+}
+
+/**
+ * The failover timers of the simulation: DESIGN.md's test timers (seed 002's 10 s escalation cut
+ * to `escalationTimeoutMs`), everything else as in {@link DEFAULT_TIMING} but eviction (20 s) and
+ * the recovery cooldown (500 ms).
+ */
+export function simTiming(escalationTimeoutMs: number): TimingConfig {
+  return { ...DEFAULT_TIMING, escalationTimeoutMs, evictionTimeoutMs: 20_000, recoveryCooldownMs: 500 };
+}
+
+/** The cluster config a schedule runs: nodes n1..nN (addresses are never dialled), the preset's stores. */
+export function simClusterConfig(s: Pick<SimSchedule, 'cluster' | 'escalationTimeoutMs'>): ClusterConfig {
+  const n = presetNodeCount(s.cluster);
+  return {
+    cluster: `sim-${s.cluster}`,
+    nodes: Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, host: `10.0.0.${i + 1}`, clientPort: 7000, clusterPort: 7100, preferredPrimary: true })),
+    stores: PRESET_STORES[s.cluster].map((st) => ({ ...st })),
+    timing: simTiming(s.escalationTimeoutMs),
+    maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+    multiKeyLongTailRetryThresholdsMs: '',
+  };
+}
+
+/**
+ * Checks a schedule's fields (a regression schedule typed by hand, or `--schedule` input).
+ * @throws RangeError (one line) naming the first invalid field.
+ */
+export function validateSchedule(s: SimSchedule): SimSchedule {
+  const bad = (what: string): never => {
+    throw new RangeError(`sim schedule: ${what}`);
+  };
+  if (!Number.isInteger(s.seed)) bad('seed must be an integer');
+  if (!CLUSTER_PRESETS.includes(s.cluster)) bad(`cluster must be one of ${CLUSTER_PRESETS.join(', ')}`);
+  if (s.budget !== 'within' && s.budget !== 'beyond') bad('budget must be "within" or "beyond"');
+  if (!(s.workloadMs > 0)) bad('workloadMs must be > 0');
+  if (!(s.escalationTimeoutMs > 0)) bad('escalationTimeoutMs must be > 0');
+  if (s.bootStaggerMs !== undefined && !(s.bootStaggerMs >= 0)) bad('bootStaggerMs must be >= 0');
+  const n = s.net;
+  if (!(n.minDelayMs >= 0 && n.maxDelayMs >= n.minDelayMs)) bad('net delays must satisfy 0 <= minDelayMs <= maxDelayMs');
+  if (!(n.clientMinDelayMs >= 0 && n.clientMaxDelayMs >= n.clientMinDelayMs)) bad('client delays must satisfy 0 <= clientMinDelayMs <= clientMaxDelayMs');
+  if (!(n.resetProbability >= 0 && n.resetProbability < 1)) bad('resetProbability must be in [0, 1)');
+  const w = s.workload;
+  if (!(Number.isInteger(w.writersPerStore) && w.writersPerStore >= 0)) bad('writersPerStore must be an integer >= 0');
+  if (!(Number.isInteger(w.keysPerWriter) && w.keysPerWriter >= 1)) bad('keysPerWriter must be an integer >= 1');
+  if (!(w.thinkMinMs >= 0 && w.thinkMaxMs >= w.thinkMinMs)) bad('think times must satisfy 0 <= thinkMinMs <= thinkMaxMs');
+  if (!(w.readFraction >= 0 && w.readFraction <= 1 && w.deleteFraction >= 0 && w.deleteFraction <= 1)) bad('fractions must be in [0, 1]');
+  if (!(Number.isInteger(w.maxAttempts) && w.maxAttempts >= 1)) bad('maxAttempts must be an integer >= 1');
+  if (!(w.attemptTimeoutMs > 0 && w.deadlineMs > 0)) bad('attemptTimeoutMs and deadlineMs must be > 0');
+  for (const f of s.faults) {
+    if (!(f.atMs >= 0 && f.durationMs >= 0)) bad('fault times must be >= 0');
+    if (![...GENERAL_FAULT_KINDS, 'strip'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+  }
+  return s;
+}

@@ -1,0 +1,165 @@
+import type { SimSchedule } from '../sim-schedule.js';
+
+/**
+ * Schedules that once made the simulation find a real bug in NodeCore, kept as fixed regression
+ * tests (sim brief: "keep any schedule that ever found a bug"). Each names what broke.
+ */
+export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSchedule; strips?: number }> = [
+  {
+    // Connection resets lost both copies of the leader's bootstrap proposals; the leader had
+    // accepted them itself, so it never bootstrapped again nor re-proposed: no partition ever
+    // got a committed entry (boot never converged).
+    name: 'a bootstrap proposal lost to connection resets is proposed again',
+    schedule: {
+      seed: 53,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 6000,
+      escalationTimeoutMs: 2117,
+      net: { minDelayMs: 0.1, maxDelayMs: 1, resetProbability: 0.01, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 5, thinkMaxMs: 40, readFraction: 0.2, deleteFraction: 0.1, maxAttempts: 2, attemptTimeoutMs: 1000, deadlineMs: 5000 },
+      faults: [{ atMs: 383, kind: 'crash', target: { kind: 'node', index: 4 }, durationMs: 3779 }],
+    },
+  },
+  {
+    // A failover proposal (sync3/1 to n3) reached the deposed active n2, which stopped serving at
+    // once, but its acceptance by n3 was lost with a broken connection; the proposal timed out and
+    // the leader went back to deciding from the committed entry, in which n2 - now reachable again -
+    // was still the active: nothing ever committed past the accepted entry, and the partition
+    // stayed without a serving active for good.
+    name: 'a timed-out proposal that deposed an active is proposed again until it commits',
+    schedule: {
+      seed: 84,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 6000,
+      escalationTimeoutMs: 1070,
+      net: { minDelayMs: 0.1, maxDelayMs: 30, resetProbability: 0.001, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 5, thinkMaxMs: 40, readFraction: 0.2, deleteFraction: 0.1, maxAttempts: 3, attemptTimeoutMs: 300, deadlineMs: 5000 },
+      faults: [
+        { atMs: 5423, kind: 'isolate-in', target: { kind: 'active', partition: 3 }, durationMs: 226 },
+        { atMs: 3687, kind: 'isolate-out', target: { kind: 'leader' }, durationMs: 2429 },
+      ],
+    },
+  },
+  {
+    // Beyond budget (the leader n1 crashed while sync3/0 was Degraded). n1 and n3 had committed
+    // sync3/0 epoch 2 while n2 was cut off; n1 crashed and came back empty; n2, which had never
+    // heard of epoch 2, won an election with the vote of the new, memory-less n1 and committed a
+    // different entry at epoch 2 with n1's acceptance: two committed entries at one epoch. A new
+    // incarnation must not vote or accept before it has relearnt where the cluster stands.
+    name: 'a restarted, memory-less node neither votes nor accepts before it has rejoined',
+    schedule: {
+      seed: 34,
+      cluster: 'n3',
+      budget: 'beyond',
+      workloadMs: 6000,
+      escalationTimeoutMs: 2000,
+      net: { minDelayMs: 0.2, maxDelayMs: 3, resetProbability: 0.001, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 5, thinkMaxMs: 40, readFraction: 0.2, deleteFraction: 0.1, maxAttempts: 4, attemptTimeoutMs: 1000, deadlineMs: 5000 },
+      faults: [
+        { atMs: 3218, kind: 'crash', target: { kind: 'leader' }, durationMs: 1754 },
+        { atMs: 1436, kind: 'isolate-in', target: { kind: 'active', partition: 34 }, durationMs: 3208 },
+        { atMs: 4654, kind: 'bridge', target: { kind: 'node', index: 36 }, durationMs: 1662 },
+      ],
+    },
+  },
+  {
+    // Under a steady stream of async writes (a write every 1-2 ms) a follower of async3/0 that
+    // had left the in-sync set never had acked the very latest revision at the moment the active
+    // looked, so it was never proposed back: the partition stayed Degraded with its active as the
+    // only in-sync member for the whole run (a failure of that active would have lost the
+    // partition), and the survivor property never found two in-sync members to strip.
+    name: 'a follower that keeps pace with a steady write stream rejoins the in-sync set',
+    strips: 1,
+    schedule: {
+      seed: -1861995023,
+      cluster: 'n5',
+      budget: 'beyond',
+      workloadMs: 16499,
+      escalationTimeoutMs: 2873,
+      net: { minDelayMs: 0.10929769292162905, maxDelayMs: 23.809881323748186, resetProbability: 0.01588197892308899, clientMinDelayMs: 0.05, clientMaxDelayMs: 0.05 },
+      workload: { writersPerStore: 3, keysPerWriter: 4, thinkMinMs: 1, thinkMaxMs: 2, readFraction: 3e-323, deleteFraction: 0.2499999999999997, maxAttempts: 1, attemptTimeoutMs: 1125, deadlineMs: 1067 },
+      faults: [
+        { atMs: 1499, kind: 'strip', target: { kind: 'active', partition: 5 }, durationMs: 0, survivor: 0 },
+      ],
+      survivorBoundMs: 10000,
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // n2 (paused) had asked n3 for a catch-up of async3/2 twice; n3's answer to the second went
+    // out on a link still down after a partition and vanished, but n3 went on streaming to n2 on
+    // the follower link that request had opened. Once writes stopped, n3 only sent empty
+    // keepalives: n2, acked at revision 173 of 208, never saw a gap, never asked again, and never
+    // rejoined the in-sync set (async3/2 stayed Degraded after the final heal).
+    name: 'a follower that lost ops with a connection sees the gap in a keepalive and catches up',
+    schedule: {
+      seed: 10,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4008,
+      escalationTimeoutMs: 2161,
+      net: { minDelayMs: 1.8486652279745588, maxDelayMs: 9.902120158629494, resetProbability: 0, clientMinDelayMs: 0.050000000000000065, clientMaxDelayMs: 0.050000000000000065 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 3, thinkMaxMs: 31, readFraction: 5.386299583787281e-240, deleteFraction: 7.475643941748645e-64, maxAttempts: 1, attemptTimeoutMs: 161, deadlineMs: 5859 },
+      faults: [
+        { atMs: 1161, kind: 'isolate', target: { kind: 'node', index: 1 }, durationMs: 169 },
+        { atMs: 2229, kind: 'crash', target: { kind: 'leader' }, durationMs: 1759 },
+        { atMs: 3077, kind: 'isolate-out', target: { kind: 'leader' }, durationMs: 3504 },
+        { atMs: 2157, kind: 'pause', target: { kind: 'node', index: 4 }, durationMs: 2236 },
+        { atMs: 3805, kind: 'pause', target: { kind: 'leader' }, durationMs: 278 },
+      ],
+      bootStaggerMs: 8,
+    },
+  },
+  {
+    // n1 crashed and restarted; its new incarnation asked the active n2 for a catch-up of
+    // sync3/0 before n2 had heard of the restart, so n2 opened the follower link under n1's old
+    // incarnation. The new n1 streamed and acked happily, but every req-add named the dead
+    // incarnation and the leader refused it: sync3/0 stayed Degraded for good. The requester now
+    // names its incarnation in sync-req.
+    name: 'a catch-up request names the requesting incarnation, so a restarted follower can rejoin the in-sync set',
+    schedule: {
+      seed: 9,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 2266,
+      escalationTimeoutMs: 2948,
+      net: { minDelayMs: 1.999999999999999, maxDelayMs: 1.999999999999999, resetProbability: 0, clientMinDelayMs: 0.9999999999999981, clientMaxDelayMs: 0.9999999999999981 },
+      workload: { writersPerStore: 3, keysPerWriter: 1, thinkMinMs: 3, thinkMaxMs: 61, readFraction: 4.010596365940564e-234, deleteFraction: 4e-323, maxAttempts: 4, attemptTimeoutMs: 589, deadlineMs: 5992 },
+      faults: [
+        { atMs: 1443, kind: 'pause', target: { kind: 'leader' }, durationMs: 2756 },
+        { atMs: 1364, kind: 'crash', target: { kind: 'leader' }, durationMs: 431 },
+        { atMs: 8, kind: 'bridge', target: { kind: 'leader' }, durationMs: 797 },
+        { atMs: 1053, kind: 'isolate-out', target: { kind: 'active', partition: 1 }, durationMs: 233 },
+        { atMs: 1607, kind: 'pause', target: { kind: 'node', index: 3 }, durationMs: 3989 },
+        { atMs: 5, kind: 'crash', target: { kind: 'node', index: 3 }, durationMs: 52 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // 5 nodes. The leader n3 proposed moving n4's partitions (n4 could hear but not be heard);
+    // n4 accepted and stopped serving at once, but the proposal never reached a majority, and the
+    // next leader, elected without n4's vote, never knew of it: the committed entry still named
+    // n4, which stayed fenced by its uncommitted acceptance for good (sync3/3, async3/3 unserved).
+    // Reports now carry the highest accepted epoch and the leader commits such an entry again
+    // above it.
+    name: 'an active fenced by an acceptance no leader knows is re-affirmed above that epoch',
+    schedule: {
+      seed: 12,
+      cluster: 'n5',
+      budget: 'within',
+      workloadMs: 2096,
+      escalationTimeoutMs: 1410,
+      net: { minDelayMs: 0.8271684095666376, maxDelayMs: 0.8271684095666376, resetProbability: 0, clientMinDelayMs: 0.23800961778531338, clientMaxDelayMs: 0.23800961778531338 },
+      workload: { writersPerStore: 2, keysPerWriter: 1, thinkMinMs: 3, thinkMaxMs: 23, readFraction: 2.5e-323, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 1495, deadlineMs: 1008 },
+      faults: [
+        { atMs: 6, kind: 'isolate-out', target: { kind: 'active', partition: 3 }, durationMs: 3975 },
+        { atMs: 1829, kind: 'split', target: { kind: 'leader' }, durationMs: 725 },
+        { atMs: 5, kind: 'isolate-out', target: { kind: 'node', index: 0 }, durationMs: 463 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+];
