@@ -77,9 +77,6 @@ bench: build
 bench-verify: build
 	$(NODE) dist/harness/verifier/verifier.bench.js $(WRITES)
 
-sim: build
-	$(NODE) dist/nodes/sim/sim-main.js $(if $(RUNS),--runs $(RUNS)) $(if $(SEED),--seed $(SEED))
-
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 BASE_IMAGE ?= zaris-certify-base:bookworm-node20
