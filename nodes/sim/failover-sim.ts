@@ -31,9 +31,19 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
  *   one-way case, which is harsher for the safety invariants;
  * - a probe answers `refused` when the node is down, `timeout` (after 500 ms) when either
  *   direction is cut, else `alive` — paused nodes included, as the kernel accepts for them.
+ * - every message goes through the real cluster codec (v8 for control messages, the hand-made
+ *   frame for `rep`), so no node ever shares an object with another.
  * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation and
  * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
  * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
+ * Clients (sim-client.ts) sit outside every grudge, as the harness does: a request to a crashed
+ * node is refused, one to a paused node waits, one in flight when its node crashes breaks.
+ *
+ * Checks: the safety checkers (sim-invariants.ts) after every node event and on every read and
+ * acknowledgement; the sole-survivor deadline; at the end, every value a read returned; within
+ * budget also convergence (every partition Healthy and served within 60 s of the final heal),
+ * then every key's final value on its active (no lost write in a sync store with RF > 1, no
+ * phantom or unexpected value anywhere) and every in-sync replica identical to its active.
  *
  * The nemesis budget (sim brief): within budget, a crash waits until no node is down (crashed,
  * or restarted and not yet rejoined: the core logs `rejoined`), every partition is Healthy and
