@@ -23,7 +23,7 @@ const replay: Partial<fc.Parameters<unknown>> = {
 };
 
 /** Schedules per property (1,000+ in all). */
-const RUNS = { within: 420, withinFive: 80, beyond: 300, survivor: 160, determinism: 40 };
+const RUNS = { within: 420, withinFive: 80, beyond: 300, survivor: 160, amnesia: 80, determinism: 40 };
 
 interface Totals {
   runs: number;
@@ -100,6 +100,19 @@ describe('failover simulation', () => {
       { numRuns: RUNS.survivor, ...replay },
     );
     expect(strips).toBe(RUNS.survivor);
+  });
+
+  it(`after a majority of the nodes lost its memory at once, the cluster still comes back (liveness only; ${RUNS.amnesia} schedules)`, () => {
+    let crashes = 0;
+    fc.assert(
+      fc.property(scheduleArb({ budget: 'amnesia', clusters: ['n3', 'n3', 'n5'], crashWeight: 8 }), (s) => {
+        const r = runSimulation(s);
+        crashes += r.stats.crashes;
+        expect(r.stats.convergeMs).toBeGreaterThanOrEqual(0);
+      }),
+      { numRuns: RUNS.amnesia, ...replay },
+    );
+    expect(crashes).toBeGreaterThan(RUNS.amnesia);
   });
 
   it(`the same seed gives the same run, bit for bit (${RUNS.determinism} schedules, each run twice)`, () => {
