@@ -91,15 +91,19 @@ describe('failover simulation', () => {
 
   it(`a sole surviving in-sync replica ends up serving (RF3 on 5 nodes, RF2 on 3; ${RUNS.survivor} schedules)`, () => {
     let strips = 0;
+    let voided = 0;
     fc.assert(
       fc.property(survivorScheduleArb(), (s) => {
         const r = runSimulation(s);
         strips += r.stats.strips;
+        voided += r.stats.stripsVoided;
         expect(r.stats.strips).toBe(1);
       }),
       { numRuns: RUNS.survivor, ...replay },
     );
     expect(strips).toBe(RUNS.survivor);
+    // a strip racing a drop the dead active had asked for does not test the property: keep them rare
+    expect(voided).toBeLessThan(RUNS.survivor / 10);
   });
 
   it(`after a majority of the nodes lost its memory at once, the cluster still comes back (liveness only; ${RUNS.amnesia} schedules)`, () => {

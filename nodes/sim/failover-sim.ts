@@ -87,6 +87,12 @@ export interface SimStats {
   /** Faults that never ran (a crash held back by the budget until the workload ended). */
   faultsSkipped: number;
   strips: number;
+  /**
+   * Strips whose premise fell: an entry decided for the killed active's tenure (a drop it asked
+   * for before it died, committed after) took the survivor out of the in-sync set, so it was no
+   * longer the sole surviving in-sync replica the property is about.
+   */
+  stripsVoided: number;
   /** Virtual ms from the final heal until the cluster converged (-1 when it did not). */
   convergeMs: number;
   /** Final classification of every key (within budget only). */
@@ -210,7 +216,7 @@ class Simulator {
   private serial = 0;
   private faultsOpen = false;
   private readonly faultEnds: Array<() => void> = [];
-  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; deadline: number; done: boolean }> = [];
+  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; epoch: number; victims: Set<string>; deadline: number; done: boolean }> = [];
   private readonly codec = new FrameWriter(4096);
   private readonly stats: SimStats = {
     nodeEvents: 0,
@@ -223,6 +229,7 @@ class Simulator {
     partitions: 0,
     faultsSkipped: 0,
     strips: 0,
+    stripsVoided: 0,
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
@@ -775,8 +782,8 @@ class Simulator {
       this.stats.faultsSkipped++;
       return;
     }
-    // the partition is served by an active with at least one other in-sync member, nobody is down
-    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
+    // the partition is Healthy (every replica in sync) and served, nobody is down
+    if (!e || !e.active || e.health !== 'Healthy' || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
       else this.stats.faultsSkipped++;
       return;
@@ -787,9 +794,10 @@ class Simulator {
     if (this.nodes.length - victims.length < majority) throw new Error(`strip of ${pkey} would take down a majority (${victims.length} of ${this.nodes.length})`);
     this.stats.strips++;
     this.trace(`STRIP ${pkey}: survivor ${survivor.node}, killing ${victims.map((v) => v.id).join(',')}`);
+    const victimKeys = victims.map((v) => `${v.id}/${v.core!.inc}`);
     for (const v of victims) this.crash(v, `strip ${pkey}`);
     for (const v of victims) this.faultEnds.push(() => this.restart(v));
-    const w = { pkey, node: survivor.node, inc: survivor.inc, deadline: this.now + this.bound(), done: false };
+    const w = { pkey, node: survivor.node, inc: survivor.inc, epoch: e.epoch, victims: new Set(victimKeys), deadline: this.now + this.bound(), done: false };
     this.survivorWatches.push(w);
     this.at(w.deadline, () => this.checkSurvivors());
   }
@@ -801,6 +809,13 @@ class Simulator {
       const x = this.byId.get(w.node)!;
       if (x.core && x.core.inc === w.inc && x.core.isServingActive(w.pkey)) {
         w.done = true;
+        continue;
+      }
+      const e = this.bestEntry(w.pkey);
+      if (e && e.epoch > w.epoch && e.active && w.victims.has(`${e.active.node}/${e.active.inc}`) && !e.inSync.some((m) => m.node === w.node && m.inc === w.inc)) {
+        w.done = true;
+        this.stats.stripsVoided++;
+        this.trace(`STRIP VOIDED ${w.pkey}: epoch ${e.epoch}, decided for the dead active ${e.active.node}, left ${w.node} out of the in-sync set`);
         continue;
       }
       if (this.now >= w.deadline) {
