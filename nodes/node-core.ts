@@ -176,8 +176,9 @@ export class NodeCore {
    * voted, accepted runtime entries and seen terms it has now forgotten). Until a majority of the
    * other nodes told it their term (rejoin-r) and a leader of at least the highest of those terms
    * sent it the committed runtime map, it neither votes, campaigns nor accepts proposals (the
-   * recovery rule of Viewstamped Replication). When the nodes that answered hold no runtime entry
-   * at all, the cluster is booting for the first time and there is nothing to relearn.
+   * recovery rule of Viewstamped Replication). When not even the nodes that have not answered
+   * could make a majority holding runtime entries (the first boot, or a majority that lost its
+   * memory at once), there is nothing a wait could protect and it takes part at once.
    */
   private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
   private role: Role = 'follower';
@@ -334,7 +335,8 @@ export class NodeCore {
         if (msg.term > this.term) this.adoptTerm(msg.term, null);
         return;
       case 'rejoin-q':
-        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.accepted.size > 0 });
+        // a node still rejoining holds no memory worth protecting yet
+        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.rejoin === null && this.accepted.size > 0 });
         return;
       case 'rejoin-r':
         peer.term = Math.max(peer.term, msg.term);
@@ -528,31 +530,36 @@ export class NodeCore {
     return !this.isJoining(now) && term > this.noVoteUpTo && this.rejoin === null;
   }
 
-  /** While rejoining: ask the peers that have not answered yet where the cluster stands (every RETRY_MS). */
+  /** While rejoining: ask every peer where the cluster stands (every RETRY_MS; answers change). */
   private askRejoin(now: number): void {
     const r = this.rejoin;
-    if (!r || r.needTerm !== null || now - r.askedAt < RETRY_MS) return;
+    if (!r || now - r.askedAt < RETRY_MS) return;
     r.askedAt = now;
-    for (const p of this.peerIds) if (!r.heard.has(p)) this.env.send(p, { t: 'rejoin-q', term: this.term });
+    for (const p of this.peerIds) this.env.send(p, { t: 'rejoin-q', term: this.term });
   }
 
   /** A peer's answer while rejoining: its term, and whether it knows any runtime entry. */
   private onRejoinReply(from: string, term: number, known: boolean): void {
     const r = this.rejoin;
-    if (!r || r.needTerm !== null) return;
+    if (!r) return;
     r.heard.set(from, { term, known });
-    let history = this.accepted.size > 0;
+    let holders = 0;
     let maxTerm = this.term;
     for (const h of r.heard.values()) {
-      if (h.known) history = true;
+      if (h.known) holders++;
       if (h.term > maxTerm) maxTerm = h.term;
     }
-    if (!history) {
-      // a majority (us included) holds nothing: the cluster's first boot
-      if (r.heard.size + 1 >= this.majority) this.finishRejoin('first boot');
+    // nodes that may hold runtime entries: those that said so, and those that have not answered
+    if (holders + this.peerIds.length - r.heard.size < this.majority) {
+      // no majority can remember anything (the cluster's first boot, or a majority lost its
+      // memory at once, which no memory-only store survives intact): waiting would only wedge
+      // the cluster. Take part again, but never vote in a term someone may have voted in.
+      this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
+      if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
+      this.finishRejoin(holders === 0 && maxTerm === 0 ? 'first boot' : 'no majority remembers');
       return;
     }
-    if (r.heard.size < this.majority) return;
+    if (r.heard.size < this.majority || (r.needTerm !== null && maxTerm <= r.needTerm)) return;
     // a majority of the others answered: every term our earlier life can have taken part in is
     // at most the highest of theirs; relearn the runtime map from a leader at least that recent
     r.needTerm = maxTerm;
@@ -776,14 +783,20 @@ export class NodeCore {
 
   /**
    * Proposes a change of one partition at its next epoch (the generator never regresses:
-   * strictly above every epoch committed, accepted or proposed that this leader knows).
+   * strictly above every epoch committed, accepted or proposed that this leader knows, and every
+   * epoch a node reported accepting this term).
    */
   private propose(base: RuntimeEntry, newTenure: boolean, now: number): void {
     const ls = this.leader;
     if (!ls || ls.inflight.has(base.pkey)) return;
     const cur = this.committed.get(base.pkey);
     const acc = this.accepted.get(base.pkey);
-    const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0) + 1;
+    let reported = 0;
+    for (const p of this.peers.values()) {
+      const r = p.reportTerm === this.term ? p.reports.get(base.pkey) : undefined;
+      if (r && r.accepted > reported) reported = r.accepted;
+    }
+    const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0, reported) + 1;
     const entry: RuntimeEntry = { ...base, epoch, term: this.term, activeSince: newTenure ? epoch : base.activeSince };
     ls.lastProposed.set(base.pkey, epoch);
     const prop: Proposal = { entry, oks: new Set([this.id]), at: now };
@@ -967,19 +980,17 @@ export class NodeCore {
       if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
       return;
     }
-    // 3. an assigned node accepted a proposal above the committed entry that never committed and
-    //    that this leader does not know (nothing is in flight here): nodes act on what they
-    //    accepted (an active stops serving, a replica fences the active's stream), so commit the
-    //    entry again above that epoch, which clears the acceptance
+    // 3. a node accepted an entry above the committed one that never committed here and that this
+    //    leader does not know (nothing is in flight): nodes act on what they accepted (an active
+    //    stops serving, a replica fences the active's stream) and report it in their metadata
+    //    (clients route by the highest epoch), so commit the entry again above that epoch
     let fencedAt = -1;
-    for (const n of e.replicas) {
-      const inc = this.incOf(n);
-      const r = inc ? this.freshReport({ node: n, inc }, e.pkey, now) : null;
+    for (const [n, p] of this.peers) {
+      const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, e.pkey, now) : null;
       if (r && r.accepted > e.epoch && r.accepted > fencedAt) fencedAt = r.accepted;
     }
     if (cooled && fencedAt >= 0) {
       this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
-      if (fencedAt > (ls.lastProposed.get(e.pkey) ?? 0)) ls.lastProposed.set(e.pkey, fencedAt);
       return this.propose({ ...e }, false, now);
     }
     // 4. Recovering whose more complete holder is gone: the candidate is the authority now

@@ -31,16 +31,27 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
  *   one-way case, which is harsher for the safety invariants;
  * - a probe answers `refused` when the node is down, `timeout` (after 500 ms) when either
  *   direction is cut, else `alive` — paused nodes included, as the kernel accepts for them.
+ * - every message goes through the real cluster codec (v8 for control messages, the hand-made
+ *   frame for `rep`), so no node ever shares an object with another.
  * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation and
  * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
  * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
+ * Clients (sim-client.ts) sit outside every grudge, as the harness does: a request to a crashed
+ * node is refused, one to a paused node waits, one in flight when its node crashes breaks.
+ *
+ * Checks: the safety checkers (sim-invariants.ts) after every node event and on every read and
+ * acknowledgement; the sole-survivor deadline; at the end, every value a read returned; within
+ * budget also convergence (every partition Healthy and served within 60 s of the final heal),
+ * then every key's final value on its active (no lost write in a sync store with RF > 1, no
+ * phantom or unexpected value anywhere) and every in-sync replica identical to its active.
  *
  * The nemesis budget (sim brief): within budget, a crash waits until no node is down (crashed,
  * or restarted and not yet rejoined: the core logs `rejoined`), every partition is Healthy and
  * the runtime map names only current incarnations; pauses and partitions come at any time.
  * Beyond budget, crashes come at any time and overlap, but a majority of the nodes always keeps
  * its memory: a memory-only store cannot keep its runtime map (hence its epochs) through the
- * loss of a majority's memory at once, any more than Raft could without its disk.
+ * loss of a majority's memory at once, any more than Raft could without its disk. The `amnesia`
+ * budget does take a majority's memory, and checks only that the cluster comes back.
  *
  * Everything random comes from the schedule's seed: one seed, one run, bit for bit.
  */
@@ -76,6 +87,12 @@ export interface SimStats {
   /** Faults that never ran (a crash held back by the budget until the workload ended). */
   faultsSkipped: number;
   strips: number;
+  /**
+   * Strips whose premise fell: an entry decided for the killed active's tenure (a drop it asked
+   * for before it died, committed after) took the survivor out of the in-sync set, so it was no
+   * longer the sole surviving in-sync replica the property is about.
+   */
+  stripsVoided: number;
   /** Virtual ms from the final heal until the cluster converged (-1 when it did not). */
   convergeMs: number;
   /** Final classification of every key (within budget only). */
@@ -199,7 +216,7 @@ class Simulator {
   private serial = 0;
   private faultsOpen = false;
   private readonly faultEnds: Array<() => void> = [];
-  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; deadline: number; done: boolean }> = [];
+  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; epoch: number; victims: Set<string>; deadline: number; done: boolean }> = [];
   private readonly codec = new FrameWriter(4096);
   private readonly stats: SimStats = {
     nodeEvents: 0,
@@ -212,6 +229,7 @@ class Simulator {
     partitions: 0,
     faultsSkipped: 0,
     strips: 0,
+    stripsVoided: 0,
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
@@ -298,10 +316,11 @@ class Simulator {
     }
     const healedAt = this.now;
     const within = this.s.budget === 'within';
-    const converged = this.runUntil(healedAt + (within ? CONVERGE_LIMIT_MS : BEYOND_SETTLE_MS), () => this.clients.idle && this.allHealthy() && this.allServing());
+    const mustConverge = this.s.budget !== 'beyond';
+    const converged = this.runUntil(healedAt + (mustConverge ? CONVERGE_LIMIT_MS : BEYOND_SETTLE_MS), () => this.clients.idle && this.allHealthy() && this.allServing());
     if (converged) this.stats.convergeMs = this.now - healedAt;
     this.checkReads();
-    if (!within) return;
+    if (!mustConverge) return;
     if (!converged) this.violate('no-convergence', `not every partition was Healthy and served within ${CONVERGE_LIMIT_MS} ms of the final heal${this.clients.idle ? '' : ' (clients still busy)'}: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
     // let replication settle, then read once the cluster is (again) Healthy and served: resets
     // may still break connections and move partitions through Degraded meanwhile
@@ -310,7 +329,7 @@ class Simulator {
     if (!this.runUntil(settledAt + CONVERGE_LIMIT_MS, () => this.allHealthy() && this.allServing())) {
       this.violate('no-convergence', `the cluster left Healthy after converging and did not come back within ${CONVERGE_LIMIT_MS} ms: ${this.pkeys.map((p) => `${p}=${describeEntry(this.bestEntry(p))}`).join(' ')}`);
     }
-    this.finalChecks();
+    if (within) this.finalChecks();
   }
 
   /** Processes events until `cond` holds (checked every POLL_MS) or time `limit`; true when cond held. */
@@ -439,8 +458,10 @@ class Simulator {
     const core = x.core;
     if (!core) return;
     core.flush();
-    this.checker.checkCommitted(x.view!);
-    this.checker.checkServing(this.upViews(), x.view!);
+    if (this.s.budget !== 'amnesia') {
+      this.checker.checkCommitted(x.view!);
+      this.checker.checkServing(this.upViews(), x.view!);
+    }
     if (this.survivorWatches.length > 0) this.checkSurvivors();
   }
 
@@ -730,6 +751,7 @@ class Simulator {
    */
   private crashAllowed(): boolean {
     const down = this.downCount();
+    if (this.s.budget === 'amnesia') return true;
     if (this.s.budget === 'within') return down === 0 && this.allHealthy() && this.mapCurrent();
     const majority = Math.floor(this.nodes.length / 2) + 1;
     return down + 1 <= this.nodes.length - majority;
@@ -760,8 +782,8 @@ class Simulator {
       this.stats.faultsSkipped++;
       return;
     }
-    // the partition is served by an active with at least one other in-sync member, nobody is down
-    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded') || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
+    // the partition is Healthy (every replica in sync) and served, nobody is down
+    if (!e || !e.active || e.health !== 'Healthy' || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
       else this.stats.faultsSkipped++;
       return;
@@ -772,9 +794,10 @@ class Simulator {
     if (this.nodes.length - victims.length < majority) throw new Error(`strip of ${pkey} would take down a majority (${victims.length} of ${this.nodes.length})`);
     this.stats.strips++;
     this.trace(`STRIP ${pkey}: survivor ${survivor.node}, killing ${victims.map((v) => v.id).join(',')}`);
+    const victimKeys = victims.map((v) => `${v.id}/${v.core!.inc}`);
     for (const v of victims) this.crash(v, `strip ${pkey}`);
     for (const v of victims) this.faultEnds.push(() => this.restart(v));
-    const w = { pkey, node: survivor.node, inc: survivor.inc, deadline: this.now + this.bound(), done: false };
+    const w = { pkey, node: survivor.node, inc: survivor.inc, epoch: e.epoch, victims: new Set(victimKeys), deadline: this.now + this.bound(), done: false };
     this.survivorWatches.push(w);
     this.at(w.deadline, () => this.checkSurvivors());
   }
@@ -786,6 +809,13 @@ class Simulator {
       const x = this.byId.get(w.node)!;
       if (x.core && x.core.inc === w.inc && x.core.isServingActive(w.pkey)) {
         w.done = true;
+        continue;
+      }
+      const e = this.bestEntry(w.pkey);
+      if (e && e.epoch > w.epoch && e.active && w.victims.has(`${e.active.node}/${e.active.inc}`) && !e.inSync.some((m) => m.node === w.node && m.inc === w.inc)) {
+        w.done = true;
+        this.stats.stripsVoided++;
+        this.trace(`STRIP VOIDED ${w.pkey}: epoch ${e.epoch}, decided for the dead active ${e.active.node}, left ${w.node} out of the in-sync set`);
         continue;
       }
       if (this.now >= w.deadline) {

@@ -87,7 +87,7 @@ export function bootStaggerArb(): fc.Arbitrary<number> {
 
 /** Options of {@link scheduleArb}. */
 export interface ScheduleArbOptions {
-  budget: 'within' | 'beyond';
+  budget: SimSchedule['budget'];
   /** Clusters to draw from (default n3 only). */
   clusters?: ClusterPreset[];
   /** Workload phase length range, ms (default 2,000-5,000). */

@@ -22,6 +22,7 @@ export function mixedScheduleArb(): fc.Arbitrary<SimSchedule> {
     { weight: 2, arbitrary: scheduleArb({ budget: 'within', clusters: ['n5'], maxWorkloadMs: 4_000 }) },
     { weight: 5, arbitrary: scheduleArb({ budget: 'beyond', clusters: ['n3', 'n3', 'n5'], crashWeight: 4 }) },
     { weight: 3, arbitrary: survivorScheduleArb() },
+    { weight: 1, arbitrary: scheduleArb({ budget: 'amnesia', clusters: ['n3', 'n3', 'n5'], crashWeight: 8 }) },
   );
 }
 

@@ -95,8 +95,11 @@ export interface FaultStep {
  * One simulation run, fully determined by these fields.
  * - `budget`: `within` keeps crashes inside the store's contract (a crash only while every
  *   partition is Healthy and no other node is down; held back until then, dropped if the workload
- *   ends first) and checks durability at the end; `beyond` crashes whenever told and checks the
- *   safety invariants only.
+ *   ends first) and checks durability at the end; `beyond` crashes whenever told as long as a
+ *   majority of the nodes keeps its memory, and checks the safety invariants only; `amnesia`
+ *   crashes whenever told, even a majority at once, and checks only that the cluster comes back
+ *   (every partition Healthy and served after the final heal) and the local read/ack rules: no
+ *   memory-only store keeps its committed runtime map through the loss of a majority's memory.
  * - `survivorBoundMs`: with a `strip` fault, the time (default 10,000) within which the surviving
  *   in-sync member must serve the partition; the workload phase ends early once it does. A strip
  *   that cannot start early enough for its bound to fit in the workload phase is skipped.
@@ -105,7 +108,7 @@ export interface SimSchedule {
   /** Seed of every random choice inside the run (delays, ticks, elections, client choices). */
   seed: number;
   cluster: ClusterPreset;
-  budget: 'within' | 'beyond';
+  budget: 'within' | 'beyond' | 'amnesia';
   /** Length of the workload-and-faults phase, ms. */
   workloadMs: number;
   /** Silence after suspicion before a silent owner is confirmed down, ms (seed 002; 10 s in production). */
@@ -172,7 +175,7 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   };
   if (!Number.isInteger(s.seed)) bad('seed must be an integer');
   if (!CLUSTER_PRESETS.includes(s.cluster)) bad(`cluster must be one of ${CLUSTER_PRESETS.join(', ')}`);
-  if (s.budget !== 'within' && s.budget !== 'beyond') bad('budget must be "within" or "beyond"');
+  if (s.budget !== 'within' && s.budget !== 'beyond' && s.budget !== 'amnesia') bad('budget must be "within", "beyond" or "amnesia"');
   if (!(s.workloadMs > 0)) bad('workloadMs must be > 0');
   if (!(s.escalationTimeoutMs > 0)) bad('escalationTimeoutMs must be > 0');
   if (s.bootStaggerMs !== undefined && !(s.bootStaggerMs >= 0)) bad('bootStaggerMs must be >= 0');

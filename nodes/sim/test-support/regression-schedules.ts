@@ -162,4 +162,52 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // Amnesia (5 nodes, three crashed at once: no majority kept its memory). The restarted nodes
+    // waited to relearn the runtime map from a leader that only they could have elected: no
+    // leader ever again. A rejoining node now takes part at once when not even the nodes that
+    // have not answered could make a majority holding entries.
+    name: 'after a majority lost its memory at once, the restarted nodes do not wait for ever',
+    schedule: {
+      seed: 252203561,
+      cluster: 'n5',
+      budget: 'amnesia',
+      workloadMs: 4996,
+      escalationTimeoutMs: 1239,
+      net: { minDelayMs: 1.902557640967907, maxDelayMs: 1.902557640967907, resetProbability: 0, clientMinDelayMs: 0.0518630927479152, clientMaxDelayMs: 0.0518630927479152 },
+      workload: { writersPerStore: 2, keysPerWriter: 4, thinkMinMs: 24, thinkMaxMs: 46, readFraction: 2.4945211173539476e-128, deleteFraction: 1.6765967629942713e-166, maxAttempts: 5, attemptTimeoutMs: 1228, deadlineMs: 3797 },
+      faults: [
+        { atMs: 2580, kind: 'crash', target: { kind: 'leader' }, durationMs: 2694 },
+        { atMs: 1650, kind: 'crash', target: { kind: 'node', index: 4 }, durationMs: 1430 },
+        { atMs: 4656, kind: 'crash', target: { kind: 'active', partition: 7 }, durationMs: 672 },
+        { atMs: 1669, kind: 'crash', target: { kind: 'active', partition: 14 }, durationMs: 3726 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // Amnesia (3 nodes, two restarted). The new leader rebuilt the runtime map from scratch at
+    // low epochs; n3, which is not a replica of rf1/0, kept its old, higher epoch 2 entry
+    // (Unavailable) and showed it in its metadata, where clients take the highest epoch. The
+    // epoch generator now also clears every epoch a node reports accepting, and the leader
+    // re-commits above a higher acceptance reported by any node, not only by the replicas.
+    name: 'after a majority lost its memory, a stale higher-epoch entry on a non-replica is overwritten',
+    schedule: {
+      seed: 16,
+      cluster: 'n3',
+      budget: 'amnesia',
+      workloadMs: 4979,
+      escalationTimeoutMs: 2625,
+      net: { minDelayMs: 0.11399837343456498, maxDelayMs: 40.11399837343447, resetProbability: 0, clientMinDelayMs: 0.07591196205079902, clientMaxDelayMs: 0.07591196205079902 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 4, thinkMaxMs: 60, readFraction: 1.1160398835210207e-79, deleteFraction: 2.0597746484176007e-173, maxAttempts: 2, attemptTimeoutMs: 1455, deadlineMs: 2998 },
+      faults: [
+        { atMs: 4390, kind: 'crash', target: { kind: 'node', index: 1 }, durationMs: 1110 },
+        { atMs: 4639, kind: 'split', target: { kind: 'active', partition: 9 }, durationMs: 2213 },
+        { atMs: 3462, kind: 'split', target: { kind: 'leader' }, durationMs: 1811 },
+        { atMs: 2252, kind: 'crash', target: { kind: 'active', partition: 3 }, durationMs: 1110 },
+        { atMs: 3961, kind: 'isolate-out', target: { kind: 'leader' }, durationMs: 2245 },
+      ],
+      bootStaggerMs: 197,
+    },
+  },
 ];
