@@ -82,19 +82,37 @@ export class ClusterWatch implements ClusterProbe {
     return [...(await this.fresh()).runtime.values()].map((e) => ({ store: e.store, partition: e.partition }));
   }
 
+  /**
+   * Partitions not fit for the next destructive fault (the fault budget): not Healthy, not every
+   * replica in sync, or an in-sync member named under an incarnation its node no longer runs (a
+   * restarted node that the map still lists under its old, memory-full incarnation holds nothing
+   * yet; found by the failover simulation). A node that did not answer counts as unknown: unfit.
+   */
   async unhealthy(): Promise<string[]> {
     const v = await this.fresh();
     const out: string[] = [];
     for (const e of v.runtime.values()) {
-      if (e.health !== 'Healthy' || !e.active) out.push(`${e.store}/${e.partition} ${e.health}`);
-      else if (e.inSync.length < e.replicas.length) out.push(`${e.store}/${e.partition} ${e.inSync.length}/${e.replicas.length} in sync`);
+      const p = `${e.store}/${e.partition}`;
+      if (e.health !== 'Healthy' || !e.active) out.push(`${p} ${e.health}`);
+      else if (e.inSync.length < e.replicas.length) out.push(`${p} ${e.inSync.length}/${e.replicas.length} in sync`);
+      else {
+        const stale = e.inSync.filter((n, i) => v.incs.get(n) !== e.inSyncIncs[i]);
+        if (stale.length > 0) out.push(`${p} lists ${stale.join(',')} under an incarnation that is not running`);
+      }
     }
     return out;
   }
 
+  /** The (restarted) node answers and is in sync, under its current incarnation, in every partition it holds. */
   async caughtUp(node: string): Promise<boolean> {
     const v = await this.fresh();
-    for (const e of v.runtime.values()) if (e.replicas.includes(node) && !e.inSync.includes(node)) return false;
+    const inc = v.incs.get(node);
+    if (!inc) return false;
+    for (const e of v.runtime.values()) {
+      if (!e.replicas.includes(node)) continue;
+      const i = e.inSync.indexOf(node);
+      if (i < 0 || e.inSyncIncs[i] !== inc) return false;
+    }
     return true;
   }
 

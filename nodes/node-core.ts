@@ -474,6 +474,7 @@ export class NodeCore {
         epoch: e?.epoch ?? 0,
         health: e?.health ?? 'Unavailable',
         inSync: e ? e.inSync.map((m) => m.node) : [],
+        inSyncIncs: e ? e.inSync.map((m) => m.inc) : [],
         handoffTo: e?.handoffTo?.node ?? null,
         replicatedRevision: lp.act && e && sameMember(e.active, this.me) ? this.replicatedRevision(lp) : null,
         revision: lp.data.revision,
@@ -1567,6 +1568,8 @@ export interface RuntimeMapItem {
   epoch: number;
   health: Health;
   inSync: string[];
+  /** The incarnation of each in-sync member (same order as inSync): a restarted node is in sync only under its new one. */
+  inSyncIncs: string[];
   handoffTo: string | null;
   /** Set by the serving active only: highest revision applied by every in-sync replica. */
   replicatedRevision: number | null;

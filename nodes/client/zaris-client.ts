@@ -67,6 +67,8 @@ export interface ClusterView {
   schema: number;
   /** The advertised multi-key policy text (seed 004), from the leader's (or any) response. */
   policy: string;
+  /** Current incarnation of each node that answered (a restarted node has a new one). */
+  incs: Map<string, string>;
   /** When this view was built (performance.now()). */
   at: number;
 }
@@ -339,7 +341,9 @@ export function mergeMetadata(docs: MetadataDoc[]): ClusterView {
   const stores = new Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number }>();
   for (const s of leaderDoc.stores) stores.set(s.name, { segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, batchGetLimit: s.batchGetLimit });
   const runtime = new Map<string, RuntimeMapItem & { replicas: string[] }>();
+  const incs = new Map<string, string>();
   for (const d of docs) {
+    incs.set(d.node, d.inc);
     const replicasOf = new Map(d.partitionMap.partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas]));
     for (const r of d.runtimeMap) {
       const k = `${r.store}/${r.partition}`;
@@ -360,6 +364,7 @@ export function mergeMetadata(docs: MetadataDoc[]): ClusterView {
     runtime,
     schema: leaderDoc.schema,
     policy: leaderDoc.multiKeyLongTailRetryThresholdsMs ?? '',
+    incs,
     at: performance.now(),
   };
 }

@@ -32,7 +32,7 @@ function metadata(node: string, active: string, epoch: number): MetadataDoc {
     nodes: CONFIG.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
     stores: [{ name: 's', replicationFactor: 3, ackMode: 'sync', segments: 3, partitions: 3, batchGetLimit: 500 }],
     partitionMap: { version: 3, partitions: [0, 1, 2].map((p) => ({ store: 's', partition: p, replicas: ['n1', 'n2', 'n3'], mapVersion: 1 })) },
-    runtimeMap: [0, 1, 2].map((p) => ({ store: 's', partition: p, active, activeInc: `${active}.0`, epoch, health: 'Healthy' as const, inSync: ['n1', 'n2', 'n3'], handoffTo: null, replicatedRevision: null, revision: 0 })),
+    runtimeMap: [0, 1, 2].map((p) => ({ store: 's', partition: p, active, activeInc: `${active}.0`, epoch, health: 'Healthy' as const, inSync: ['n1', 'n2', 'n3'], inSyncIncs: ['n1.0', 'n2.0', 'n3.0'], handoffTo: null, replicatedRevision: null, revision: 0 })),
     multiKeyLongTailRetryThresholdsMs: '',
   };
 }
