@@ -19,7 +19,7 @@ afterAll(async () => {
 const HOUR = 3_600_000;
 
 describe('sweepLeftovers', () => {
-  it('removes dead owners and old unmarked folders; keeps live owners, fresh folders, files and other names', async () => {
+  it('removes only makeTempDir-named folders of dead owners; keeps live owners, unmarked folders of any age, files and other names', async () => {
     const now = Date.now();
     const old = new Date(now - HOUR);
     const mk = async (name: string, age?: Date): Promise<void> => {
@@ -27,10 +27,12 @@ describe('sweepLeftovers', () => {
       await writeFile(join(root, name, 'x'), 'x');
       if (age) await utimes(join(root, name), age, age);
     };
-    await mk(`zaris-certify-run-p${deadPid}-abc`);
-    await mk(`zaris-certify-run-p${process.pid}-abc`, old); // ours, even if old
+    await mk(`zaris-certify-run-p${deadPid}-abcDE1`);
+    await mk(`zaris-certify-run-p${process.pid}-abcDE2`, old); // ours, even if old
+    // a user's checkout or notes: never a leftover, however old (a sweep once deleted a clone)
+    await mk('zaris-certify', old);
     await mk('zaris-certify-old', old);
-    await mk('zaris-certify-fresh');
+    await mk(`zaris-certify-fresh-p${deadPid}`, old); // not the exact makeTempDir shape
     await mk('other-old', old);
     await writeFile(join(root, 'zaris-certify-file'), 'x');
     await utimes(join(root, 'zaris-certify-file'), old, old);
@@ -39,21 +41,10 @@ describe('sweepLeftovers', () => {
     const res = await sweepLeftovers({ sweepers: [tempDirSweeper], tmpDir: root, runStartedAtMs: now });
     expect(res).toHaveLength(1);
     expect(res[0].error).toBeUndefined();
-    expect(res[0].removed.sort()).toEqual([join(root, 'zaris-certify-old'), join(root, `zaris-certify-run-p${deadPid}-abc`)].sort());
+    expect(res[0].removed).toEqual([join(root, `zaris-certify-run-p${deadPid}-abcDE1`)]);
     expect((await readdir(root)).sort()).toEqual(
-      ['other-old', 'zaris-certify-file', 'zaris-certify-fresh', `zaris-certify-run-p${process.pid}-abc`, own.slice(root.length + 1)].sort(),
+      ['other-old', 'zaris-certify', 'zaris-certify-file', 'zaris-certify-old', `zaris-certify-fresh-p${deadPid}`, `zaris-certify-run-p${process.pid}-abcDE2`, own.slice(root.length + 1)].sort(),
     );
-  });
-
-  it('an unmarked folder inside the grace period is kept', async () => {
-    const dir = join(root, 'zaris-certify-recent');
-    await mkdir(dir);
-    const five = new Date(Date.now() - 5 * 60_000);
-    await utimes(dir, five, five);
-    const res = await sweepLeftovers({ sweepers: [tempDirSweeper], tmpDir: root });
-    expect(res[0].removed).not.toContain(dir);
-    const res2 = await sweepLeftovers({ sweepers: [tempDirSweeper], tmpDir: root, unmarkedGraceMs: 60_000 });
-    expect(res2[0].removed).toContain(dir);
   });
 
   it('one failing sweeper does not stop the others; the error is one line', async () => {

@@ -10,7 +10,7 @@
  *
  * To add a sweeper (processes, containers, networks), append it to {@link DEFAULT_SWEEPERS}.
  */
-import { mkdtemp, readdir, rm, stat } from 'node:fs/promises';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pidAlive, sweepIptables } from './runtime/iptables.js';
@@ -18,8 +18,6 @@ import { pidAlive, sweepIptables } from './runtime/iptables.js';
 /** Prefix of every temporary folder (and chain, container, network) the harness creates. */
 export const LEFTOVER_PREFIX = 'zaris-certify';
 
-/** Unmarked folders must be at least this much older than the run start to be swept, ms. */
-export const DEFAULT_UNMARKED_GRACE_MS = 10 * 60_000;
 
 /** What a sweeper gets. */
 export interface SweepContext {
@@ -29,8 +27,6 @@ export interface SweepContext {
   tmpDir: string;
   /** The current process id (its own leftovers are never swept). */
   pid: number;
-  /** See {@link DEFAULT_UNMARKED_GRACE_MS}. */
-  unmarkedGraceMs: number;
 }
 
 /** One kind of leftover. `sweep` returns what it removed (names or paths); it may throw. */
@@ -76,26 +72,24 @@ export const iptablesSweeper: Sweeper = {
   },
 };
 
+/** The exact name {@link makeTempDir} gives: `zaris-certify-<label>-p<pid>-<6 mkdtemp characters>`. */
+const MARKED_TEMP_DIR = /^zaris-certify-[a-z0-9-]{1,24}-p(\d{1,10})-[A-Za-z0-9]{6}$/;
+
 /**
- * Folders `zaris-certify*` in ctx.tmpDir: a marked one when its owner pid is dead (never this
- * process's); an unmarked one when last modified more than unmarkedGraceMs before the run start.
- * Plain files and other names are left alone.
+ * Folders in ctx.tmpDir named exactly as {@link makeTempDir} names them, whose owner pid is dead
+ * (never this process's). Anything else is left alone, whatever its name or age: a user's
+ * `/tmp/zaris-certify` checkout is not a leftover (a fresh-clone test lost one to an older rule).
  */
 export const tempDirSweeper: Sweeper = {
   name: 'temp-dirs',
   async sweep(ctx: SweepContext): Promise<string[]> {
     const removed: string[] = [];
     for (const entry of await readdir(ctx.tmpDir, { withFileTypes: true })) {
-      if (!entry.isDirectory() || !entry.name.startsWith(LEFTOVER_PREFIX)) continue;
+      const m = MARKED_TEMP_DIR.exec(entry.name);
+      if (!entry.isDirectory() || !m) continue;
       const path = join(ctx.tmpDir, entry.name);
-      const pid = markedPid(entry.name);
-      let doomed: boolean;
-      if (pid !== null) {
-        doomed = pid !== ctx.pid && !pidAlive(pid);
-      } else {
-        const st = await stat(path).catch(() => null);
-        doomed = st !== null && st.mtimeMs < ctx.runStartedAtMs - ctx.unmarkedGraceMs;
-      }
+      const pid = Number(m[1]);
+      const doomed = pid !== ctx.pid && !pidAlive(pid);
       if (!doomed) continue;
       await rm(path, { recursive: true, force: true });
       removed.push(path);
@@ -114,8 +108,6 @@ export interface SweepOptions {
   runStartedAtMs?: number;
   /** Default os.tmpdir(). */
   tmpDir?: string;
-  /** Default {@link DEFAULT_UNMARKED_GRACE_MS}. */
-  unmarkedGraceMs?: number;
 }
 
 /**
@@ -127,7 +119,6 @@ export async function sweepLeftovers(opts: SweepOptions = {}): Promise<SweepResu
     runStartedAtMs: opts.runStartedAtMs ?? Date.now(),
     tmpDir: opts.tmpDir ?? tmpdir(),
     pid: process.pid,
-    unmarkedGraceMs: opts.unmarkedGraceMs ?? DEFAULT_UNMARKED_GRACE_MS,
   };
   const out: SweepResult[] = [];
   for (const s of opts.sweepers ?? DEFAULT_SWEEPERS) {

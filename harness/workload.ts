@@ -2,7 +2,7 @@ import type { RetryOutcome } from '../nodes/client/retry-loop.js';
 import type { WriteResult, ZarisClient } from '../nodes/client/zaris-client.js';
 import { kvStatusName, KvStatus } from '../nodes/kv-status.js';
 import { partitionOfSegment, segmentOf } from '../nodes/partitioning.js';
-import type { KeyRow, Ledger, Outcome, WriteOp } from '../ledger/ledger-writer.js';
+import type { Ledger, Outcome, WriteOp } from '../ledger/ledger-writer.js';
 import { writeId } from '../ledger/schema.js';
 import type { RunClock } from './clock.js';
 

@@ -90,7 +90,7 @@ export class PartitionData {
   heldKeys = 0;
 
   /** @param segments the segment ids of this partition. @param logCap ops kept per segment log. */
-  constructor(readonly segments: readonly number[], private readonly logCap = DEFAULT_SEGMENT_LOG_CAP) {
+  constructor(readonly segments: readonly number[], logCap = DEFAULT_SEGMENT_LOG_CAP) {
     for (const s of segments) {
       this.data.set(s, new Map());
       this.logs.set(s, new SegmentLog(logCap));
