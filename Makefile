@@ -8,9 +8,6 @@ NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-DURATION ?= 60s
-RUNTIME ?= auto
-
 .PHONY: all install build test certify analyze export bench bench-verify sim image clean
 
 all: build
@@ -33,41 +30,25 @@ test: build
 	@timeout 5 docker version --format '{{.Server.Version}}' >/dev/null 2>&1 || echo "make test: the container tests (*-docker.test.ts) were NOT run: no Docker engine answers (start dockerd, or run .ci/run)"
 	@iptables -S >/dev/null 2>&1 || echo "make test: the iptables partition tests were NOT run: no CAP_NET_ADMIN (run as root)"
 
-CERTIFY_ARGS := --duration '$(DURATION)' --runtime '$(RUNTIME)'
-ifneq ($(strip $(SEED)),)
-CERTIFY_ARGS += --seed '$(SEED)'
-endif
-ifneq ($(strip $(FAULTS)),)
-CERTIFY_ARGS += --faults '$(FAULTS)'
-endif
-ifneq ($(filter 1 true yes,$(BEYOND_BUDGET)),)
-CERTIFY_ARGS += --beyond-budget
-endif
-ifneq ($(strip $(REPLAY)),)
-CERTIFY_ARGS += --replay '$(REPLAY)'
-endif
-ifneq ($(strip $(RATE)),)
-CERTIFY_ARGS += --rate '$(RATE)'
-endif
-ifneq ($(strip $(BUG)),)
-CERTIFY_ARGS += --self-test-bug '$(BUG)'
-endif
-ifneq ($(strip $(ESCALATION)),)
-CERTIFY_ARGS += --escalation '$(ESCALATION)'
-endif
-
+# Variables reach the CLI as arguments built in the shell from the environment (make puts command-
+# line variables there): a value is never pasted into a command line, so quotes in it are harmless.
 certify: build
-	@$(CLI) certify $(CERTIFY_ARGS)
+	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}"); \
+	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \
+	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
+	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
+	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
+	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
+	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
+	exec $(CLI) certify "$${args[@]}"
 
 analyze: build
-ifneq ($(strip $(HISTORY)),)
-	@$(CLI) analyze --history '$(HISTORY)' --out '$(or $(OUT),$(basename $(HISTORY))-analysis)'
-else
-	@$(CLI) analyze '$(or $(RUN),runs/latest)'
-endif
+	@if [ -n "$${HISTORY:-}" ]; then exec $(CLI) analyze --history "$$HISTORY" --out "$${OUT:-$${HISTORY%.json}-analysis}"; \
+	else exec $(CLI) analyze "$${RUN:-runs/latest}"; fi
 
 export: build
-	@$(CLI) export '$(or $(RUN),runs/latest)'
+	@exec $(CLI) export "$${RUN:-runs/latest}"
 
 # Benchmarks print their figures; make bench also writes runs/bench.json (DESIGN.md §7).
 bench: build
@@ -75,18 +56,16 @@ bench: build
 	$(NODE) dist/nodes/client/retry-loop.bench.js
 
 bench-verify: build
-	$(NODE) dist/harness/verifier/verifier.bench.js $(WRITES)
+	@exec $(NODE) dist/harness/verifier/verifier.bench.js $${WRITES:-}
 
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
-BASE_IMAGE ?= zaris-certify-base:bookworm-node20
 image: build
-	$(NODE) dist/harness/docker/make-node-image.js --base-image '$(BASE_IMAGE)'
+	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20}"
 
 # the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
-RUNS ?= 1000
 sim: build
-	$(NODE) dist/nodes/sim/sim-main.js --runs $(RUNS) $(if $(SEED),--seed $(SEED))
+	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
 
 clean:
 	rm -rf dist

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../nodes/cluster-config.js';
@@ -192,6 +192,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       nodeIds: NODE_IDS,
       template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
     });
+    writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
     ledger.registerTopology({
       nodes: config.nodes,
       stores: config.stores,
@@ -261,7 +262,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.event(clock.now(), 'phase', { phase: 'done' });
     ledger.seal();
     ledger.setMeta(META.status, status);
-    if (status === 'interrupted') ledger.setMeta(META.inconclusiveReason, 'the run was interrupted (SIGINT) before its end phase');
+    // (an interrupted run is INCONCLUSIVE by its status; the verifier says so)
   } catch (e) {
     ledger.setMeta(META.status, 'interrupted');
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);

@@ -16,16 +16,20 @@ const HARNESS_ERROR = 3;
  */
 export function parseDuration(text: string): number {
   const v = /^\s*\d+(\.\d+)?\s*[a-zA-Z]+\s*$/.test(text) ? ms(text as ms.StringValue) : undefined;
-  if (typeof v !== 'number' || !Number.isFinite(v) || v <= 0) {
+  if (typeof v !== 'number' || !Number.isFinite(v)) {
     throw new InvalidArgumentError(`"${text}" is not a duration; use a number with a unit, e.g. 60s, 10m, 4h`);
   }
+  if (v <= 0) throw new InvalidArgumentError(`"${text}" is not more than zero`);
   return v;
 }
 
 function parseIntArg(name: string, min: number) {
   return (text: string): number => {
-    if (!/^\d+$/.test(text.trim()) || Number(text) < min) throw new InvalidArgumentError(`${name} must be an integer of at least ${min}, got "${text}"`);
-    return Number(text);
+    const n = Number(text);
+    if (!/^\d+$/.test(text.trim()) || n < min || !Number.isSafeInteger(n)) {
+      throw new InvalidArgumentError(`${name} must be an integer from ${min} to ${Number.MAX_SAFE_INTEGER}, got "${text}"`);
+    }
+    return n;
   };
 }
 
@@ -38,8 +42,10 @@ function parseFaults(text: string): string {
   return text;
 }
 
+/** Prints one line (newlines inside a message folded) and exits. */
 function fail(message: string, code: number): never {
-  process.stderr.write(`zaris-certify: ${message.split('\n')[0]}\n`);
+  const line = message.replace(/\s*\n\s*/g, ' ').trim();
+  process.stderr.write(`zaris-certify: ${line.length > 500 ? `${line.slice(0, 500)}…` : line}\n`);
   process.exit(code);
 }
 
@@ -104,7 +110,7 @@ export function buildCli(): Command {
         process.stdout.write(
           `${r.verdict}: ${r.counts.acknowledged} acknowledged writes, faults ${JSON.stringify(r.faults)}, ` +
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
-            `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}\n`,
+            `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );
       }
       process.exitCode = out.exitCode;
@@ -129,7 +135,10 @@ export function buildCli(): Command {
         r = analyzeRunDir(runDir);
         process.stdout.write(`${runDir}\n`);
       }
-      process.stdout.write(`${r.verdict}: violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}, info ${r.summary.info}\n`);
+      process.stdout.write(
+        `${r.verdict}: violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}, info ${r.summary.info}` +
+          `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
+      );
       process.exitCode = r.exitCode;
     });
 
@@ -158,6 +167,10 @@ export function buildCli(): Command {
 
 /** Runs the CLI; maps user mistakes to exit 64 and one line, anything else to exit 3. */
 export async function main(argv: string[]): Promise<void> {
+  if (argv.length === 0) {
+    buildCli().outputHelp();
+    fail('no command given (certify, analyze, export, node)', USAGE_EXIT_CODE);
+  }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
   } catch (e) {

@@ -38,7 +38,18 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
     setTimeout(() => process.exit(0), 500).unref();
   };
   process.once('SIGTERM', () => stop('SIGTERM'));
-  process.once('SIGINT', () => stop('SIGINT'));
+  if (values.run) {
+    // Started by a harness run: a Ctrl-C in its terminal reaches the whole process group, but the
+    // harness must heal and read the cluster before it stops the nodes itself; and a node whose
+    // harness died (kill -9) has nobody to serve: it exits instead of lingering.
+    process.on('SIGINT', () => log('sigint-ignored', { reason: 'started by a harness run; the harness stops it' }));
+    const parent = process.ppid;
+    setInterval(() => {
+      if (process.ppid !== parent) stop('harness gone');
+    }, 1_000).unref();
+  } else {
+    process.once('SIGINT', () => stop('SIGINT'));
+  }
   return shell;
 }
 

@@ -237,12 +237,13 @@ export const HTML_SECTIONS: HtmlSection[] = [
   runSection,
   countsSection,
   classSection('violation'),
+  // the charts and the faults before the allowed losses, which can run to a thousand rows each
+  chartsSection,
+  faultTimelineSection,
   classSection('rf1'),
   classSection('async-ack'),
   classSection('beyond-budget'),
   classSection('info'),
-  chartsSection,
-  faultTimelineSection,
   epochHistorySection,
   retriesSection,
 ];

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
-import { FINDING_CLASSES } from '../harness/verifier/verifier.js';
+import { FINDING_CLASSES, selfTestBugOf } from '../harness/verifier/verifier.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -61,6 +61,8 @@ export interface Results {
   findings: ResultFinding[];
   /** Client attempts per status name, summed over stats.statuses, keys sorted. */
   retries: Record<string, number>;
+  /** The deliberate bug the store ran with (a self-test run); absent for a real certification. */
+  selfTestBug?: string;
 }
 
 /**
@@ -128,7 +130,8 @@ export function buildResults(db: Database.Database, v: Verification): Results {
   for (const r of retryRows) retries[r.status] = r.n;
 
   const findings: ResultFinding[] = [];
-  const byClass = db.prepare('SELECT class, kind, store, key, write FROM findings WHERE class = ? ORDER BY store, key, kind, write LIMIT ?');
+  // key order: shorter names first, so that k9 comes before k10 (natural order of k<n> names)
+  const byClass = db.prepare('SELECT class, kind, store, key, write FROM findings WHERE class = ? ORDER BY store, length(key), key, kind, write LIMIT ?');
   for (const cls of FINDING_CLASSES) findings.push(...(byClass.all(cls, FINDINGS_PER_CLASS) as ResultFinding[]));
 
   const results: Results = {
@@ -153,6 +156,8 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     findings: findings.map((f) => ({ class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write })),
     retries,
   };
+  const bug = selfTestBugOf(db);
+  if (bug) results.selfTestBug = bug;
   return results;
 }
 

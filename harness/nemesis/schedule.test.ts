@@ -247,4 +247,16 @@ describe('digest and replay', () => {
 });
 
 /** Digest of seed 42, 60 s, every kind, escalation 10 s, 3 nodes, PARTS (changes only with the generator). */
-const GOLDEN_DIGEST_SEED_42 = '9fdd9bd0898b2bffee9360892480ea9964c0f45f71ebdc812269e3307f8b46ce';
+const GOLDEN_DIGEST_SEED_42 = 'e72580eed3cba3ce33f5095ccabc9b97197c9a4dbf2cce726482d95a540a8066';
+
+describe('schedule opening rounds', () => {
+  it('opens with MIN_KILLS rounds of every selected kind, kill first in each', () => {
+    const s = planSchedule({ seed: 104, durationMs: 60_000, kinds: ['kill', 'stop', 'pause', 'partition'], escalationTimeoutMs: 10_000, nodeCount: 3, partitions: [{ store: 'sync3', partition: 0 }] });
+    const first = s.faults.slice(0, 12).map((f) => f.kind);
+    for (let round = 0; round < 3; round++) {
+      const r = first.slice(round * 4, round * 4 + 4);
+      expect(r[0]).toBe('kill');
+      expect([...r].sort()).toEqual(['kill', 'partition', 'pause', 'stop']);
+    }
+  });
+});

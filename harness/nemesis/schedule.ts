@@ -183,8 +183,9 @@ function checkPositiveInt(v: number, what: string): void {
  * kinds; crash faults target the leader (35 %), an active owner (40 %) or a random node; pauses
  * the leader (30 %), an active owner (30 %) or a random node; partitions isolate a random node,
  * split into majority/minority halves, build a bridge, or isolate the leader or an active owner.
- * When kill is selected, at least {@link MIN_KILLS} kills are planned whenever the phase can hold
- * them (phases of 15 s and more always can).
+ * The schedule opens with {@link MIN_KILLS} rounds of one fault of each selected kind (kill first),
+ * then draws by weight; when kill is selected, at least {@link MIN_KILLS} kills are planned whenever
+ * the phase can hold them (phases of 15 s and more always can).
  * Within budget each fault starts at or after the previous one's end plus its calm gap; beyond
  * budget a fault may start while the previous one is still active.
  * @throws ScheduleError on a bad option (non-integer seed, durationMs <= 0, partitions with fewer
@@ -251,8 +252,20 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const maxKillSlot = R.crash.hi + R.calm.hi;
   let kills = 0;
   let cursor = draw(rng, R.calm); // let the workload warm up before the first fault
-  for (;;) {
-    let f = drawFault(rng.weighted(kinds, weights));
+  // The first MIN_KILLS rounds give every selected kind one fault each, kill first: the faults a
+  // run is certified against come early, before waits for Healthy can push them past the end
+  // (a fresh-clone test saw a 60 s run whose three back-loaded kills never ran).
+  const opening: FaultKind[] = [];
+  for (let round = 0; round < MIN_KILLS; round++) {
+    const rest = kinds.filter((k) => k !== 'kill');
+    for (let i = rest.length - 1; i > 0; i--) {
+      const j = rng.int(0, i);
+      [rest[i], rest[j]] = [rest[j], rest[i]];
+    }
+    opening.push(...(kinds.includes('kill') ? ['kill' as const] : []), ...rest);
+  }
+  for (let n = 0; ; n++) {
+    let f = drawFault(n < opening.length ? opening[n] : rng.weighted(kinds, weights));
     let calmMs = draw(rng, R.calm);
     const killsNeeded = kinds.includes('kill') ? Math.max(0, MIN_KILLS - kills) : 0;
     if (f.kind !== 'kill' && killsNeeded > 0 && cursor + f.durationMs + calmMs + killsNeeded * maxKillSlot > opts.durationMs) {
@@ -434,7 +447,7 @@ export function scheduleFromJson(text: string): Schedule {
   try {
     raw = JSON.parse(text);
   } catch (e) {
-    bad(`not valid JSON (${(e as Error).message.split('\n')[0]})`);
+    bad(`not valid JSON (${(e as Error).message.replace(/\s*\n\s*/g, ' ')})`);
   }
   return validateSchedule(raw);
 }

@@ -378,7 +378,7 @@ export function parseHistory(json: string): History {
   try {
     raw = JSON.parse(json);
   } catch (e) {
-    bad(`not valid JSON: ${(e as Error).message.split('\n')[0]}`);
+    bad(`not valid JSON: ${(e as Error).message.replace(/\s*\n\s*/g, ' ')}`);
   }
   return validateHistory(raw);
 }

@@ -263,6 +263,18 @@ function metaValue(db: Database.Database, key: string): string | null {
   return typeof v === 'string' ? v : null;
 }
 
+/** The run config's selfTestBug (meta run_config), or null. */
+export function selfTestBugOf(db: Database.Database): string | null {
+  const raw = metaValue(db, META.runConfig);
+  if (!raw) return null;
+  try {
+    const bug = (JSON.parse(raw) as { selfTestBug?: unknown }).selfTestBug;
+    return typeof bug === 'string' && bug !== '' ? bug : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Verifies a run's ledger by the rules of shared/cases/history-format.md, to the letter
  * (DESIGN.md §5): one finding per key, the first that applies of unverified, unexpected, lost,
@@ -375,11 +387,15 @@ function verifyInTransaction(db: Database.Database, chunk: number): Verification
 
   const faultsInjected = db.prepare('SELECT COUNT(*) FROM faults').pluck().get() as number;
   const reasons: string[] = [];
-  if (metaValue(db, META.status) === 'interrupted') reasons.push('the run was interrupted');
+  const status = metaValue(db, META.status);
+  if (status === 'interrupted') reasons.push('the run was interrupted');
+  if (status === 'running') reasons.push('the run did not finish (its harness stopped before the end phase)');
   const metaReason = metaValue(db, META.inconclusiveReason);
   if (metaReason !== null && metaReason.trim() !== '') reasons.push(metaReason.trim());
   if (kinds.unverified > 0) reasons.push(`${kinds.unverified} key${kinds.unverified === 1 ? '' : 's'} unverified`);
   if (faultsInjected === 0) reasons.push('no fault was injected');
+  const bug = selfTestBugOf(db);
+  if (bug && summary.violation === 0) reasons.push(`a self-test run (store started with the bug ${bug}) must come out FAILED, and the bug never showed`);
   const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
   return {
     verdict,
