@@ -2,50 +2,82 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { certify } from './certify.js';
+import { certify, type CertifyOptions } from './certify.js';
 
 /**
- * `make bench` (DESIGN.md §7, §8): measures, on the process runtime,
- * - acknowledged writes/s with the ledger on, unthrottled, three stores, no faults;
- * - the same with the ledger off, and the on/off ratio;
- * - the harness's peak RSS during the ledger-on run (sampled every 250 ms), start and end;
- * - kill -9 of active owners to the first acknowledged write on their partitions (p50);
- * - the verifier's writes/s on a synthetic ledger (its own benchmark, 2 M writes here).
- * Prints each figure and writes runs/bench.json. Env: BENCH_SECONDS (default 20).
+ * `make bench` (DESIGN.md §7, §8), on the process runtime:
+ * - acknowledged writes/s, unthrottled, three stores, no faults, ledger on and ledger off, each
+ *   twice, alternating; the on/off ratio of the medians;
+ * - the harness's RSS during the ledger-on runs, sampled every 250 ms: at each quarter of the
+ *   fault phase (flat: no growth with duration) and its peak (the end-of-run seal included);
+ * - kill -9 of active owners to the first acknowledged write on their partitions: p50 over a 60 s
+ *   kill-only run;
+ * - the verifier's writes/s on a synthetic ledger of 2 M writes (its own benchmark, in a child).
+ * Prints each figure on stderr, writes runs/bench.json and prints it on stdout.
+ * Env: BENCH_SECONDS (default 20), BENCH_WRITERS (writers per store, default 48; 8 slots each).
  */
+/** One throughput run in this process (a child of the bench): prints its figures as JSON. */
+async function oneRun(mode: 'on' | 'off', base: CertifyOptions): Promise<void> {
+  let peak = 0;
+  const rss: Array<[number, number]> = [];
+  const t0 = Date.now();
+  const sampler = setInterval(() => {
+    const r = process.memoryUsage().rss / 1024 / 1024;
+    rss.push([Date.now() - t0, r]);
+    if (r > peak) peak = r;
+  }, 250);
+  const out = await certify({ ...base, ledgerOff: mode === 'off' });
+  clearInterval(sampler);
+  const last = rss[rss.length - 1]?.[0] ?? 1;
+  const quarters = [0.25, 0.5, 0.75, 1].map((q) => Math.round(rss.filter(([t]) => t <= q * last).pop()?.[1] ?? 0));
+  process.stdout.write(`${JSON.stringify({ ackedPerSec: out.ackedPerSec, peakRssMb: Math.round(peak), quarters })}\n`);
+}
+
 async function main(): Promise<void> {
   const seconds = Number(process.env.BENCH_SECONDS ?? 20);
+  const writers = Number(process.env.BENCH_WRITERS ?? 48);
   const runsDir = path.resolve('runs', 'bench-runs');
+  const base: CertifyOptions = { durationMs: seconds * 1000, seed: 7, runtime: 'process', faults: [], faultsExplicit: true, beyondBudget: false, runsDir, rate: 0, writersPerStore: writers, keysPerWriter: 8, escalationTimeoutMs: 10_000, skipVerify: true };
+  if (process.argv[2] === '--one') return oneRun(process.argv[3] === 'off' ? 'off' : 'on', base);
   rmSync(runsDir, { recursive: true, force: true });
   mkdirSync(runsDir, { recursive: true });
   const log = (l: string): void => {
     process.stderr.write(`bench: ${l}\n`);
   };
-  const base = { seed: 7, runtime: 'process' as const, faultsExplicit: true, beyondBudget: false, runsDir, writersPerStore: 24, keysPerWriter: 8, escalationTimeoutMs: 10_000, log: () => undefined };
-
+  // every throughput run in a process of its own: RSS is one run's, as in `make certify`
+  const self = fileURLToPath(import.meta.url);
+  const child = async (mode: 'on' | 'off'): Promise<{ ackedPerSec: number; peakRssMb: number; quarters: number[] }> => {
+    const r = await execa(process.execPath, [self, '--one', mode], { env: process.env });
+    return JSON.parse(r.stdout.trim().split('\n').pop()!) as { ackedPerSec: number; peakRssMb: number; quarters: number[] };
+  };
   let peakRss = 0;
-  const rssAt: number[] = [];
-  const sampler = setInterval(() => {
-    const r = process.memoryUsage().rss / 1024 / 1024;
-    rssAt.push(r);
-    if (r > peakRss) peakRss = r;
-  }, 250);
-  const on = await certify({ ...base, durationMs: seconds * 1000, faults: [], rate: 0, skipVerify: true });
-  clearInterval(sampler);
-  log(`ledger on: ${on.ackedPerSec.toFixed(0)} acknowledged writes/s; harness RSS start ${rssAt[0]?.toFixed(0)} MB, end ${rssAt[rssAt.length - 1]?.toFixed(0)} MB, peak ${peakRss.toFixed(0)} MB`);
-  const off = await certify({ ...base, durationMs: seconds * 1000, faults: [], rate: 0, ledgerOff: true, skipVerify: true });
-  log(`ledger off: ${off.ackedPerSec.toFixed(0)} acknowledged writes/s; ratio ${(on.ackedPerSec / off.ackedPerSec).toFixed(3)}`);
-  const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16 });
+  const onRates: number[] = [];
+  const offRates: number[] = [];
+  for (let round = 0; round < 2; round++) {
+    const on = await child('on');
+    const off = await child('off');
+    onRates.push(on.ackedPerSec);
+    offRates.push(off.ackedPerSec);
+    peakRss = Math.max(peakRss, on.peakRssMb);
+    log(`round ${round + 1}: ledger on ${on.ackedPerSec.toFixed(0)}/s, off ${off.ackedPerSec.toFixed(0)}/s; ledger-on harness RSS at each quarter of the run ${on.quarters.join(' / ')} MB (peak ${on.peakRssMb}); ledger off peak ${off.peakRssMb} MB`);
+  }
+  // two rounds each: the mean (the median of two)
+  const onMed = (onRates[0] + onRates[1]) / 2;
+  const offMed = (offRates[0] + offRates[1]) / 2;
+  log(`ledger on ${onMed.toFixed(0)} / off ${offMed.toFixed(0)} acknowledged writes/s: ratio ${(onMed / offMed).toFixed(3)}; harness peak RSS ${peakRss} MB`);
+
+  const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16, skipVerify: false });
   const f = [...kills.failoverMs].sort((a, b) => a - b);
   const p50 = f.length ? f[Math.floor(f.length / 2)] : null;
   log(`kill -9 of an active owner -> first acknowledged write on its partitions: n=${f.length}, p50 ${p50} ms, max ${f[f.length - 1] ?? null} ms (verdict ${kills.results?.verdict})`);
+
   const benchFile = fileURLToPath(new URL('./verifier/verifier.bench.js', import.meta.url));
   const vr = await execa(process.execPath, [benchFile, String(2_000_000)]);
   const v = JSON.parse(vr.stdout.trim().split('\n').pop()!) as { writes: number; verifierWritesPerSec: number };
   log(`verifier: ${v.verifierWritesPerSec.toFixed(0)} writes/s over ${v.writes} writes`);
   const out = {
-    ackedWritesPerSec: Math.round(on.ackedPerSec),
-    ledgerOnOffRatio: Math.round((on.ackedPerSec / off.ackedPerSec) * 1000) / 1000,
+    ackedWritesPerSec: Math.round(onMed),
+    ledgerOnOffRatio: Math.round((onMed / offMed) * 1000) / 1000,
     verifierWritesPerSec: Math.round(v.verifierWritesPerSec),
     harnessPeakRssMb: Math.round(peakRss),
     failoverP50Ms: p50,

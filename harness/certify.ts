@@ -230,7 +230,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     o.signal?.addEventListener('abort', onAbort, { once: true });
     const progress = setInterval(() => {
       const t = workload!.totals;
-      log(`t=${Math.round((clock.now() - faultPhaseStart) / 1000)}s ok=${t.ok} fail=${t.fail} info=${t.info} faults=${JSON.stringify(nemesis.counts())}`);
+      const m = process.memoryUsage();
+      const rssMb = Math.round(m.rss / 1048576);
+      // the harness's own memory, in the ledger: a soak shows it flat (DESIGN.md §8)
+      ledger.event(clock.now(), 'harness', { rssMb, heapUsedMb: Math.round(m.heapUsed / 1048576), acked: t.ok });
+      log(`t=${Math.round((clock.now() - faultPhaseStart) / 1000)}s ok=${t.ok} fail=${t.fail} info=${t.info} faults=${JSON.stringify(nemesis.counts())} rss=${rssMb}MB`);
     }, 10_000);
     const nemesisRun = nemesis.run(stopFaults.signal);
     // a replay runs as long as the recorded run did

@@ -1,3 +1,5 @@
+import type Database from 'better-sqlite3';
+import { unpackWriteBatches } from './write-batches.js';
 /**
  * The SQLite ledger schema (DESIGN.md §4). One file per run: `runs/<dir>/ledger.sqlite`.
  *
@@ -52,6 +54,15 @@ export const LEDGER_DDL: readonly string[] = [
   // is sent) and, once it completed, a row of `completions` with the same write number w. At the
   // end (or at the first analysis of a run that crashed) sealLedger() moves them, in key order,
   // into `writes`, the table the verifier streams. A write with no completion is indeterminate.
+  // the hot path's packed form of invokes and completions: one row per group commit (see
+  // write-batches.ts); unpacked into `invokes` / `completions` by the seal
+  `CREATE TABLE IF NOT EXISTS write_batches (
+     id     INTEGER PRIMARY KEY,
+     inv    BLOB NOT NULL,
+     cmp    BLOB NOT NULL,
+     dict   TEXT NOT NULL,
+     traces TEXT NOT NULL
+   )`,
   `CREATE TABLE IF NOT EXISTS invokes (
      w         INTEGER PRIMARY KEY,
      key_id    INTEGER NOT NULL,
@@ -181,14 +192,17 @@ export function applySchema(db: { exec(sql: string): unknown; prepare(sql: strin
 }
 
 /**
- * Moves the run's appended invokes and completions into `writes`, in key order, in one
- * transaction (all or nothing), then empties them. Idempotent: a sealed ledger has nothing to move.
+ * Moves the run's packed batches and appended invokes and completions into `writes`, in key
+ * order, in one transaction (all or nothing), then empties them. Idempotent: a sealed ledger has
+ * nothing to move.
  * @returns the number of writes moved.
  */
-export function sealLedger(db: { exec(sql: string): unknown; prepare(sql: string): { get(...a: unknown[]): unknown; run(...a: unknown[]): { changes: number } }; transaction<T>(fn: () => T): () => T }): number {
+export function sealLedger(db: Database.Database): number {
+  const packed = db.prepare('SELECT count(*) AS n FROM write_batches').get() as { n: number };
   const pending = db.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number };
-  if (pending.n === 0) return 0;
+  if (pending.n === 0 && packed.n === 0) return 0;
   return db.transaction(() => {
+    unpackWriteBatches(db);
     const r = db
       .prepare(
         `INSERT INTO writes (key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace)

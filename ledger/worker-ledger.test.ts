@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { WorkerLedger } from './worker-ledger.js';
+import { bytesF64, OPS } from './write-batches.js';
 
 /** The ledger on a worker thread keeps the SQLite ledger's contract (needs the build: make test builds first). */
 describe('worker-thread ledger', () => {
@@ -25,18 +26,19 @@ describe('worker-thread ledger', () => {
     const a = ledger.invoke(4, 1, 'create', 1.5);
     const b = ledger.invoke(4, 2, 'cas', 2.5);
     expect(a.committed).toBe(b.committed);
-    expect((reader.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number }).n).toBe(0);
+    const batches = (): number => (reader.prepare('SELECT count(*) AS n FROM write_batches').get() as { n: number }).n;
+    expect(batches()).toBe(0);
     await a.committed;
-    expect(reader.prepare('SELECT w, key_id, seq, op, invoke_ms FROM invokes ORDER BY w').all()).toEqual([
-      { w: a.w, key_id: 4, seq: 1, op: 'create', invoke_ms: 1.5 },
-      { w: b.w, key_id: 4, seq: 2, op: 'cas', invoke_ms: 2.5 },
-    ]);
+    // both invokes went in as one packed row, committed before `committed` resolved
+    expect(batches()).toBe(1);
+    const packed = reader.prepare('SELECT inv FROM write_batches').get() as { inv: Buffer };
+    expect([...bytesF64(packed.inv)]).toEqual([a.w, 4, 1, OPS.indexOf('create'), 1.5, b.w, 4, 2, OPS.indexOf('cas'), 2.5]);
     expect(reader.prepare('SELECT key_id, store, key FROM keys').all()).toEqual([{ key_id: 4, store: 'sync3', key: 'k4' }]);
     ledger.complete(a.w, { completeMs: 3, outcome: 'ok', status: 'Ok', attempts: 1, ack: { node: 'n2', epoch: 9, version: 4294967297 * 9, revision: 17, ackMode: 'async' } });
     ledger.complete(b.w, { completeMs: 4, outcome: 'info', status: 'Timeout', attempts: 3, trace: '[{"n":1}]' });
     const id = ledger.faultStart({ kind: 'kill', nodes: ['n2'], startMs: 5 });
     // a synchronous call commits what was queued before it
-    expect((reader.prepare('SELECT count(*) AS n FROM completions').get() as { n: number }).n).toBe(2);
+    expect(batches()).toBe(2);
     expect(reader.prepare('SELECT kind, nodes, start_ms FROM faults WHERE id = ?').get(id)).toEqual({ kind: 'kill', nodes: '["n2"]', start_ms: 5 });
     ledger.faultEnd(id, 8);
     ledger.seal();

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES } from './write-batches.js';
 import { SqliteLedger, type FaultStart, type Invoked, type KeyRow, type Ledger, type SampleRow, type StatsRow, type WriteCompletion, type WriteOp } from './ledger-writer.js';
 
 /** Calls queued on the main thread and applied, in order, by the worker (the rarer rows). */
@@ -33,14 +34,9 @@ interface Packed {
 
 type ToWorker = ({ k: 'batch'; id: number } | { k: 'call'; method: SyncMethod; args: unknown[] }) & Packed;
 
-const OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
-const OUTCOMES = ['ok', 'fail', 'info'] as const;
-const INV_FIELDS = 5;
-const CMP_FIELDS = 10;
+
 type FromWorker = { k: 'committed'; id: number } | { k: 'failed'; id: number; message: string };
 
-/** Queued calls are shipped to the worker at least this often, ms (invokes wait for the commit). */
-const SHIP_MS = 2;
 /** A synchronous call gives up after this long, ms (the worker is wedged: a harness error). */
 const SYNC_TIMEOUT_MS = 120_000;
 
@@ -81,7 +77,7 @@ export class WorkerLedger implements Ledger {
   private newCodes: Array<[number, string]> = [];
   private nextW = 1;
   private nextBatch = 1;
-  private timer: NodeJS.Timeout | null = null;
+  private timer: NodeJS.Immediate | null = null;
   private readonly waiting = new Map<number, { resolve(): void; reject(e: Error): void }>();
   private current: { id: number; promise: Promise<void> } | null = null;
   private failure: Error | null = null;
@@ -91,7 +87,12 @@ export class WorkerLedger implements Ledger {
   constructor(readonly path: string) {
     const { port1, port2 } = new MessageChannel();
     this.replies = port1;
-    this.worker = new Worker(workerEntry(), { workerData: { zarisLedger: true, path, flag: this.flag, replies: port2 }, transferList: [port2] });
+    // a small isolate: the worker holds a batch at a time (the harness's RSS budget is 256 MB)
+    this.worker = new Worker(workerEntry(), {
+      workerData: { zarisLedger: true, path, flag: this.flag, replies: port2 },
+      transferList: [port2],
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
+    });
     this.worker.unref();
     this.worker.on('message', (m: FromWorker) => this.onMessage(m));
     this.worker.on('error', (e) => this.fail(new Error(`ledger worker: ${e.message}`)));
@@ -124,7 +125,7 @@ export class WorkerLedger implements Ledger {
   }
 
   private arm(): void {
-    if (!this.timer) this.timer = setTimeout(() => this.ship(), SHIP_MS);
+    if (!this.timer) this.timer = setImmediate(() => this.ship());
   }
 
   private code(text: string | null | undefined): number {
@@ -155,7 +156,7 @@ export class WorkerLedger implements Ledger {
 
   /** Sends the queued calls as one batch (one transaction in the worker). */
   private ship(): void {
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) clearImmediate(this.timer);
     this.timer = null;
     if (!this.queued) return;
     const body = this.take();
@@ -167,7 +168,7 @@ export class WorkerLedger implements Ledger {
   private syncCall<T>(method: SyncMethod, args: unknown[]): T {
     if (this.failure) throw this.failure;
     if (this.closed) throw new Error('ledger is closed');
-    if (this.timer) clearTimeout(this.timer);
+    if (this.timer) clearImmediate(this.timer);
     this.timer = null;
     const body = this.take();
     // invokes queued before this call are committed by it: their batch resolves with it
@@ -296,10 +297,8 @@ function runWorker(): void {
   } catch (e) {
     openError = (e as Error).message;
   }
-  const dict = new Map<number, string>();
   const apply = (m: Packed): void => {
     const l = ledger!;
-    for (const [c, text] of m.dict) dict.set(c, text);
     for (const c of m.calls) {
       switch (c[0]) {
         case 'addKey':
@@ -325,23 +324,8 @@ function runWorker(): void {
           break;
       }
     }
-    const inv = m.inv;
-    for (let b = 0; b < inv.length; b += INV_FIELDS) l.appendInvoke(inv[b], inv[b + 1], inv[b + 2], OPS[inv[b + 3]], inv[b + 4]);
-    const traces = new Map(m.traces);
-    const cmp = m.cmp;
-    for (let b = 0; b < cmp.length; b += CMP_FIELDS) {
-      const w = cmp[b];
-      const node = cmp[b + 5];
-      const c: WriteCompletion = {
-        completeMs: cmp[b + 1],
-        outcome: OUTCOMES[cmp[b + 2]],
-        status: cmp[b + 3] < 0 ? '' : dict.get(cmp[b + 3])!,
-        attempts: cmp[b + 4],
-        ...(node >= 0 ? { ack: { node: dict.get(node)!, epoch: cmp[b + 6], version: cmp[b + 7], revision: cmp[b + 8], ackMode: cmp[b + 9] === 1 ? ('async' as const) : ('sync' as const) } } : {}),
-        ...(traces.has(w) ? { trace: traces.get(w)! } : {}),
-      };
-      l.complete(w, c);
-    }
+    // the hot rows go in as one packed row (unpacked by the seal)
+    l.appendWriteBatch({ inv: m.inv, cmp: m.cmp, dict: m.dict, traces: m.traces });
   };
   const commit = (): void => {
     ledger!.flush();
