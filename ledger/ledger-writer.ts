@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { LEDGER_DDL, META, SCHEMA_VERSION, sealLedger } from './schema.js';
 import { f64Bytes, type WriteBatch } from './write-batches.js';
+import type { WriteInfo } from '../nodes/client-protocol.js';
 
 /** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
 export interface Invoked {
@@ -22,7 +23,7 @@ export interface WriteCompletion {
   status: string;
   attempts: number;
   /** Present on ok only (DESIGN.md §2: what an Ok write response carries). */
-  ack?: { node: string; epoch: number; version: number; revision: number; ackMode: 'sync' | 'async' };
+  ack?: Omit<WriteInfo, 'partition'>;
   /** JSON attempt trace, stored when there was more than one attempt or no ack. */
   trace?: string;
 }
