@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
+import { distPath } from '../harness/dist-path.js';
 import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES } from './write-batches.js';
 import { SqliteLedger, type FaultStart, type Invoked, type KeyRow, type Ledger, type SampleRow, type StatsRow, type WriteCompletion, type WriteOp } from './ledger-writer.js';
 
@@ -48,11 +46,7 @@ function grow(a: Float64Array): Float64Array<ArrayBuffer> {
 
 /** The compiled worker entry (this module in dist/, also when the caller runs from sources under vitest). */
 function workerEntry(): string {
-  const here = fileURLToPath(import.meta.url);
-  if (here.endsWith('.js')) return here;
-  const dist = path.resolve(path.dirname(here), '../dist/ledger/worker-ledger.js');
-  if (!existsSync(dist)) throw new Error(`ledger worker not built: ${dist} is missing (run make build)`);
-  return dist;
+  return distPath(import.meta.url, 'ledger/worker-ledger.js');
 }
 
 /**

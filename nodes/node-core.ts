@@ -720,12 +720,13 @@ export class NodeCore {
   }
 
   private reports(): PartitionReport[] {
-    const out: PartitionReport[] = [];
-    for (const lp of this.parts.values()) {
-      const synced = lp.followTag !== '' || !!lp.act;
-      out.push({ pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 });
-    }
-    return out;
+    return [...this.parts.values()].map((lp) => this.ownReport(lp));
+  }
+
+  /** This node's report of its copy of one partition (the possession proof's input, seed 002). */
+  private ownReport(lp: LocalPartition): PartitionReport {
+    const synced = lp.followTag !== '' || !!lp.act;
+    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
   }
 
   private noteIncarnation(node: string, inc: string): void {
@@ -952,10 +953,7 @@ export class NodeCore {
 
   /** Fresh, term-matched report of a member's copy (a stale report does not count, seed 002). */
   private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
-    if (m.node === this.id) {
-      const lp = this.parts.get(pkey)!;
-      return { pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: lp.followTag !== '' || lp.act ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(pkey)?.epoch ?? -1 };
-    }
+    if (m.node === this.id) return this.ownReport(this.parts.get(pkey)!);
     const p = this.peers.get(m.node)!;
     if (p.reportTerm !== this.term || p.inc !== m.inc || now - p.reportAt > this.config.timing.suspectAfterMs) return null;
     return p.reports.get(pkey) ?? null;

@@ -1,9 +1,9 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
-import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { validateClusterConfig, type ClusterConfig } from '../../nodes/cluster-config.js';
+import { distPath } from '../dist-path.js';
 import { IptablesPartitioner } from './iptables.js';
 import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runtime.js';
 
@@ -33,13 +33,9 @@ interface NodeProc {
   exited: Promise<void> | null;
 }
 
-/** The node entry in the build (dist/nodes/node-main.js), resolved from this module's location. */
+/** The node entry in the build (dist/nodes/node-main.js). @throws Error when it is not built. */
 export function defaultNodeEntry(): string {
-  const here = path.dirname(fileURLToPath(import.meta.url));
-  // dist/harness/runtime -> dist/nodes/node-main.js (also works from sources under vitest via dist)
-  const fromDist = path.resolve(here, '../../nodes/node-main.js');
-  if (here.includes(`${path.sep}dist${path.sep}`)) return fromDist;
-  return path.resolve(here, '../../dist/nodes/node-main.js');
+  return distPath(import.meta.url, 'nodes/node-main.js');
 }
 
 /**
