@@ -47,6 +47,18 @@ export interface RuntimeEntry {
   mapVersion: number;
 }
 
+/**
+ * Whether runtime entry `a` supersedes `b`: a higher epoch, or the same epoch proposed by a later
+ * leader's term. Within budget no two different entries ever commit at one epoch (the leader's
+ * epoch generator stays above every epoch a majority accepted), so the term only breaks a tie
+ * after a majority of the nodes lost its memory at once: a new leader that learnt nothing may
+ * reuse an epoch a surviving minority still holds, and the later term's decision must win there,
+ * or that minority keeps naming a dead incarnation as the active forever (sim, amnesia schedules).
+ */
+export function supersedes(a: { epoch: number; term: number }, b: { epoch: number; term: number }): boolean {
+  return a.epoch > b.epoch || (a.epoch === b.epoch && a.term > b.term);
+}
+
 /** What a node tells the leader about its copy of one partition (the possession proof's input). */
 export interface PartitionReport {
   pkey: string;

@@ -5,6 +5,7 @@ import { PartitionData, type ReplicatedOp } from './partition-data.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
+  supersedes,
   tenureTag,
   type ClusterMsg,
   type Health,
@@ -658,7 +659,7 @@ export class NodeCore {
       let hiCom: RuntimeEntry | undefined;
       for (const vs of this.voteStates) {
         for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || e.epoch > hiAcc.epoch)) hiAcc = e;
-        for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || e.epoch > hiCom.epoch)) hiCom = e;
+        for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || supersedes(e, hiCom))) hiCom = e;
       }
       if (hiCom) this.learnCommitted(hiCom);
       if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
@@ -771,13 +772,13 @@ export class NodeCore {
     if (prop.oks.size >= this.majority) this.commitProposal(prop, now);
   }
 
-  /** Accepts a committed entry (from a heartbeat, commit or vote merge) if newer than ours. */
+  /** Accepts a committed entry (from a heartbeat, commit or vote merge) if it supersedes ours (epoch, then term). */
   private learnCommitted(e: RuntimeEntry): void {
     const cur = this.committed.get(e.pkey);
-    if (cur && cur.epoch >= e.epoch) return;
+    if (cur && !supersedes(e, cur)) return;
     this.committed.set(e.pkey, e);
     const acc = this.accepted.get(e.pkey);
-    if (!acc || acc.epoch < e.epoch) this.accepted.set(e.pkey, e);
+    if (!acc || supersedes(e, acc)) this.accepted.set(e.pkey, e);
     this.refreshRole(e.pkey);
   }
 

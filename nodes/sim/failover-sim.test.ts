@@ -15,10 +15,18 @@ import type { SimSchedule } from './sim-schedule.js';
  * Replay with ZARIS_SIM_SEED=<seed> [ZARIS_SIM_PATH=<path>] npx vitest run nodes/sim -t '<name>'.
  * A run stops at its first failure (a simulated schedule is costly to shrink); set
  * ZARIS_SIM_SHRINK=1 to let fast-check shrink it.
+ *
+ * `make test` runs the same schedules every time (fast-check seed {@link DEFAULT_SIM_SEED}), as
+ * deterministic-simulation CI does: a red build then means a change broke one of these 1,080
+ * schedules, never that a new random draw found an old rare bug. Exploration is `make sim RUNS=N`
+ * (a random batch seed unless SEED is given) or ZARIS_SIM_SEED=random here.
  */
+const DEFAULT_SIM_SEED = 20261129;
+const seedEnv = process.env.ZARIS_SIM_SEED ?? String(DEFAULT_SIM_SEED);
+if (seedEnv !== 'random' && !Number.isInteger(Number(seedEnv))) throw new Error(`ZARIS_SIM_SEED must be an integer or "random", got "${seedEnv}"`);
 const replay: Partial<fc.Parameters<unknown>> = {
   endOnFailure: process.env.ZARIS_SIM_SHRINK !== '1',
-  ...(process.env.ZARIS_SIM_SEED ? { seed: Number(process.env.ZARIS_SIM_SEED) } : {}),
+  ...(seedEnv === 'random' ? {} : { seed: Number(seedEnv) }),
   ...(process.env.ZARIS_SIM_PATH ? { path: process.env.ZARIS_SIM_PATH } : {}),
 };
 

@@ -1,7 +1,7 @@
 import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
 import { decodeClusterFrame, encodeBatch, encodeRep } from '../cluster-codec.js';
 import type { ClusterConfig } from '../cluster-config.js';
-import type { ClusterMsg, RuntimeEntry } from '../cluster-messages.js';
+import { supersedes, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
 import { FrameWriter } from '../framing.js';
 import { KvStatus } from '../kv-status.js';
 import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
@@ -897,7 +897,7 @@ class Simulator {
     let best: RuntimeEntry | undefined;
     for (const x of this.nodes) {
       const e = x.core?.committedEntry(pkey);
-      if (e && (!best || e.epoch > best.epoch)) best = e;
+      if (e && (!best || supersedes(e, best))) best = e;
     }
     return best;
   }

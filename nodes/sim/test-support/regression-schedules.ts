@@ -210,4 +210,29 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 197,
     },
   },
+  {
+    // Amnesia (3 nodes; n2 and n3 restarted together, n1 kept its memory). The new leader n3,
+    // having learnt nothing, re-bootstrapped rf1/2 at epoch 1 before n1's report arrived; n1 held
+    // its own committed epoch 1 entry naming n3's dead incarnation, refused the new one (same
+    // epoch) and kept showing it for good: rf1/2 never looked served. Entries are now ordered by
+    // (epoch, term): a later leader's commit at a reused epoch replaces the stale one.
+    name: 'after a majority lost its memory, a reused epoch committed by a later term replaces the stale entry',
+    schedule: {
+      seed: 2147483619,
+      cluster: 'n3',
+      budget: 'amnesia',
+      workloadMs: 4996,
+      escalationTimeoutMs: 1009,
+      net: { minDelayMs: 0.050000000000000024, maxDelayMs: 17.197793863426785, resetProbability: 0, clientMinDelayMs: 0.05000000000000008, clientMaxDelayMs: 0.05000000000000008 },
+      workload: { writersPerStore: 3, keysPerWriter: 2, thinkMinMs: 13, thinkMaxMs: 28, readFraction: 0, deleteFraction: 2.2711228893826312e-299, maxAttempts: 1, attemptTimeoutMs: 152, deadlineMs: 5992 },
+      faults: [
+        { atMs: 1661, kind: 'crash', target: { kind: 'node', index: 4 }, durationMs: 72 },
+        { atMs: 4, kind: 'isolate-in', target: { kind: 'node', index: 4 }, durationMs: 516 },
+        { atMs: 2167, kind: 'bridge', target: { kind: 'node', index: 4 }, durationMs: 3991 },
+        { atMs: 10, kind: 'crash', target: { kind: 'node', index: 2 }, durationMs: 50 },
+        { atMs: 10, kind: 'crash', target: { kind: 'active', partition: 1 }, durationMs: 50 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
