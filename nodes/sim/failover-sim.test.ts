@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
+import type { ClusterConfig } from '../cluster-config.js';
 import { KvStatus } from '../kv-status.js';
 import { NodeCore } from '../node-core.js';
 import { partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
@@ -176,6 +177,21 @@ function caught(arb: fc.Arbitrary<SimSchedule>, coreFactory: NonNullable<SimOpti
   return err instanceof SimViolation ? err.invariant : String(err);
 }
 
+type GetRequest = Extract<ClientRequest, { op: typeof Op.Get }>;
+
+/** A core factory whose cores pass every Get answer through `alter` (a read mutant). */
+function coreWithGetAnswer(
+  alter: (core: NodeCore, config: ClusterConfig, req: GetRequest, res: ClientResponse) => ClientResponse,
+): NonNullable<SimOptions['coreFactory']> {
+  return (id, inc, config, env) => {
+    const core = new NodeCore(id, inc, config, env);
+    const c = core as unknown as { clientGet: (req: GetRequest) => ClientResponse };
+    const original = c.clientGet.bind(core);
+    c.clientGet = (req) => alter(core, config, req, original(req));
+    return core;
+  };
+}
+
 describe('the checkers catch broken cores (mutants)', () => {
   it('a core that acknowledges sync writes before its replicas applied them loses acknowledged writes', () => {
     const inv = caught(
@@ -201,20 +217,12 @@ describe('the checkers catch broken cores (mutants)', () => {
   it('a node that answers reads from its own copy when it is not the active is caught reading', () => {
     const inv = caught(
       crashyArb(),
-      (id, inc, config, env) => {
-        const core = new NodeCore(id, inc, config, env);
-        type Get = Extract<ClientRequest, { op: typeof Op.Get }>;
-        const c = core as unknown as { clientGet: (req: Get) => ClientResponse };
-        const original = c.clientGet.bind(core);
-        c.clientGet = (req) => {
-          const r = original(req);
-          if (r.op !== Op.Get || (r.status !== KvStatus.Moved && r.status !== KvStatus.ReplicaWriteRejected)) return r;
-          const st = config.stores.find((x) => x.name === req.store)!;
-          const rec = core.peek(`${req.store}/${partitionOfSegment(segmentOf(req.key, st.segments), partitionCount(config))}`, req.key);
-          return { ...r, status: rec && rec.value ? KvStatus.Ok : KvStatus.NotFound, value: rec?.value ?? null, version: rec?.version ?? 0 };
-        };
-        return core;
-      },
+      coreWithGetAnswer((core, config, req, r) => {
+        if (r.op !== Op.Get || (r.status !== KvStatus.Moved && r.status !== KvStatus.ReplicaWriteRejected)) return r;
+        const st = config.stores.find((x) => x.name === req.store)!;
+        const rec = core.peek(`${req.store}/${partitionOfSegment(segmentOf(req.key, st.segments), partitionCount(config))}`, req.key);
+        return { ...r, status: rec && rec.value ? KvStatus.Ok : KvStatus.NotFound, value: rec?.value ?? null, version: rec?.version ?? 0 };
+      }),
       60,
     );
     expect(inv).toBe('read-not-from-active');
@@ -223,17 +231,9 @@ describe('the checkers catch broken cores (mutants)', () => {
   it('a node that answers a read with a value nobody wrote is caught at the end of the run', () => {
     const inv = caught(
       crashyArb(),
-      (id, inc, config, env) => {
-        const core = new NodeCore(id, inc, config, env);
-        type Get = Extract<ClientRequest, { op: typeof Op.Get }>;
-        const c = core as unknown as { clientGet: (req: Get) => ClientResponse };
-        const original = c.clientGet.bind(core);
-        c.clientGet = (req) => {
-          const r = original(req);
-          return r.op === Op.Get && r.status === KvStatus.Ok ? { ...r, value: Buffer.from(`${req.store}/${req.key}#999999`) } : r;
-        };
-        return core;
-      },
+      coreWithGetAnswer((_core, _config, req, r) =>
+        r.op === Op.Get && r.status === KvStatus.Ok ? { ...r, value: Buffer.from(`${req.store}/${req.key}#999999`) } : r,
+      ),
       20,
     );
     expect(inv).toBe('unexpected-read');
