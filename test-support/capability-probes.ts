@@ -76,9 +76,14 @@ async function probeTmpfs(): Promise<string | null> {
     rmdirSync(dir);
     return `mounting a tmpfs failed (root without CAP_SYS_ADMIN?): ${firstLine(e)}`;
   }
-  await execa('umount', [dir], { reject: false, timeout: 10_000 });
-  rmdirSync(dir);
-  return null;
+  const u = await execa('umount', [dir], { reject: false, timeout: 10_000 });
+  if (u.exitCode !== 0) await execa('umount', ['-l', dir], { reject: false, timeout: 10_000 });
+  try {
+    rmdirSync(dir);
+  } catch {
+    // still mounted: left for the temp-folder sweep (its name carries this pid)
+  }
+  return u.exitCode === 0 ? null : `unmounting a tmpfs failed: ${firstLine(u)}`;
 }
 
 /**
