@@ -45,7 +45,8 @@ describe('startRunMonitor (virtual clock)', () => {
       faults: () => 3,
       ledger: { event: (t, kind, detail) => r.events.push({ t, kind, detail: detail as Record<string, unknown> }) },
       output: r.output,
-      diskGuard: { floorBytes: 0, checkEveryMs: 1_000 },
+      // free space from a probe that answers at once: statfs's real I/O would race the virtual clock
+      diskGuard: { floorBytes: 0, checkEveryMs: 1_000, free: async () => 40 * 1024 * MB },
       onDiskLow: () => {
         throw new Error('the disk is not low');
       },
@@ -76,7 +77,7 @@ describe('startRunMonitor (virtual clock)', () => {
     const last = r.snaps.at(-1)!;
     expect(last).toMatchObject({ elapsedMs: 6_000, durationMs: 60_000, acked: 6_000, faults: 3, findings: null, ledgerBytes: 8 * MB });
     expect(last.ackedPerSec).toBeCloseTo(1_000, 6);
-    expect(last.freeBytes).toBeGreaterThan(0);
+    expect(last.freeBytes).toBe(40 * 1024 * MB);
     expect(m.stop()).toBe(8 * MB);
     expect(m.stop()).toBe(8 * MB);
     expect(r.done).toBe(1);
@@ -89,11 +90,11 @@ describe('startRunMonitor (virtual clock)', () => {
   it('calls onDiskLow once, with the reason, when the end phase would not fit', async () => {
     const r = recorder();
     const reasons: string[] = [];
-    const m = start(r, { n: 0 }, { diskGuard: { floorBytes: Number.MAX_SAFE_INTEGER, checkEveryMs: 1_000 }, onDiskLow: (why) => reasons.push(why) });
+    const m = start(r, { n: 0 }, { diskGuard: { floorBytes: 100 * MB, checkEveryMs: 1_000, free: async () => 99 * MB }, onDiskLow: (why) => reasons.push(why) });
     await vi.advanceTimersByTimeAsync(5_000);
     m.stop();
     expect(reasons).toHaveLength(1);
-    expect(reasons[0]).toMatch(/^disk guard: .* free on the run directory's file system, the end phase needs .*: the run was ended early/);
+    expect(reasons[0]).toBe("disk guard: 99 MB free on the run directory's file system, the end phase needs 100 MB (ledger 0 MB): the run was ended early, healed, sealed and verified as it was");
     expect(r.events.filter((e) => e.kind === 'disk-guard')).toHaveLength(1);
   });
 

@@ -36,8 +36,11 @@ export interface RunMonitorOptions {
   ledger: MonitorLedger | null;
   /** Progress lines and the monitor's own log lines. */
   output: ProgressOutput;
-  /** Disk guard; false turns it off. Default: on, checked every 5 s, default room. */
-  diskGuard?: false | { floorBytes?: number; checkEveryMs?: number };
+  /**
+   * Disk guard; false turns it off. Default: on, checked every 5 s, default room, free space from
+   * statfs (`free`: another probe, for tests).
+   */
+  diskGuard?: false | { floorBytes?: number; checkEveryMs?: number; free?: (dir: string) => Promise<number> };
   /** Called once when the disk guard says stop (one-line reason). */
   onDiskLow: (reason: string) => void;
   /** The ledger estimate's window, ms; default min(60 s, half the phase). */
@@ -70,7 +73,7 @@ export function startRunMonitor(o: RunMonitorOptions): RunMonitor {
   const windowMs = o.estimateWindowMs ?? Math.min(60_000, o.durationMs / 2);
   const withLedger = o.ledger !== null;
   const sizeNow = (): number | null => (withLedger ? ledgerBytes(o.runDir) : null);
-  const guard = o.diskGuard === false ? null : new DiskGuard({ runDir: o.runDir, checkEveryMs: o.diskGuard?.checkEveryMs ?? DISK_CHECK_MS, floorBytes: o.diskGuard?.floorBytes });
+  const guard = o.diskGuard === false ? null : new DiskGuard({ runDir: o.runDir, checkEveryMs: o.diskGuard?.checkEveryMs ?? DISK_CHECK_MS, floorBytes: o.diskGuard?.floorBytes, free: o.diskGuard?.free });
   const checkEveryMs = o.diskGuard === false ? Infinity : (o.diskGuard?.checkEveryMs ?? DISK_CHECK_MS);
 
   const startBytes = sizeNow();
