@@ -23,11 +23,14 @@ export function etcdKey(store: string, key: string): Buffer {
  *   store revision (the key's mod revision after a put: it only grows, across leaders too).
  * - Attempts go to the leader of the newest term known, else round-robin. Only a call that surely
  *   never left the client (no connection) moves on to the next member, up to one attempt per
- *   member; every other error ends the write with the outcome of {@link classifyEtcdError}.
+ *   member; every other error ends the write with the outcome of {@link classifyEtcdError} and
+ *   starts a background round of Status calls, so the next operations go to the current leader
+ *   (as etcd's own client moves to another endpoint when one fails).
  * - Reads: `Range` (linearizable: etcd's default), a batch is one `Txn` of ranges per 100 keys.
  */
 export class EtcdClient implements TargetClient {
   private rr = 0;
+  private refreshing: Promise<void> | null = null;
   private closed = false;
   private readonly timeoutMs: number;
 
@@ -86,6 +89,9 @@ export class EtcdClient implements TargetClient {
         const o = classifyEtcdError(e);
         attempts.push({ n: attempts.length + 1, node, status: o.status, startMs, endMs: this.opts.now() });
         if (o.outcome === 'fail' && etcdNotSent(o) && Date.now() < deadline) continue;
+        // the member did not answer in time or refused: learn where the leader is now (in the
+        // background, one round at a time) so the next operations go there
+        this.refreshLeader();
         return { outcome: o.outcome, status: o.status, attempts };
       }
       const term = Number(header!.raft_term);
@@ -116,6 +122,14 @@ export class EtcdClient implements TargetClient {
     return this.members.terms.get(term) ?? answering;
   }
 
+  /** Asks every member's Status (which feeds the term book), one round at a time, in the background. */
+  private refreshLeader(): void {
+    if (this.refreshing || this.closed) return;
+    this.refreshing = Promise.all(this.members.cluster.nodes.map((n) => this.members.status(n.id, 1_000))).then(() => {
+      this.refreshing = null;
+    });
+  }
+
   async read(store: string, key: string): Promise<ReadOutcome> {
     return (await this.readMany(store, [key]))[0];
   }
@@ -140,7 +154,10 @@ export class EtcdClient implements TargetClient {
       } catch (e) {
         const o = classifyEtcdError(e);
         last = { ...o, node };
-        if (!(etcdNotSent(o) && Date.now() < deadline)) break;
+        if (!(etcdNotSent(o) && Date.now() < deadline)) {
+          this.refreshLeader();
+          break;
+        }
       }
     }
     return keys.map((k) => ({ key: k, outcome: last.outcome, status: last.status, node: last.node, value: null }));
@@ -149,6 +166,7 @@ export class EtcdClient implements TargetClient {
   /** Closes the member clients. */
   async close(): Promise<void> {
     this.closed = true;
+    await this.refreshing;
     this.members.close();
   }
 }
