@@ -36,7 +36,7 @@ async function scenario(c: TestTargetCluster, fault: (leader: string) => Promise
   const before = await sampleUntil(c.sampler, healthy, 30_000, 'a leader with all three members in sync');
   const leader = before.leader!;
   const term = before.rows[0].epoch;
-  const loop = new WriteLoop(c.client, target.store, KEYS);
+  const loop = new WriteLoop(c.client, target.store, KEYS, { pauseMs: 2 });
   try {
     await loop.until((w) => w.out.outcome === 'ok', 10_000, 'a first acknowledged write');
     await fault(leader);
