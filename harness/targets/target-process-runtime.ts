@@ -138,6 +138,11 @@ export class TargetProcessRuntime implements TargetRuntime {
       .filter((p) => p !== undefined);
   }
 
+  /** The iptables chains this runtime created: the nat chain and the filter chain (none without partitions). */
+  iptablesChains(): { nat: string | null; filter: string | null } {
+    return { nat: this.snat?.chain ?? null, filter: this.partitioner?.chain ?? null };
+  }
+
   async kill(nodeId: string): Promise<void> {
     await this.terminate(nodeId, 'SIGKILL');
   }
