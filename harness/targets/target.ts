@@ -150,6 +150,8 @@ export interface TargetAttempt {
   epoch?: number;
   startMs: number;
   endMs: number;
+  /** What the adapter could not establish about this attempt, in words (e.g. the leader of a term). */
+  note?: string;
 }
 
 /** The outcome of a write (never thrown: store and transport errors are outcomes). */
@@ -307,7 +309,7 @@ export function checkContract(c: TargetContract): void {
     if (!Number.isInteger(s.partitions) || s.partitions < 1 || !Number.isInteger(s.segments) || s.segments < s.partitions) throw new RangeError(`contract: store ${s.name} needs 1 <= partitions <= segments`);
   }
   if (c.stores.length === 0) throw new RangeError('contract: no store');
-  const want = impliedClaims(c.stores).join(',');
+  const want = impliedClaims(c.stores).sort().join(',');
   const got = [...c.claims].sort().join(',');
   if (want !== got) throw new RangeError(`contract: the stores imply claims [${want}] but the contract claims [${got}]`);
   if (c.leaseMs !== null && !(c.leaseMs > 0)) throw new RangeError(`contract: leaseMs must be null or > 0, got ${c.leaseMs}`);

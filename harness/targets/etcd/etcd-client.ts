@@ -100,7 +100,9 @@ export class EtcdClient implements TargetClient {
       // every earlier attempt surely never left the client: a refused condition changed nothing
       if (status !== 'OK') return { outcome: 'fail', status, attempts };
       const revision = Number(header!.revision);
-      const ack: TargetAck = { node: await this.leaderOf(term, String(header!.member_id), node), epoch: term, version: revision, revision };
+      const leader = await this.leaderOf(term, String(header!.member_id), node);
+      if (!leader.known) attempts[attempts.length - 1].note = `no member could name the leader of term ${term}: the ack names the member that answered`;
+      const ack: TargetAck = { node: leader.node, epoch: term, version: revision, revision };
       return { outcome: 'ok', status, ack, attempts };
     }
     // every member refused the connection
@@ -112,14 +114,14 @@ export class EtcdClient implements TargetClient {
    * then to every member) to learn it. Falls back to the answering member's node when no member is
    * still in that term (a term shorter than a sampling round that nobody reported).
    */
-  private async leaderOf(term: number, memberId: string, answered: string): Promise<string> {
+  private async leaderOf(term: number, memberId: string, answered: string): Promise<{ node: string; known: boolean }> {
     const known = this.members.terms.get(term);
-    if (known) return known;
+    if (known) return { node: known, known: true };
     const answering = (await this.members.nodeOf(memberId)) ?? answered;
     await this.members.status(answering, 1_000);
-    if (this.members.terms.get(term)) return this.members.terms.get(term)!;
-    await Promise.all(this.members.cluster.nodes.map((n) => this.members.status(n.id, 1_000)));
-    return this.members.terms.get(term) ?? answering;
+    if (!this.members.terms.get(term)) await Promise.all(this.members.cluster.nodes.map((n) => this.members.status(n.id, 1_000)));
+    const learned = this.members.terms.get(term);
+    return learned ? { node: learned, known: true } : { node: answering, known: false };
   }
 
   /** Asks every member's Status (which feeds the term book), one round at a time, in the background. */
