@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The capabilities a test may need. */
-export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases';
+export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases' | 'targetRuntime' | 'etcd' | 'redis';
 
 /**
  * Per capability: null when this machine has it, else the one-line reason it does not (what is
@@ -25,6 +25,12 @@ export interface Capabilities {
   /** The shared cases folder exists ($ZARIS_CASES_DIR, else ../shared/cases beside the checkout). */
   sharedCases: string | null;
   casesDir: string | null;
+  /** The process runtime for targets can start nodes (setpriv, util-linux). */
+  targetRuntime: string | null;
+  /** The etcd target can run here (the etcd-server package; and targetRuntime). */
+  etcd: string | null;
+  /** The Redis + Sentinel target can run here (redis-server, redis-sentinel; and targetRuntime). */
+  redis: string | null;
 }
 
 // what global-setup provides and test files inject (vitest's typed provide/inject)
@@ -103,14 +109,26 @@ export function locateSharedCases(env: NodeJS.ProcessEnv = process.env, repoRoot
   return { dir: null, reason: `no shared cases: neither $ZARIS_CASES_DIR nor ${dir} exists` };
 }
 
+/** The targets' own answers (harness/targets: the Debian packages each needs), process runtime. */
+async function probeTargets(): Promise<Pick<Capabilities, 'targetRuntime' | 'etcd' | 'redis'>> {
+  const { processRuntimeMissing } = await import('../harness/targets/installed.js');
+  const { EtcdTarget } = await import('../harness/targets/etcd/etcd-target.js');
+  const { RedisSentinelTarget } = await import('../harness/targets/redis/redis-target.js');
+  return {
+    targetRuntime: processRuntimeMissing(),
+    etcd: await new EtcdTarget().unavailableReason('process'),
+    redis: await new RedisSentinelTarget().unavailableReason('process'),
+  };
+}
+
 /**
  * Decides every capability (global-setup calls this once per run). Never throws for a missing
  * capability; throws (one line) only for a misconfiguration (ZARIS_CASES_DIR not a folder).
  */
 export async function probeCapabilities(): Promise<Capabilities> {
   const cases = locateSharedCases();
-  const [iptables, docker, tmpfs] = await Promise.all([probeIptables(), probeDocker(), probeTmpfs()]);
-  return { iptables, docker, tmpfs, sharedCases: cases.reason, casesDir: cases.dir };
+  const [iptables, docker, tmpfs, targets] = await Promise.all([probeIptables(), probeDocker(), probeTmpfs(), probeTargets()]);
+  return { iptables, docker, tmpfs, sharedCases: cases.reason, casesDir: cases.dir, ...targets };
 }
 
 /** What each capability is needed for, for the loud lines at the start of a run. */
@@ -119,4 +137,7 @@ export const NEEDED_FOR: Record<CapabilityName, string> = {
   docker: 'the container tests (*-docker.test.ts)',
   tmpfs: 'the disk-full test (a size-limited tmpfs)',
   sharedCases: 'the shared-cases conformance suites (*.cases.test.ts)',
+  targetRuntime: 'the target process runtime tests',
+  etcd: 'the etcd target tests',
+  redis: 'the Redis + Sentinel target tests',
 };
