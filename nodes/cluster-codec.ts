@@ -10,10 +10,13 @@ import type { ReplicatedOp } from './partition-data.js';
  *      str16 pkey, f64 epoch, str16 tag, u32 n, n x (f64 rev, u16 seg, str16 key, u8 hasValue,
  *      [bytes32 value], f64 version)
  * - 2: hello: str16 node id, str16 incarnation, f64 term (the first frame of a connection)
+ * - 3: link-ack: f64 bytes read so far on this connection. The only frame that travels back on a
+ *      connection, from the accepting end to the dialling end (link-watch.ts).
  */
 export const KIND_BATCH = 0;
 export const KIND_REP = 1;
 export const KIND_HELLO = 2;
+export const KIND_LINK_ACK = 3;
 
 /** Appends one frame holding a batch of control messages. */
 export function encodeBatch(w: FrameWriter, msgs: ClusterMsg[]): void {
@@ -54,6 +57,27 @@ export function encodeHello(w: FrameWriter, node: string, inc: string, term: num
   w.str16(inc);
   w.f64(term);
   w.end();
+}
+
+/** Appends a link-ack frame: `total` bytes read so far on this connection. */
+export function encodeLinkAck(w: FrameWriter, total: number): void {
+  w.begin();
+  w.u8(KIND_LINK_ACK);
+  w.f64(total);
+  w.end();
+}
+
+/**
+ * Decodes a frame read on a dialled connection: only link-acks travel that way.
+ * @throws Error for any other frame (the connection is then reset).
+ */
+export function decodeLinkAck(payload: Buffer): number {
+  const r = new PayloadReader(payload);
+  const kind = r.u8();
+  if (kind !== KIND_LINK_ACK) throw new Error(`unexpected frame kind ${kind} on a dialled connection`);
+  const total = r.f64();
+  if (r.remaining !== 0) throw new Error('trailing bytes in link-ack frame');
+  return total;
 }
 
 /** A decoded cluster frame. */

@@ -48,6 +48,12 @@ export interface TimingConfig {
   leaseMs: number;
   /** A write still unresolved this long after it was applied is answered as indeterminate. */
   writeResolveTimeoutMs: number;
+  /**
+   * A peer link on which a write has waited this long for the peer's read acknowledgement
+   * delivers nothing (a connection cut by a partition sits in TCP retransmission backoff): the
+   * shell resets it and dials a new one (issue 11; link-watch.ts).
+   */
+  linkStallMs: number;
 }
 
 /** The whole cluster config file (`zaris-certify node --config FILE`). */
@@ -88,6 +94,7 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
   recoveryCooldownMs: 1_000,
   leaseMs: 1_500,
   writeResolveTimeoutMs: 5_000,
+  linkStallMs: 2_000,
 });
 
 /** Default largest frame: 4 MiB. */

@@ -3,10 +3,11 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { ClusterConfig, NodeConfig } from './cluster-config.js';
 import { decodeRequest, encodeResponse, Op, ProtocolError, type ClientResponse } from './client-protocol.js';
-import { decodeClusterFrame, encodeBatch, encodeHello, encodeRep } from './cluster-codec.js';
+import { decodeClusterFrame, decodeLinkAck, encodeBatch, encodeHello, encodeLinkAck, encodeRep } from './cluster-codec.js';
 import type { ClusterMsg } from './cluster-messages.js';
 import { FrameError, FrameReader, FrameWriter } from './framing.js';
 import { KvStatus } from './kv-status.js';
+import { LinkAcker, LinkWatch } from './link-watch.js';
 import { NodeCore, type ProbeResult } from './node-core.js';
 
 /** Largest cluster frame (snapshots of a partition travel in one frame): 256 MiB. */
@@ -33,6 +34,17 @@ interface PeerLink {
   queue: ClusterMsg[];
   out: FrameWriter;
   redialTimer: NodeJS.Timeout | null;
+  /** Delivery watchdog of the current connection (null while not connected). */
+  watch: LinkWatch | null;
+}
+
+/** A connection a peer dialled to us: we read its messages and acknowledge the bytes read. */
+interface InboundLink {
+  socket: net.Socket;
+  from: string | null;
+  acker: LinkAcker;
+  /** Replaced by a newer connection of the same peer: closing it is not a NodeLeft signal. */
+  superseded: boolean;
 }
 
 /** A structured logger: one JSON line per event. */
@@ -52,7 +64,8 @@ export class NodeShell {
   private readonly peers = new Map<string, PeerLink>();
   private readonly clientConns = new Set<ClientConn>();
   private readonly dirtyClients = new Set<ClientConn>();
-  private readonly inbound = new Set<net.Socket>();
+  private readonly inbound = new Set<InboundLink>();
+  private readonly linkAcks = new FrameWriter(64);
   private flushScheduled = false;
   private ticker: NodeJS.Timeout | null = null;
   private stopped = false;
@@ -76,7 +89,7 @@ export class NodeShell {
     });
     for (const n of config.nodes) {
       if (n.id === id) continue;
-      this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null });
+      this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null, watch: null });
     }
   }
 
@@ -89,6 +102,7 @@ export class NodeShell {
     for (const p of this.peers.values()) this.dial(p);
     this.ticker = setInterval(() => {
       this.core.tick();
+      this.checkLinks();
       this.scheduleFlush();
     }, TICK_MS);
     this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort });
@@ -102,7 +116,7 @@ export class NodeShell {
       if (p.redialTimer) clearTimeout(p.redialTimer);
       p.socket?.destroy();
     }
-    for (const s of this.inbound) s.destroy();
+    for (const l of this.inbound) l.socket.destroy();
     for (const c of this.clientConns) c.socket.destroy();
     await Promise.all([closeServer(this.clientServer), closeServer(this.clusterServer)]);
   }
@@ -166,10 +180,11 @@ export class NodeShell {
 
   private acceptCluster(socket: net.Socket): void {
     socket.setNoDelay(true);
-    this.inbound.add(socket);
+    const link: InboundLink = { socket, from: null, acker: new LinkAcker(), superseded: false };
+    this.inbound.add(link);
     const reader = new FrameReader(MAX_CLUSTER_FRAME_BYTES);
-    let from: string | null = null;
     socket.on('data', (chunk) => {
+      link.acker.read(chunk.length);
       let frames: Buffer[];
       try {
         frames = reader.push(chunk);
@@ -177,23 +192,32 @@ export class NodeShell {
           const fr = decodeClusterFrame(f);
           if (fr.kind === 'hello') {
             if (!this.peers.has(fr.node)) throw new Error(`hello from unknown node ${fr.node}`);
-            from = fr.node;
-            this.core.onMessage(from, { t: 'hello', inc: fr.inc, term: fr.term });
+            link.from = fr.node;
+            // a peer dials a new connection only after giving up its previous one (closed, or
+            // reset as stalled): what may still arrive on an older one is stale, drop it
+            for (const other of this.inbound) {
+              if (other !== link && other.from === fr.node && !other.superseded) {
+                other.superseded = true;
+                other.socket.destroy();
+              }
+            }
+            this.core.onMessage(fr.node, { t: 'hello', inc: fr.inc, term: fr.term });
             continue;
           }
-          if (!from) throw new Error('cluster frame before hello');
-          for (const m of fr.msgs) this.core.onMessage(from, m);
+          if (!link.from) throw new Error('cluster frame before hello');
+          if (link.superseded) return;
+          for (const m of fr.msgs) this.core.onMessage(link.from, m);
         }
       } catch (e) {
-        this.log('cluster-protocol-error', { from, message: (e as Error).message });
+        this.log('cluster-protocol-error', { from: link.from, message: (e as Error).message });
         socket.destroy();
         return;
       }
       this.scheduleFlush();
     });
     const gone = (): void => {
-      if (!this.inbound.delete(socket)) return;
-      if (from && !this.stopped) this.core.onPeerDown(from);
+      if (!this.inbound.delete(link)) return;
+      if (link.from && !link.superseded && !this.stopped) this.core.onPeerDown(link.from);
     };
     socket.on('close', gone);
     socket.on('error', () => socket.destroy());
@@ -211,27 +235,58 @@ export class NodeShell {
     socket.setNoDelay(true);
     const timer = setTimeout(() => socket.destroy(), CONNECT_TIMEOUT_MS);
     let wasConnected = false;
+    const watch = new LinkWatch();
     socket.on('connect', () => {
       clearTimeout(timer);
       wasConnected = true;
       p.connecting = false;
       p.connected = true;
+      p.watch = watch;
       encodeHello(p.out, this.self.id, this.core.inc, this.core.currentTerm);
       this.scheduleFlush();
     });
-    // replies travel on the peer's own outbound connection; anything it sends here is ignored
-    socket.on('data', () => undefined);
+    // replies travel on the peer's own outbound connection; what comes back here is only the
+    // peer's acknowledgement of the bytes it read (link-watch.ts)
+    const acks = new FrameReader(64);
+    socket.on('data', (chunk) => {
+      try {
+        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f));
+      } catch (e) {
+        this.log('cluster-protocol-error', { to: p.cfg.id, message: (e as Error).message });
+        socket.resetAndDestroy();
+      }
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearTimeout(timer);
       p.connecting = false;
       p.connected = false;
       p.socket = null;
+      p.watch = null;
       p.queue = [];
       p.out.take();
       if (wasConnected && !this.stopped) this.core.onPeerDown(p.cfg.id);
       if (!this.stopped) p.redialTimer = setTimeout(() => this.dial(p), REDIAL_MS);
     });
+  }
+
+  /**
+   * Resets every peer link on which a write has waited longer than timing.linkStallMs for the
+   * peer's acknowledgement (issue 11): a connection cut by a partition sits in TCP retransmission
+   * backoff and would deliver nothing for as long again after the heal. The close handler redials.
+   */
+  private checkLinks(): void {
+    const now = performance.now() - this.t0;
+    const bound = this.config.timing.linkStallMs;
+    for (const p of this.peers.values()) {
+      if (!p.connected || !p.socket || !p.watch) continue;
+      const ms = p.watch.stalledFor(now);
+      if (ms <= bound) continue;
+      this.log('peer-link-stalled', { node: this.self.id, peer: p.cfg.id, waitedMs: Math.round(ms), sentBytes: p.watch.sentUnits, ackedBytes: p.watch.ackedUnits });
+      // a reset, not a FIN: the kernel drops what is still unsent instead of retransmitting it
+      // to the peer long after (stale messages), and the peer's end dies at its next packet
+      p.socket.resetAndDestroy();
+    }
   }
 
   private send(to: string, msg: ClusterMsg): void {
@@ -272,6 +327,7 @@ export class NodeShell {
 
   private flush(): void {
     this.flushScheduled = false;
+    const now = performance.now() - this.t0;
     this.core.flush();
     for (const p of this.peers.values()) {
       if (!p.connected || !p.socket) continue;
@@ -286,7 +342,17 @@ export class NodeShell {
         if (control.length > 0) encodeBatch(p.out, control);
         p.queue = [];
       }
-      if (p.out.length > 0) p.socket.write(p.out.take());
+      if (p.out.length > 0) {
+        const buf = p.out.take();
+        p.watch?.sent(buf.length, now);
+        p.socket.write(buf);
+      }
+    }
+    for (const l of this.inbound) {
+      const total = l.acker.due(now);
+      if (total === null || l.superseded) continue;
+      encodeLinkAck(this.linkAcks, total);
+      l.socket.write(this.linkAcks.take());
     }
     for (const c of this.dirtyClients) {
       if (!c.closed && c.out.length > 0) c.socket.write(c.out.take());

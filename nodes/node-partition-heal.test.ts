@@ -1,0 +1,92 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NodeConnection } from './client/node-connection.js';
+import { Op } from './client-protocol.js';
+import type { MetadataDoc } from './node-core.js';
+import { checkNetAdmin } from '../harness/runtime/iptables.js';
+import { startTestCluster, waitFor, waitHealthy, type TestCluster } from '../harness/test-support/process-cluster.js';
+
+/** Partitions need iptables and CAP_NET_ADMIN: without them this suite is skipped, by name. */
+const netAdmin = await checkNetAdmin();
+
+/**
+ * Length of the cut, ms. On loopback TCP retransmits a lost segment after ~0.2, 0.6, 1.4, 3.1,
+ * 6.3, 12.9, 26 s (RTO doubling from 200 ms): a connection cut for 14 s sends its next
+ * retransmission ~12 s after the heal. A shell that only replaces links that close stays deaf
+ * and mute that long (the soak freeze of issue 11, 2 minutes there); the link watchdog replaces
+ * a link that delivers nothing within timing.linkStallMs.
+ */
+const CUT_MS = 14_000;
+/** The isolated node must be heard again (and hear) within this long after the heal, ms. */
+const HEARD_WITHIN_MS = 5_000;
+
+async function metadata(conn: NodeConnection): Promise<MetadataDoc | null> {
+  try {
+    const r = await conn.request({ op: Op.Metadata }, 1_000);
+    return r.op === Op.Metadata ? (JSON.parse(r.json) as MetadataDoc) : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Issue 11, the freeze of the 40-minute soak (seed 4040): after a 23.5 s partition of the leader
+ * healed, n1 stayed silent to its peers for two minutes, because its peer connections sat in TCP
+ * retransmission backoff and nothing replaced them. Real processes, a real iptables cut.
+ */
+describe.skipIf(netAdmin !== null)(`a node cut off by a long partition is heard again right after the heal${netAdmin ? ` (SKIPPED: ${netAdmin})` : ''}`, () => {
+  let c: TestCluster;
+  let conns: Map<string, NodeConnection>;
+  beforeAll(async () => {
+    c = await startTestCluster({ partitions: true });
+    conns = new Map(c.config.nodes.map((n) => [n.id, new NodeConnection({ host: n.host, port: n.clientPort })]));
+  }, 60_000);
+  afterAll(async () => {
+    for (const x of conns?.values() ?? []) x.close();
+    await c?.close();
+  });
+
+  it(`the leader isolated for ${CUT_MS / 1000} s rejoins within ${HEARD_WITHIN_MS / 1000} s of the heal, its stalled links replaced`, async () => {
+    const leaderId = (await c.client.fetchView()).leader!;
+    expect(leaderId).toMatch(/^n\d$/);
+    const others = c.config.nodes.map((n) => n.id).filter((n) => n !== leaderId);
+    // keep traffic on every link, as the workload does
+    let stop = false;
+    const load = (async () => {
+      let i = 0;
+      while (!stop) {
+        await c.client.put('async3', `k${i % 8}`, Buffer.from(`v${i}`));
+        i++;
+      }
+    })();
+    await c.runtime.partition({ [leaderId]: others, [others[0]]: [leaderId], [others[1]]: [leaderId] });
+    await new Promise((r) => setTimeout(r, CUT_MS));
+    // the others moved on: a new leader in a higher term
+    const before = await metadata(conns.get(others[0])!);
+    expect(before?.leader).not.toBe(leaderId);
+    await c.runtime.heal();
+    const healedAt = performance.now();
+    // heard both ways: the isolated node follows the new term's leader, and that leader has it
+    // back in an in-sync set (it heard its catch-up requests and acknowledgements)
+    let heardMs = -1;
+    await waitFor(async () => {
+      const [iso, peer] = await Promise.all([metadata(conns.get(leaderId)!), metadata(conns.get(others[0])!)]);
+      if (!iso || !peer || !peer.leader || peer.leader === leaderId) return false;
+      const follows = iso.leader === peer.leader && iso.term === peer.term;
+      const inSync = peer.runtimeMap.some((e) => e.inSync.includes(leaderId));
+      if (follows && inSync) heardMs = performance.now() - healedAt;
+      return heardMs >= 0;
+    }, 60_000, `${leaderId} to be heard again after the heal`);
+    stop = true;
+    await load;
+    const healthy = await waitHealthy(c.client, 30_000);
+    const healthyMs = performance.now() - healedAt;
+    const log = readFileSync(path.join(c.runDir, 'nodes', `${leaderId}.log`), 'utf8');
+    const stalls = log.split('\n').filter((l) => l.includes('"peer-link-stalled"')).length;
+    console.log(`${leaderId} isolated ${CUT_MS} ms: heard again ${heardMs.toFixed(0)} ms after the heal, every partition Healthy after ${healthyMs.toFixed(0)} ms; ${stalls} stalled links reset by ${leaderId}`);
+    expect(heardMs).toBeLessThan(HEARD_WITHIN_MS);
+    expect(stalls).toBeGreaterThan(0);
+    expect([...healthy.runtime.values()].every((e) => e.health === 'Healthy')).toBe(true);
+  }, 120_000);
+});
