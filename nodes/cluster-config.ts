@@ -97,6 +97,18 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
   linkStallMs: 2_000,
 });
 
+/**
+ * The longest time an owner cut off from a majority may go on acknowledging, ms (the store's
+ * declared lease, recorded by the harness as the run's `leaseMs`; history-format.md v2,
+ * async-ack rule 6): the lease the node uses plus one heartbeat of slack. The lease is
+ * timing.leaseMs, capped below suspectAfterMs + escalationTimeoutMs by four heartbeats: no leader
+ * can promote another owner before a cut-off owner's lease lapsed (node-core.ts, `leaseMs`).
+ */
+export function ownerLeaseMs(t: TimingConfig): number {
+  const lease = Math.max(t.heartbeatMs, Math.min(t.leaseMs, t.suspectAfterMs + t.escalationTimeoutMs - 4 * t.heartbeatMs));
+  return lease + t.heartbeatMs;
+}
+
 /** Default largest frame: 4 MiB. */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;
 

@@ -84,8 +84,16 @@ export type ClusterMsg =
   | { t: 'prevote-r'; term: number; granted: boolean }
   | { t: 'vote'; term: number }
   | { t: 'vote-r'; term: number; granted: boolean; accepted: RuntimeEntry[]; committed: RuntimeEntry[] }
-  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[] }
-  | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[] }
+  /**
+   * The leader's heartbeat. Lease fields (issue 10: an owner's lease counts from when the leader's
+   * message was SENT, measured on the owner's own clock, never from when it arrived):
+   * `at`: the leader's clock when sent; `echo`: the `at` of this follower's latest hb-r the leader
+   * had received (the follower's clock; -1: none this term); `leaseLeft`: how long the leader's own
+   * quorum lease still ran when sent, ms (<= 0: none).
+   */
+  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; leaseLeft: number }
+  /** The answer: `at` the follower's clock when sent; `echo` the answered hb's `at` (the leader's clock). */
+  | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[]; at: number; echo: number }
   | { t: 'propose'; term: number; entry: RuntimeEntry }
   | { t: 'propose-r'; term: number; pkey: string; epoch: number; ok: boolean }
   | { t: 'commit'; term: number; entry: RuntimeEntry }

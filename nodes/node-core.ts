@@ -1,4 +1,4 @@
-import type { ClusterConfig, StoreConfig } from './cluster-config.js';
+import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
@@ -54,6 +54,10 @@ interface PeerView {
   silentConfirmed: boolean;
   /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
   deadIncs: Set<string>;
+  /** Leader: the term, follower-clock `at` and leader-clock `echo` of the peer's latest hb-r. */
+  hbrTerm: number;
+  hbrAt: number;
+  hbrEcho: number;
 }
 
 interface FollowerLink {
@@ -87,6 +91,11 @@ interface ActiveState {
   lastLeaderReq: number;
   /** The last op this active applied (a keepalive to a lagging follower carries it). */
   lastOp: ReplicatedOp | null;
+  /**
+   * handoff-ready was sent for the current handoff: the leader may commit the new active any
+   * moment, and it may acknowledge writes before we hear of it, so we answer no more reads.
+   */
+  handoffReady: boolean;
 }
 
 interface LocalPartition {
@@ -190,6 +199,16 @@ export class NodeCore {
   private preVoteTerm = 0;
   private voteStates: Array<{ accepted: RuntimeEntry[]; committed: RuntimeEntry[] }> = [];
   private lastLeaderContact = -Infinity;
+  /**
+   * Until when (own clock) this node may act as an active owner: acknowledge writes and answer
+   * reads (issue 10). Extended only by a leader's heartbeat echoing the send time of one of our
+   * own replies, bounded by that leader's quorum lease; as leader, by heartbeats a majority
+   * answered. A message that waited in a buffer (a paused process, a stalled link) echoes an old
+   * time and extends nothing. See {@link ownerLeaseMs} for why no other owner can be promoted first.
+   */
+  private leaseUntil = -Infinity;
+  /** Leader: until when a majority (ourselves included) answered heartbeats of this term (own clock). */
+  private quorumLeaseUntil = -Infinity;
   private readonly startedAt: number;
   private leader: LeaderState | null = null;
 
@@ -223,6 +242,9 @@ export class NodeCore {
         suspectedSince: null,
         silentConfirmed: false,
         deadIncs: new Set(),
+        hbrTerm: -1,
+        hbrAt: -1,
+        hbrEcho: -Infinity,
       });
     }
     for (const a of assignAll(config)) {
@@ -672,9 +694,14 @@ export class NodeCore {
     this.voteStates = [];
     this.env.log('leader', { term: this.term, reproposals: reproposals.length });
     for (const p of this.peers.values()) {
-      // liveness grace: a new leader has heard from its voters; give the others one window
-      p.lastReply = Math.max(p.lastReply, p.lastHeard, now - this.config.timing.suspectAfterMs / 2);
+      // liveness grace: count every peer as heard at the election. A silent owner is then
+      // confirmed down no sooner than suspectAfterMs + escalationTimeoutMs from now, after any
+      // lease an earlier leader granted it has lapsed (see leaseMs)
+      p.lastReply = Math.max(p.lastReply, now);
+      p.hbrTerm = -1;
+      p.hbrEcho = -Infinity;
     }
+    this.quorumLeaseUntil = -Infinity;
     for (const e of reproposals) this.propose(e, false, now);
     this.sendHeartbeats(now);
   }
@@ -686,12 +713,17 @@ export class NodeCore {
     ls.lastHbAt = now;
     ls.hbSeq++;
     const committed = [...this.committed.values()];
-    for (const p of this.peerIds) this.env.send(p, { t: 'hb', term: this.term, seq: ls.hbSeq, committed });
+    const leaseLeft = this.quorumLeaseUntil - now;
+    for (const id of this.peerIds) {
+      const p = this.peers.get(id)!;
+      const echo = p.hbrTerm === this.term ? p.hbrAt : -1;
+      this.env.send(id, { t: 'hb', term: this.term, seq: ls.hbSeq, committed, at: now, echo, leaseLeft });
+    }
   }
 
   private onHeartbeat(from: string, msg: Extract<ClusterMsg, { t: 'hb' }>, now: number): void {
     if (msg.term < this.term) {
-      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [] });
+      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [], at: now, echo: msg.at });
       return;
     }
     if (this.role !== 'follower') this.stepDown('heartbeat from leader');
@@ -707,7 +739,10 @@ export class NodeCore {
       this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
       this.finishRejoin('learnt the runtime map from the leader');
     }
-    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports() });
+    // the owner lease, from our own clock: the leader had heard our reply sent at msg.echo while
+    // its quorum lease still ran for msg.leaseLeft (so it ends no later than msg.echo + leaseLeft)
+    if (msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
+    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
   }
 
   private onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
@@ -718,6 +753,44 @@ export class NodeCore {
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
+    if (peer.hbrTerm !== this.term || msg.at > peer.hbrAt) {
+      peer.hbrTerm = this.term;
+      peer.hbrAt = msg.at;
+    }
+    if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
+    this.renewQuorumLease();
+  }
+
+  /**
+   * Leader: the quorum lease runs `leaseMs` from the send time of the latest heartbeat of this
+   * term that a majority (ourselves included) answered (Raft's leader lease).
+   */
+  private renewQuorumLease(): void {
+    const need = this.majority - 1;
+    let start: number;
+    if (need <= 0) start = this.env.now();
+    else {
+      const echoes: number[] = [];
+      for (const p of this.peers.values()) if (p.hbrTerm === this.term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
+      if (echoes.length < need) return;
+      echoes.sort((a, b) => b - a);
+      start = echoes[need - 1];
+    }
+    this.quorumLeaseUntil = Math.max(this.quorumLeaseUntil, start + this.leaseMs);
+    this.leaseUntil = Math.max(this.leaseUntil, this.quorumLeaseUntil);
+  }
+
+  /**
+   * The owner lease actually used, ms: timing.leaseMs, but never so long that a leader could
+   * confirm the owner down and promote another before it lapsed. A leader promotes a silent owner
+   * no sooner than suspectAfterMs + escalationTimeoutMs after the owner's last reply it received
+   * (and a new leader no sooner than that after its election: it counts every peer as heard at its
+   * election); the lease runs from a reply's send time (an earlier instant), and a leader grants
+   * at most what remains of its own quorum lease, which started before any later leader's
+   * election. Four heartbeats of margin cover ticks and message delays.
+   */
+  private get leaseMs(): number {
+    return ownerLeaseMs(this.config.timing) - this.config.timing.heartbeatMs;
   }
 
   private reports(): PartitionReport[] {
@@ -836,8 +909,10 @@ export class NodeCore {
     // check quorum: a leader that cannot hear a majority steps down (a minority never decides)
     let heard = 1;
     for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
-    if (heard >= this.majority) this.lastLeaderContact = now;
-    else if (now - ls.since > t.electionTimeoutMaxMs) {
+    if (heard >= this.majority) {
+      this.lastLeaderContact = now;
+      if (this.majority === 1) this.renewQuorumLease();
+    } else if (now - ls.since > t.electionTimeoutMaxMs) {
       this.stepDown('lost quorum');
       return;
     }
@@ -1145,6 +1220,7 @@ export class NodeCore {
           lastDropReq: new Map(),
           lastLeaderReq: -Infinity,
           lastOp: null,
+          handoffReady: false,
         };
         lp.followTag = tag;
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
@@ -1185,7 +1261,8 @@ export class NodeCore {
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return KvStatus.ReplicaWriteRejected;
     if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
-    if (this.env.now() - this.lastLeaderContact > this.config.timing.leaseMs) return KvStatus.Unavailable;
+    // lease lapsed: probably cut off, maybe already replaced; the client refreshes its map (seed 000)
+    if (this.env.now() > this.leaseUntil) return KvStatus.OwnershipChanging;
     return null;
   }
 
@@ -1315,6 +1392,7 @@ export class NodeCore {
     if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
     const serving = this.servingState(lp);
     if (serving !== null) return { ...res, status: serving };
+    if (lp.act.handoffReady && e.handoffTo) return { ...res, status: KvStatus.OwnershipChanging };
     res.epoch = e.epoch;
     const rec = lp.data.get(seg, req.key);
     if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
@@ -1334,7 +1412,8 @@ export class NodeCore {
         continue;
       }
       const { lp, seg } = r;
-      let ok = this.activeEntry(lp.pkey) !== null && lp.act !== null && this.servingState(lp) === null;
+      const ae = this.activeEntry(lp.pkey);
+      let ok = ae !== null && lp.act !== null && this.servingState(lp) === null && !(lp.act.handoffReady && ae.handoffTo);
       if (!ok && req.allowReplica) {
         // an in-sync replica that follows the serving active may answer a hedged batch read (seed 004)
         const e = this.committed.get(lp.pkey);
@@ -1548,10 +1627,12 @@ export class NodeCore {
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so
+    if (!e.handoffTo) act.handoffReady = false;
     if (e.handoffTo && act.pending.length === 0 && now - act.lastLeaderReq >= RETRY_MS) {
       const f = act.followers.get(e.handoffTo.node);
       if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
         act.lastLeaderReq = now;
+        act.handoffReady = true;
         this.sendToLeader({ t: 'handoff-ready', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
       }
     }

@@ -683,11 +683,14 @@ class Simulator {
   /** env.respond of a node: the checks on reads and acks, then the answer travels to the client. */
   private respond(x: SimNode, gen: number, token: ReqToken, res: ClientResponse): void {
     if (x.gen !== gen || !x.view) return;
+    const deposedChecked = this.s.budget !== 'amnesia';
     if (res.op === Op.Get && (res.status === KvStatus.Ok || res.status === KvStatus.NotFound)) {
       this.checker.checkRead(x.view, token.pkey!, KvStatus[res.status]);
+      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'read');
       if (res.status === KvStatus.Ok && res.value) this.reads.push({ sk: token.sk!, valueId: res.value.toString(), node: x.id, at: this.now });
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
+      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
     }
     const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
     if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);

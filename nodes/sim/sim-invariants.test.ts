@@ -96,6 +96,28 @@ describe('SafetyChecker', () => {
     expect(violation(() => c.checkAck(view('n2', entry()), 's/0'))).toBe('ack-not-from-active');
     expect(violation(() => c.checkAck(view('n1', entry({ active: null, health: 'Unavailable' })), 's/0'))).toBe('ack-not-from-active');
   });
+
+  it('flags an ack or a read by an owner whose tenure a committed entry elsewhere has ended (issue 10)', () => {
+    const c = new SafetyChecker(['s/0']);
+    const old = view('n1', entry({ epoch: 3, activeSince: 3 }));
+    c.checkCommitted(old);
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('none');
+    // the same tenure at a later epoch (an in-sync change, a health change) deposes nobody
+    c.checkCommitted(view('n3', entry({ epoch: 4, activeSince: 3, health: 'Degraded' })));
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('none');
+    // another active promoted at epoch 5, committed on n2 only
+    c.checkCommitted(view('n2', entry({ epoch: 5, activeSince: 5, active: m('n2') })));
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('stale-owner-ack');
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'read'))).toBe('stale-owner-read');
+    // the new owner itself is fine; so is n1 once it holds a later tenure of its own
+    expect(violation(() => c.checkNotDeposed(view('n2', entry({ epoch: 5, activeSince: 5, active: m('n2') })), 's/0', 'ack'))).toBe('none');
+    const back = view('n1', entry({ epoch: 7, activeSince: 7 }));
+    c.checkCommitted(back);
+    expect(violation(() => c.checkNotDeposed(back, 's/0', 'ack'))).toBe('none');
+    // an Unavailable entry (no active) ends every tenure
+    c.checkCommitted(view('n3', entry({ epoch: 8, active: null, health: 'Unavailable' })));
+    expect(violation(() => c.checkNotDeposed(back, 's/0', 'read'))).toBe('stale-owner-read');
+  });
 });
 
 function w(seq: number, kind: WriteRecord['kind'], outcome: WriteRecord['outcome']): WriteRecord {

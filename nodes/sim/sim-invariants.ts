@@ -1,4 +1,4 @@
-import type { RuntimeEntry } from '../cluster-messages.js';
+import { sameMember, supersedes, type RuntimeEntry } from '../cluster-messages.js';
 import type { KeyHistory } from './sim-client.js';
 
 /**
@@ -31,13 +31,20 @@ export interface NodeView {
  *   and two committed entries with the same (partition, epoch) anywhere are identical;
  * - reads and acknowledgements come from the active: a node answers a read Ok/NotFound, or
  *   acknowledges a write, only when its committed entry names this very incarnation as the
- *   active, in a serving health (Healthy or Degraded; never Recovering) for reads.
+ *   active, in a serving health (Healthy or Degraded; never Recovering) for reads;
+ * - no deposed owner serves: once any node holds a committed entry of a partition that ends an
+ *   owner's tenure (a higher epoch naming another active, or the same node in a later tenure, or
+ *   no active), that owner neither acknowledges a write nor answers a read at its old epoch
+ *   (issue 10: its lease lapsed before the leader could promote anyone; a write it acknowledged
+ *   then is lost to an allowed-loss class it does not belong to, and a read it answered is stale).
  */
 export class SafetyChecker {
   /** `${node}:${inc}` → pkey → last committed entry seen. */
   private readonly lastSeen = new Map<string, Map<string, RuntimeEntry>>();
   /** `${pkey}@${epoch}` → canonical JSON of the first committed entry seen at that epoch. */
   private readonly canonical = new Map<string, string>();
+  /** pkey → the highest committed entry any node has held (a commit is never undone). */
+  private readonly highest = new Map<string, RuntimeEntry>();
 
   constructor(private readonly pkeys: readonly string[]) {}
 
@@ -61,6 +68,8 @@ export class SafetyChecker {
         throw new InvariantViolation('epoch-regression', `${n.id} (inc ${n.inc}) committed ${pkey} epoch ${e.epoch} after epoch ${prev.epoch}`);
       }
       seen.set(pkey, e);
+      const hi = this.highest.get(pkey);
+      if (!hi || supersedes(e, hi)) this.highest.set(pkey, e);
       const ck = `${pkey}@${e.epoch}`;
       const json = canonicalEntry(e);
       const first = this.canonical.get(ck);
@@ -115,6 +124,22 @@ export class SafetyChecker {
     if (!e || !e.active || e.active.node !== n.id || e.active.inc !== n.inc) {
       throw new InvariantViolation('ack-not-from-active', `${n.id} (inc ${n.inc}) acknowledged a write of ${pkey} but its committed entry ${e ? `epoch ${e.epoch} names ${e.active?.node ?? 'no active'}` : 'is missing'}`);
     }
+  }
+
+  /**
+   * An acknowledgement or a read answered by `n` for `pkey` at its committed entry: no entry ending
+   * that tenure may be committed anywhere yet (see the class doc). Call after the read/ack checks.
+   * @throws InvariantViolation (stale-owner-ack, stale-owner-read).
+   */
+  checkNotDeposed(n: NodeView, pkey: string, what: 'ack' | 'read'): void {
+    const e = n.committedEntry(pkey);
+    const hi = this.highest.get(pkey);
+    if (!e || !hi || hi.epoch <= e.epoch) return;
+    if (hi.active && sameMember(hi.active, e.active) && hi.activeSince === e.activeSince) return;
+    throw new InvariantViolation(
+      `stale-owner-${what}`,
+      `${n.id} (inc ${n.inc}) ${what === 'ack' ? 'acknowledged a write' : 'answered a read'} of ${pkey} as the active of epoch ${e.epoch}, but epoch ${hi.epoch} (active ${hi.active ? `${hi.active.node}/${hi.active.inc} since ${hi.activeSince}` : 'none'}, ${hi.health}) is already committed`,
+    );
   }
 }
 

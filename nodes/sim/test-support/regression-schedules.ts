@@ -235,4 +235,48 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // Issue 10, bug 1 (a 15-minute certify run, seed 4042): an owner paused past the escalation
+    // timeout resumed and acknowledged writes at its old epoch although another node's promotion
+    // had already committed. Its lease counted from when the leader's heartbeat ARRIVED: the
+    // heartbeats queued during the pause renewed it on resume, before the proposal deposing it was
+    // read. Here n2, owner of async3/1 and rf1/1, is paused 4 s (escalation 1.5 s) under load. The
+    // lease now runs from the owner's own send time of a reply the leader echoes back.
+    name: 'an owner paused past the escalation acknowledges nothing on resume (stale heartbeats renew no lease)',
+    schedule: {
+      seed: 4042,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 8000,
+      escalationTimeoutMs: 1500,
+      net: { minDelayMs: 0.2, maxDelayMs: 3, resetProbability: 0, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 1, thinkMaxMs: 5, readFraction: 0.2, deleteFraction: 0.05, maxAttempts: 3, attemptTimeoutMs: 6000, deadlineMs: 8000 },
+      faults: [{ atMs: 1000, kind: 'pause', target: { kind: 'active', partition: 4 }, durationMs: 4000 }],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // Issue 10, bug 2's mechanism: n1, owner of async3/0, was cut off (isolate); after the heal
+    // the leader n3's first message to it (a proposal for another partition, on a link that came
+    // up again) renewed n1's lease, and n1 acknowledged async writes at epoch 1 while epoch 2,
+    // naming n2, had been committed long before. Hearing the leader proves nothing about what it
+    // decided meanwhile; the lease now needs the leader to have heard the owner (an echo).
+    name: 'an owner cut off and replaced acknowledges nothing after the heal before it learns of its successor',
+    schedule: {
+      seed: -1174698354,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4999,
+      escalationTimeoutMs: 1001,
+      net: { minDelayMs: 0.05000000000000003, maxDelayMs: 11.184313142504045, resetProbability: 0, clientMinDelayMs: 0.9999999999999997, clientMaxDelayMs: 0.9999999999999997 },
+      workload: { writersPerStore: 2, keysPerWriter: 2, thinkMinMs: 28, thinkMaxMs: 44, readFraction: 8e-323, deleteFraction: 3e-323, maxAttempts: 5, attemptTimeoutMs: 151, deadlineMs: 1011 },
+      faults: [
+        { atMs: 4988, kind: 'crash', target: { kind: 'leader' }, durationMs: 51 },
+        { atMs: 3066, kind: 'isolate-in', target: { kind: 'leader' }, durationMs: 810 },
+        { atMs: 4688, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 800 },
+        { atMs: 805, kind: 'isolate', target: { kind: 'node', index: 3 }, durationMs: 2337 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
