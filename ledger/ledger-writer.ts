@@ -23,7 +23,7 @@ export interface WriteCompletion {
   status: string;
   attempts: number;
   /** Present on ok only (DESIGN.md §2: what an Ok write response carries). */
-  ack?: Omit<WriteInfo, 'partition'>;
+  ack?: Omit<WriteInfo, 'partition' | 'copies'> & { copies?: number };
   /** JSON attempt trace, stored when there was more than one attempt or no ack. */
   trace?: string;
 }

@@ -72,14 +72,20 @@ export interface ClusterConfig {
   multiKeyLongTailRetryThresholdsMs: string;
   /**
    * A deliberate bug, for the harness's self-test only (a certifier that never says FAILED proves
-   * nothing): `lose-on-promotion` makes a node that becomes the active owner of a partition by
-   * failover or failback start from an empty copy, losing acknowledged writes.
+   * nothing; issue 10):
+   * - `lose-on-promotion`: a node that becomes the active owner of a partition by failover or
+   *   failback starts from an empty copy, losing acknowledged writes;
+   * - `stale-owner-acks`: an owner keeps acknowledging async writes for 5 s after its lease
+   *   lapsed (a cut-off or paused owner acknowledges what its successor never sees);
+   * - `never-replicate-async`: an async store's active acknowledges and never streams its writes
+   *   to the replicas, nor reports them lagging (they stay in sync on paper).
+   * A node started with one logs it loudly at start.
    */
   selfTestBug?: SelfTestBug;
 }
 
 /** The deliberate bugs a node can be started with (self-test only). */
-export const SELF_TEST_BUGS = ['lose-on-promotion'] as const;
+export const SELF_TEST_BUGS = ['lose-on-promotion', 'stale-owner-acks', 'never-replicate-async'] as const;
 export type SelfTestBug = (typeof SELF_TEST_BUGS)[number];
 
 /** Defaults for production-like runs (seed 002: 10 s escalation). */

@@ -31,6 +31,21 @@ export interface CoreEnv {
   probe(node: string): void;
   /** Structured log line. */
   log(event: string, fields?: Record<string, unknown>): void;
+  /** This process's recent event-loop delay (the node shell measures it; absent in the simulation). */
+  loopDelay?(): LoopDelay;
+}
+
+/**
+ * A node's own event-loop delay over a rolling recent window (issue 11: a stall shows here, not
+ * only as silence). Never reset by reading it.
+ */
+export interface LoopDelay {
+  /** Longest delay seen in the window, ms. */
+  maxMs: number;
+  /** The highest 99th percentile of the window's slices, ms. */
+  p99Ms: number;
+  /** How far back the window reaches, ms. */
+  windowMs: number;
 }
 
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
@@ -145,10 +160,12 @@ const FOLLOW_STALE_MS = 1_000;
 export const VERSION_TENURE_STRIDE = 2 ** 32;
 /** Retry period of sync requests and of requests to the leader (ms). */
 const RETRY_MS = 250;
+/** Self-test bug `stale-owner-acks`: how long past its lease an owner goes on acknowledging async writes, ms. */
+const STALE_OWNER_BUG_MS = 5_000;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
-const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync' };
+const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync', copies: 0 };
 
 /**
  * The whole behaviour of one store node as a deterministic state machine: messages, client
@@ -215,6 +232,9 @@ export class NodeCore {
   // runtime map knowledge
   private readonly accepted = new Map<string, RuntimeEntry>();
   private readonly committed = new Map<string, RuntimeEntry>();
+
+  /** Self-test bug hits already logged. */
+  private readonly bugLogged = new Set<string>();
 
   /** Counters for the node's own log and for tests. */
   readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
@@ -516,6 +536,8 @@ export class NodeCore {
       partitionMap: { version, partitions: pmap },
       runtimeMap: runtime,
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
+      ownerLeaseMs: ownerLeaseMs(this.config.timing),
+      loop: this.env.loopDelay ? this.env.loopDelay() : null,
     };
   }
 
@@ -1257,13 +1279,28 @@ export class NodeCore {
    * Null when the active may serve now; otherwise the status to answer. Seed 002: Recovering never
    * serves; DESIGN.md §2: a sync write with RF > 1 is refused when no replica is in sync.
    */
-  private servingState(lp: LocalPartition): KvStatus | null {
+  private servingState(lp: LocalPartition, asyncWrite = false): KvStatus | null {
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return KvStatus.ReplicaWriteRejected;
     if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
     // lease lapsed: probably cut off, maybe already replaced; the client refreshes its map (seed 000)
-    if (this.env.now() > this.leaseUntil) return KvStatus.OwnershipChanging;
+    const now = this.env.now();
+    if (now > this.leaseUntil) {
+      if (asyncWrite && this.config.selfTestBug === 'stale-owner-acks' && now - this.leaseUntil <= STALE_OWNER_BUG_MS) {
+        this.selfTestBugHit('stale-owner-acks', lp.pkey);
+        return null;
+      }
+      return KvStatus.OwnershipChanging;
+    }
     return null;
+  }
+
+  /** The deliberate bug of the harness's self-test took effect: log it once per partition and tenure. */
+  private selfTestBugHit(bug: string, pkey: string): void {
+    const key = `${bug}:${pkey}:${this.parts.get(pkey)?.act?.tag ?? ''}`;
+    if (this.bugLogged.has(key)) return;
+    this.bugLogged.add(key);
+    this.env.log('self-test-bug', { bug, pkey });
   }
 
   private route(store: string, key: string): { lp: LocalPartition; seg: number } | KvStatus {
@@ -1274,14 +1311,23 @@ export class NodeCore {
     return { lp: this.parts.get(pkey)!, seg };
   }
 
-  /** Status for a request that reached a node which is not the serving active (seed 000's vocabulary). */
+  /**
+   * Status for a request that reached a node which is not the serving active (seed 000's
+   * vocabulary; seed 002: an old owner, fenced or gone, answers Moved or OwnershipChanging). The
+   * client routed here because its map names this node the active; every answer that means "not
+   * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
+   * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
+   */
   private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
     const e = this.committed.get(lp.pkey);
-    if (!e) return KvStatus.Unavailable;
+    // restarted (memory only) and not yet told the runtime map: whatever the client's map names,
+    // it is not this incarnation; the failover of the previous one is under way
+    if (!e) return KvStatus.OwnershipChanging;
     if (!e.replicas.includes(this.id)) return KvStatus.Moved;
     if (!e.active) return KvStatus.Unavailable;
     if (e.handoffTo && (e.handoffTo.node === this.id || e.active.node === this.id)) return KvStatus.OwnershipChanging;
-    if (e.active.node === this.id) return KvStatus.Unavailable; // our old incarnation, or deposed: not yet settled
+    // the entry names an earlier incarnation of ours, or we accepted an entry deposing us
+    if (e.active.node === this.id) return KvStatus.OwnershipChanging;
     return write ? KvStatus.ReplicaWriteRejected : KvStatus.Moved;
   }
 
@@ -1301,10 +1347,10 @@ export class NodeCore {
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return refuse(this.notActiveStatus(lp, true));
     res.info.epoch = e.epoch;
-    const serving = this.servingState(lp);
+    const sync = lp.store.ackMode === 'sync';
+    const serving = this.servingState(lp, !sync);
     if (serving !== null) return refuse(serving);
     if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
-    const sync = lp.store.ackMode === 'sync';
     if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
     const act = lp.act;
     const cur = lp.data.get(seg, req.key);
@@ -1320,10 +1366,15 @@ export class NodeCore {
     const version = Math.max(curVersion, act.activeSince * VERSION_TENURE_STRIDE) + 1;
     const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version };
     lp.data.apply(op);
-    for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
     const now = this.env.now();
-    act.opTimes.push([rev, now]);
-    act.lastOp = op;
+    if (!sync && this.config.selfTestBug === 'never-replicate-async') {
+      // the deliberate bug: acknowledged, never streamed, never reported lagging
+      this.selfTestBugHit('never-replicate-async', lp.pkey);
+    } else {
+      for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
+      act.opTimes.push([rev, now]);
+      act.lastOp = op;
+    }
     res.info.version = op.version;
     res.info.revision = rev;
     if (sync) {
@@ -1331,6 +1382,7 @@ export class NodeCore {
       this.progressPending(lp);
     } else {
       this.counters.writesAcked++;
+      res.info.copies = 1;
       this.env.respond(token, res);
     }
   }
@@ -1355,6 +1407,24 @@ export class NodeCore {
     return min;
   }
 
+  /**
+   * Copies of revision `rev` among the partition's in-sync members (ourselves included) by the
+   * committed entry `e`: what a sync ack reports as `copies` (the verifier checks >= 2 at RF > 1).
+   */
+  private copiesHolding(lp: LocalPartition, e: RuntimeEntry, rev: number): number {
+    const act = lp.act!;
+    let n = 0;
+    for (const m of e.inSync) {
+      if (m.node === this.id) {
+        if (m.inc === this.inc && lp.data.revision >= rev) n++;
+        continue;
+      }
+      const f = act.followers.get(m.node);
+      if (f && f.member.inc === m.inc && f.acked >= rev) n++;
+    }
+    return n;
+  }
+
   /** The highest revision every in-sync replica has applied (what the harness samples). */
   private replicatedRevision(lp: LocalPartition): number {
     const e = this.committed.get(lp.pkey);
@@ -1376,6 +1446,7 @@ export class NodeCore {
     while (n < act.pending.length && act.pending[n].rev <= acked) {
       const p = act.pending[n];
       p.res.info.epoch = e.epoch;
+      p.res.info.copies = this.copiesHolding(lp, e, p.rev);
       this.counters.writesAcked++;
       this.env.respond(p.token, p.res);
       n++;
@@ -1388,6 +1459,15 @@ export class NodeCore {
     const res = { op: Op.Get, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, epoch: 0, version: 0, value: null as Buffer | null };
     if (typeof r === 'number') return { ...res, status: r };
     const { lp, seg } = r;
+    if (req.local) {
+      const e = this.committed.get(lp.pkey);
+      const status = this.localReadStatus(lp, e);
+      if (status !== null) return { ...res, status };
+      res.epoch = e!.epoch;
+      const rec = lp.data.get(seg, req.key);
+      if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
+      return { ...res, version: rec.version, value: rec.value };
+    }
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
     const serving = this.servingState(lp);
@@ -1397,6 +1477,21 @@ export class NodeCore {
     const rec = lp.data.get(seg, req.key);
     if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
     return { ...res, version: rec.version, value: rec.value };
+  }
+
+  /**
+   * A local (probe) read: null when this node may answer from its own copy, else the status to
+   * answer. It may when, by its own committed entry, it is an in-sync member of the partition
+   * under its current incarnation and not catching up: the serving active (not Recovering), or a
+   * replica following the current tenure (its catch-up installed). The copy may lag an async
+   * active: a probe says what this node holds, not what the store acknowledged.
+   */
+  private localReadStatus(lp: LocalPartition, e: RuntimeEntry | undefined): KvStatus | null {
+    if (!e) return KvStatus.Unavailable;
+    if (!e.replicas.includes(this.id)) return KvStatus.Moved;
+    if (!e.active || !e.inSync.some((m) => sameMember(m, this.me))) return KvStatus.Unavailable;
+    if (sameMember(e.active, this.me)) return lp.act && this.activeEntry(lp.pkey) && (e.health === 'Healthy' || e.health === 'Degraded') ? null : KvStatus.Unavailable;
+    return lp.followTag === tenureTag(e.active, e.activeSince) ? null : KvStatus.Unavailable;
   }
 
   private clientGetMany(req: Extract<ClientRequest, { op: typeof Op.GetMany }>): ClientResponse {
@@ -1665,7 +1760,11 @@ export interface PartitionMapItem {
   mapVersion: number;
 }
 
-/** The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). */
+/**
+ * The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). Each
+ * runtime map item is THIS node's own committed entry (what per-node samples record) plus its own
+ * last applied revision of the partition.
+ */
 export interface MetadataDoc {
   schema: number;
   cluster: string;
@@ -1679,6 +1778,13 @@ export interface MetadataDoc {
   partitionMap: { version: number; partitions: PartitionMapItem[] };
   runtimeMap: RuntimeMapItem[];
   multiKeyLongTailRetryThresholdsMs: string;
+  /**
+   * The longest time an owner cut off from a majority may go on acknowledging, ms (its lease plus
+   * heartbeat slack; cluster-config.ts ownerLeaseMs). The harness records it as the run's leaseMs.
+   */
+  ownerLeaseMs: number;
+  /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
+  loop: LoopDelay | null;
 }
 
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {

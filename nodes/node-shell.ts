@@ -8,6 +8,7 @@ import type { ClusterMsg } from './cluster-messages.js';
 import { FrameError, FrameReader, FrameWriter } from './framing.js';
 import { KvStatus } from './kv-status.js';
 import { LinkAcker, LinkWatch } from './link-watch.js';
+import { LoopDelayMonitor } from './loop-delay.js';
 import { NodeCore, type ProbeResult } from './node-core.js';
 
 /** Largest cluster frame (snapshots of a partition travel in one frame): 256 MiB. */
@@ -18,6 +19,8 @@ const TICK_MS = 20;
 const CONNECT_TIMEOUT_MS = 500;
 /** Delay before redialling a peer, ms. */
 const REDIAL_MS = 100;
+/** A gap this long between two ticks is logged as an event-loop stall, ms. */
+const STALL_LOG_MS = 1_000;
 
 interface ClientConn {
   socket: net.Socket;
@@ -70,6 +73,8 @@ export class NodeShell {
   private ticker: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly t0 = performance.now();
+  private readonly loop = new LoopDelayMonitor();
+  private lastTickAt = -1;
 
   /**
    * @param config the validated cluster config; @param id this node's id.
@@ -86,6 +91,7 @@ export class NodeShell {
       respond: (token, res) => this.respond(token as ClientConn, res),
       probe: (node) => this.probe(node),
       log: (event, fields) => this.log(event, { node: id, ...fields }),
+      loopDelay: () => this.loop.stats(),
     });
     for (const n of config.nodes) {
       if (n.id === id) continue;
@@ -100,18 +106,27 @@ export class NodeShell {
     await listen(this.clusterServer, this.self.host, this.self.clusterPort);
     await listen(this.clientServer, this.self.host, this.self.clientPort);
     for (const p of this.peers.values()) this.dial(p);
+    this.loop.start();
     this.ticker = setInterval(() => {
+      const now = performance.now() - this.t0;
+      // the loop was blocked (or the process stopped): say so in the node's own log (issue 11)
+      if (this.lastTickAt >= 0 && now - this.lastTickAt > STALL_LOG_MS) this.log('event-loop-stall', { node: this.self.id, gapMs: Math.round(now - this.lastTickAt) });
+      this.lastTickAt = now;
       this.core.tick();
       this.checkLinks();
       this.scheduleFlush();
     }, TICK_MS);
-    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort });
+    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort, ...(this.config.selfTestBug ? { selfTestBug: this.config.selfTestBug } : {}) });
+    if (this.config.selfTestBug) {
+      this.log('SELF-TEST-BUG', { node: this.self.id, bug: this.config.selfTestBug, warning: `this node runs with the deliberate bug "${this.config.selfTestBug}" (harness self-test): it WILL lose or misreport acknowledged writes` });
+    }
   }
 
   /** Closes every socket and server. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
+    this.loop.stop();
     for (const p of this.peers.values()) {
       if (p.redialTimer) clearTimeout(p.redialTimer);
       p.socket?.destroy();
