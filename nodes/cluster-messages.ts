@@ -97,8 +97,15 @@ export type ClusterMsg =
   | { t: 'propose'; term: number; entry: RuntimeEntry }
   | { t: 'propose-r'; term: number; pkey: string; epoch: number; ok: boolean }
   | { t: 'commit'; term: number; entry: RuntimeEntry }
-  | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[] }
-  | { t: 'rep-ack'; pkey: string; tag: string; rev: number }
+  /**
+   * A replication batch (or keepalive) of the active's tenure `tag`. Read lease of a sync store's
+   * in-sync replica (hedged reads, seed 004): `echo` the `at` of the replica's latest rep-ack the
+   * active had received (the replica's clock; -1: no grant), `leaseLeft` what remained of the
+   * active's own owner lease when sent, ms.
+   */
+  | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[]; echo: number; leaseLeft: number }
+  /** `at`: the replica's clock when sent (echoed back as its read lease's start). */
+  | { t: 'rep-ack'; pkey: string; tag: string; rev: number; at: number }
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
   /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
   | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }

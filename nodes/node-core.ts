@@ -84,6 +84,14 @@ interface FollowerLink {
   /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
   paceRev: number;
   paceAt: number;
+  /** The replica's clock in its latest rep-ack (-1: none yet), and our clock when it arrived. */
+  ackAt: number;
+  ackRecvAt: number;
+  /**
+   * Until when (our clock) a read lease we granted this replica may still run: no write it has
+   * not applied is acknowledged before then (hedged reads, seed 004).
+   */
+  grantUntil: number;
 }
 
 interface PendingWrite {
@@ -107,6 +115,12 @@ interface ActiveState {
   /** The last op this active applied (a keepalive to a lagging follower carries it). */
   lastOp: ReplicatedOp | null;
   /**
+   * Read leases an earlier tenure may have granted: until `inheritUntil` (our clock) writes also
+   * wait for these members, as for a grant of our own.
+   */
+  inherited: Member[];
+  inheritUntil: number;
+  /**
    * handoff-ready was sent for the current handoff: the leader may commit the new active any
    * moment, and it may acknowledge writes before we hear of it, so we answer no more reads.
    */
@@ -128,6 +142,8 @@ interface LocalPartition {
   /** Recovering active: the sync from the more complete holder has been installed. */
   recoveredAtEpoch: number;
   recoveredSentAt: number;
+  /** Replica: read lease granted by the active of tenure `tag`, until `until` (own clock). */
+  readLease: { tag: string; until: number } | null;
 }
 
 interface Proposal {
@@ -162,6 +178,13 @@ export const VERSION_TENURE_STRIDE = 2 ** 32;
 const RETRY_MS = 250;
 /** Self-test bug `stale-owner-acks`: how long past its lease an owner goes on acknowledging async writes, ms. */
 const STALE_OWNER_BUG_MS = 5_000;
+/**
+ * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
+ * (seed 004 long-tail retry) after its latest acknowledgement the active echoed back. While it may
+ * run, the active acknowledges no write that replica has not applied, so a replica read never
+ * misses a write acknowledged before it (issue 10: reads are checked for every store).
+ */
+export const REPLICA_READ_LEASE_MS = 500;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
@@ -283,6 +306,7 @@ export class NodeCore {
         act: null,
         recoveredAtEpoch: -1,
         recoveredSentAt: -Infinity,
+        readLease: null,
       });
       const list = this.pkeysByStore.get(a.store) ?? [];
       list.push(pkey);
@@ -409,7 +433,7 @@ export class NodeCore {
       case 'rep':
         return this.onRep(from, msg, now);
       case 'rep-ack':
-        return this.onRepAck(from, msg.pkey, msg.tag, msg.rev, now);
+        return this.onRepAck(from, msg, now);
       case 'rep-nack':
         return this.onRepNack(from, msg.pkey, msg.tag);
       case 'sync-req':
@@ -486,12 +510,35 @@ export class NodeCore {
           // lost ops with a connection (sends on a link that is down vanish) then sees the gap and
           // catches up, where an empty keepalive would leave it behind for good
           const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
-          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops });
+          let echo = -1;
+          let leaseLeft = 0;
+          if (e && this.mayGrantRead(lp, e, f, now)) {
+            echo = f.ackAt;
+            leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.leaseUntil - now);
+            f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
+          }
+          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops, echo, leaseLeft });
           f.queue = [];
           f.lastSentAt = now;
         }
       }
     }
+  }
+
+  /** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read). */
+  private readLeased(store: StoreConfig): boolean {
+    return store.ackMode === 'sync' && store.replicationFactor > 1;
+  }
+
+  /**
+   * May the active grant (renew) follower `f` a read lease now: a sync store, `f` an in-sync
+   * member by the committed entry under its incarnation, we serve as active (our own lease runs)
+   * and no handoff is about to commit.
+   */
+  private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
+    if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
+    if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
+    return this.servingState(lp) === null && this.leaseUntil > now;
   }
 
   /**
@@ -1243,6 +1290,8 @@ export class NodeCore {
           lastLeaderReq: -Infinity,
           lastOp: null,
           handoffReady: false,
+          inherited: this.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.me)) : [],
+          inheritUntil: this.env.now() + REPLICA_READ_LEASE_MS,
         };
         lp.followTag = tag;
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
@@ -1404,6 +1453,16 @@ export class NodeCore {
       const acked = f && f.member.inc === member.inc ? f.acked : -1;
       if (acked < min) min = acked;
     }
+    // replicas that may hold a read lease (ours, or an earlier tenure's) must hold what we ack
+    const now = this.env.now();
+    for (const f of act.followers.values()) if (f.grantUntil > now && f.acked < min) min = f.acked;
+    if (now < act.inheritUntil) {
+      for (const m of act.inherited) {
+        const f = act.followers.get(m.node);
+        const acked = f && f.member.inc === m.inc ? f.acked : -1;
+        if (acked < min) min = acked;
+      }
+    }
     return min;
   }
 
@@ -1494,6 +1553,21 @@ export class NodeCore {
     return lp.followTag === tenureTag(e.active, e.activeSince) ? null : KvStatus.Unavailable;
   }
 
+  /**
+   * May this replica answer a hedged batch read (seed 004 long-tail retry) from its own copy: only
+   * an in-sync replica of a sync store (RF > 1), following the serving active's current tenure,
+   * within the read lease that active granted it. An async replica may lack acknowledged writes
+   * and never answers; nor does one whose lease lapsed (dropped from the in-sync set, cut off).
+   */
+  private mayAnswerHedged(lp: LocalPartition): boolean {
+    if (!this.readLeased(lp.store)) return false;
+    const e = this.committed.get(lp.pkey);
+    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded')) return false;
+    const tag = tenureTag(e.active, e.activeSince);
+    if (lp.followTag !== tag || !e.inSync.some((m) => sameMember(m, this.me))) return false;
+    return !!lp.readLease && lp.readLease.tag === tag && this.env.now() <= lp.readLease.until;
+  }
+
   private clientGetMany(req: Extract<ClientRequest, { op: typeof Op.GetMany }>): ClientResponse {
     const items: GetManyItem[] = new Array(req.keys.length);
     const limit = this.config.stores.find((s) => s.name === req.store)?.batchGetLimit ?? 500;
@@ -1509,11 +1583,7 @@ export class NodeCore {
       const { lp, seg } = r;
       const ae = this.activeEntry(lp.pkey);
       let ok = ae !== null && lp.act !== null && this.servingState(lp) === null && !(lp.act.handoffReady && ae.handoffTo);
-      if (!ok && req.allowReplica) {
-        // an in-sync replica that follows the serving active may answer a hedged batch read (seed 004)
-        const e = this.committed.get(lp.pkey);
-        ok = !!e && !!e.active && (e.health === 'Healthy' || e.health === 'Degraded') && lp.followTag === tenureTag(e.active, e.activeSince) && e.inSync.some((m) => sameMember(m, this.me));
-      }
+      if (!ok && req.allowReplica) ok = this.mayAnswerHedged(lp);
       if (!ok) {
         items[i] = { status: this.notActiveStatus(lp, false), version: 0, value: null };
         continue;
@@ -1548,18 +1618,26 @@ export class NodeCore {
       }
       data.apply(op);
     }
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision });
+    if (msg.echo >= 0 && msg.leaseLeft > 0) {
+      const until = msg.echo + Math.min(REPLICA_READ_LEASE_MS, msg.leaseLeft);
+      if (!lp.readLease || lp.readLease.tag !== msg.tag) lp.readLease = { tag: msg.tag, until };
+      else if (until > lp.readLease.until) lp.readLease.until = until;
+    }
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now });
   }
 
-  private onRepAck(from: string, pkey: string, tag: string, rev: number, now: number): void {
-    const lp = this.parts.get(pkey);
+  private onRepAck(from: string, msg: Extract<ClusterMsg, { t: 'rep-ack' }>, now: number): void {
+    const lp = this.parts.get(msg.pkey);
     const act = lp?.act;
-    if (!lp || !act || act.tag !== tag) return;
+    if (!lp || !act || act.tag !== msg.tag) return;
     const f = act.followers.get(from);
     if (!f) return;
-    if (rev > f.acked) f.acked = rev;
+    if (msg.rev > f.acked) f.acked = msg.rev;
+    if (msg.at > f.ackAt) {
+      f.ackAt = msg.at;
+      f.ackRecvAt = now;
+    }
     this.progressPending(lp);
-    void now;
   }
 
   private onRepNack(from: string, pkey: string, tag: string): void {
@@ -1605,6 +1683,10 @@ export class NodeCore {
       lastSentAt: now,
       paceRev: -1,
       paceAt: -Infinity,
+      ackAt: -1,
+      ackRecvAt: -Infinity,
+      // a read lease granted to the previous link of the same incarnation may still run
+      grantUntil: prev && prev.member.inc === fromInc ? prev.grantUntil : -Infinity,
     };
     act.followers.set(from, link);
     this.counters.syncsServed++;
@@ -1631,7 +1713,7 @@ export class NodeCore {
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
     lp.lastRepAt = now;
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision });
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now });
   }
 
   private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
@@ -1672,6 +1754,8 @@ export class NodeCore {
       }
       return;
     }
+    // read leases lapse with time: writes that waited only for them may go now
+    if (act.pending.length > 0) this.progressPending(lp);
     // writes that waited too long for their replicas: the owner cannot tell their fate
     while (act.pending.length > 0 && now - act.pending[0].at > t.writeResolveTimeoutMs) this.answerIndeterminate(act.pending.shift()!);
     // replicas that do not keep up are reported to the leader (only it changes the in-sync set)

@@ -185,3 +185,51 @@ export function classifyFinal(h: KeyHistory, finalValueId: string | null): Final
   for (let i = lastOk + 1; i < w.length; i++) if (w[i].kind === 'delete' && w[i].outcome === 'info') return 'recovered';
   return 'lost';
 }
+
+/** One answer a read got: the value id read (null: absent), from which node, when it was served. */
+export interface ReadAnswer {
+  valueId: string | null;
+  /** Virtual time the node answered, ms. */
+  at: number;
+}
+
+/**
+ * Is a read stale (history-format.md v2 stale-read, judged at the instant the node answered,
+ * which is no earlier than the read's invocation): with W the last write of the key acknowledged
+ * to its client before that instant, the read returned a write ordered before W, or absent while
+ * W is not a delete and no delete after W had been invoked by then; and the key's final value
+ * holds W or a later write (a lost W is the loss rules' business, not the read's).
+ * @param h the key's writes, in order, all completed.
+ * @param r the read's answer.
+ * @param finalValueId the key's final value (null: absent).
+ * @returns W (the write the read missed), or null when the read is not stale.
+ */
+export function staleRead(h: KeyHistory, r: ReadAnswer, finalValueId: string | null): WriteRecordOf<KeyHistory> | null {
+  const ws = h.writes;
+  let wi = -1;
+  for (let i = ws.length - 1; i >= 0; i--) {
+    if (ws[i].outcome === 'ok' && ws[i].completeMs < r.at) {
+      wi = i;
+      break;
+    }
+  }
+  if (wi < 0) return null;
+  const w = ws[wi];
+  if (r.valueId !== null) {
+    const j = ws.findIndex((x) => x.valueId === r.valueId);
+    if (j < 0 || j >= wi) return null;
+  } else {
+    if (w.kind === 'delete') return null;
+    for (let i = wi + 1; i < ws.length; i++) if (ws[i].kind === 'delete' && ws[i].invokeMs < r.at) return null;
+  }
+  // the final value holds W or a later write
+  if (finalValueId !== null) {
+    const f = ws.findIndex((x) => x.valueId === finalValueId);
+    return f >= wi ? w : null;
+  }
+  for (let i = wi; i < ws.length; i++) if (ws[i].kind === 'delete' && ws[i].outcome !== 'fail') return w;
+  return null;
+}
+
+/** The write record type of a history. */
+type WriteRecordOf<H extends KeyHistory> = H['writes'][number];

@@ -279,4 +279,45 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // Hedged batch reads (seed 004's long-tail retry to another replica). With only "a sync
+    // store's in-sync replica may answer", n2, cut off (isolate) and dropped from the in-sync set
+    // by a commit it never heard of, answered sync3/k4 with #9 after the active n1 had
+    // acknowledged #10 without it. A replica now answers only within a read lease its active
+    // echoes back (the active acknowledges nothing the replica lacks while that lease may run).
+    name: 'a sync replica dropped from the in-sync set behind its back answers no hedged read with stale data',
+    schedule: {
+      seed: 2147483624,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 2651,
+      escalationTimeoutMs: 1572,
+      net: { minDelayMs: 0.45087859892633547, maxDelayMs: 0.45087859892633547, resetProbability: 0, clientMinDelayMs: 1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 27, thinkMaxMs: 31, readFraction: 0.3999999999999999, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 157, deadlineMs: 1003 },
+      faults: [
+        { atMs: 1040, kind: 'isolate', target: { kind: 'active', partition: 1 }, durationMs: 2927 },
+        { atMs: 1048, kind: 'bridge', target: { kind: 'leader' }, durationMs: 592 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // The same hole under a split: n2 answered sync3/k2 with #1 after #3 was acknowledged.
+    name: 'a sync replica on the minority side of a split answers no hedged read with stale data',
+    schedule: {
+      seed: -17,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4991,
+      escalationTimeoutMs: 2998,
+      net: { minDelayMs: 1.9999999999999984, maxDelayMs: 1.9999999999999984, resetProbability: 0.0003849741479742747, clientMinDelayMs: 0.1443061986258384, clientMaxDelayMs: 0.1443061986258384 },
+      workload: { writersPerStore: 3, keysPerWriter: 1, thinkMinMs: 8, thinkMaxMs: 13, readFraction: 0.39999999999999963, deleteFraction: 9.05023408282549e-177, maxAttempts: 3, attemptTimeoutMs: 658, deadlineMs: 3802 },
+      faults: [
+        { atMs: 1289, kind: 'split', target: { kind: 'active', partition: 8 }, durationMs: 3398 },
+        { atMs: 3554, kind: 'isolate-out', target: { kind: 'node', index: 0 }, durationMs: 416 },
+        { atMs: 27, kind: 'split', target: { kind: 'active', partition: 10 }, durationMs: 3160 },
+      ],
+      bootStaggerMs: 0,
+    },
+  },
 ];
