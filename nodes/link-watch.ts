@@ -12,10 +12,12 @@
  *
  * The receiving end acknowledges, on the same connection, how many bytes it has read (a
  * `link-ack`, at most every {@link LINK_ACK_MS}); the sending end keeps the times of its writes
- * that are not acknowledged yet. A link on which something written {@link LinkWatch.stalledFor}
- * longer than the bound ago is still unacknowledged delivers nothing: the shell destroys it (a
- * reset, so that no stale bytes trickle in later) and dials a fresh connection, which either
- * connects at once (healed) or keeps failing fast (connect timeout) while the cut lasts.
+ * that are not acknowledged yet. A link with something unacknowledged on which the peer has
+ * acknowledged nothing new for longer than the bound ({@link LinkWatch.stalledFor}) delivers
+ * nothing: the shell destroys it (a reset, so that no stale bytes trickle in later) and dials a
+ * fresh connection, which either connects at once (healed) or keeps failing fast (connect
+ * timeout) while the cut lasts. A large transfer whose acknowledgements keep coming is not a
+ * stall, however long it takes.
  *
  * Pure: no sockets, no clocks. The node shell (node-shell.ts) and the simulation
  * (sim/failover-sim.ts) drive it with their own time and byte counts.
@@ -42,6 +44,8 @@ export class LinkWatch {
   private head = 0;
   private sentTotal = 0;
   private ackedTotal = 0;
+  /** When the peer last acknowledged something new (-Infinity: never). */
+  private progressAt = -Infinity;
 
   /**
    * Records `units` more written at time `now` (ms).
@@ -58,12 +62,13 @@ export class LinkWatch {
   }
 
   /**
-   * The peer acknowledged `total` units read in all (cumulative; stale or repeated acks are
-   * ignored; an ack above what was sent is clamped: a confused peer cannot hide a stall).
+   * The peer acknowledged `total` units read in all, at `now` (ms; cumulative: stale or repeated
+   * acks are ignored; an ack above what was sent is clamped: a confused peer cannot hide a stall).
    */
-  acked(total: number): void {
-    if (!(total > this.ackedTotal)) return;
+  acked(total: number, now: number): void {
+    if (!(total > this.ackedTotal) || this.ackedTotal >= this.sentTotal) return;
     this.ackedTotal = Math.min(total, this.sentTotal);
+    this.progressAt = now;
     while (this.head < this.marks.length && this.marks[this.head].total <= this.ackedTotal) this.head++;
     if (this.head === this.marks.length) {
       this.marks.length = 0;
@@ -74,9 +79,14 @@ export class LinkWatch {
     }
   }
 
-  /** How long the oldest unacknowledged write has waited at `now`, ms (0 when all is acknowledged). */
+  /**
+   * How long the link has made no progress at `now`, ms: 0 when everything written is
+   * acknowledged; else the time since the later of the oldest unacknowledged write and the last
+   * acknowledgement of something new.
+   */
   stalledFor(now: number): number {
-    return this.head < this.marks.length ? Math.max(0, now - this.marks[this.head].at) : 0;
+    if (this.head >= this.marks.length) return 0;
+    return Math.max(0, now - Math.max(this.marks[this.head].at, this.progressAt));
   }
 
   /** Units written in all. */

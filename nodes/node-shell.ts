@@ -19,6 +19,8 @@ const TICK_MS = 20;
 const CONNECT_TIMEOUT_MS = 500;
 /** Delay before redialling a peer, ms. */
 const REDIAL_MS = 100;
+/** After a gap in our own ticks, links are not judged for this long, ms. */
+const LINK_CHECK_GRACE_MS = 200;
 /** A gap this long between two ticks is logged as an event-loop stall, ms. */
 const STALL_LOG_MS = 1_000;
 
@@ -75,6 +77,8 @@ export class NodeShell {
   private readonly t0 = performance.now();
   private readonly loop = new LoopDelayMonitor();
   private lastTickAt = -1;
+  /** Our own loop was stopped or blocked until then: links are not judged before their acks are read. */
+  private resumedAt = -Infinity;
 
   /**
    * @param config the validated cluster config; @param id this node's id.
@@ -111,6 +115,7 @@ export class NodeShell {
       const now = performance.now() - this.t0;
       // the loop was blocked (or the process stopped): say so in the node's own log (issue 11)
       if (this.lastTickAt >= 0 && now - this.lastTickAt > STALL_LOG_MS) this.log('event-loop-stall', { node: this.self.id, gapMs: Math.round(now - this.lastTickAt) });
+      if (this.lastTickAt >= 0 && now - this.lastTickAt > TICK_MS * 5) this.resumedAt = now;
       this.lastTickAt = now;
       this.core.tick();
       this.checkLinks();
@@ -265,7 +270,7 @@ export class NodeShell {
     const acks = new FrameReader(64);
     socket.on('data', (chunk) => {
       try {
-        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f));
+        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f), performance.now() - this.t0);
       } catch (e) {
         this.log('cluster-protocol-error', { to: p.cfg.id, message: (e as Error).message });
         socket.resetAndDestroy();
@@ -292,6 +297,9 @@ export class NodeShell {
    */
   private checkLinks(): void {
     const now = performance.now() - this.t0;
+    // after a gap in our own loop (SIGSTOP, a long task) the peers' acks wait unread in our socket
+    // buffers: let the loop read them before judging any link
+    if (now - this.resumedAt < LINK_CHECK_GRACE_MS) return;
     const bound = this.config.timing.linkStallMs;
     for (const p of this.peers.values()) {
       if (!p.connected || !p.socket || !p.watch) continue;
