@@ -32,6 +32,13 @@ const replay: Partial<fc.Parameters<unknown>> = {
   ...(process.env.ZARIS_SIM_PATH ? { path: process.env.ZARIS_SIM_PATH } : {}),
 };
 
+/**
+ * Wall-clock bound of one property test, ms. Hundreds of simulated schedules take 20-90 s on a
+ * busy 2-core machine; the bound only catches a hung run (the schedules themselves run on
+ * virtual time and never depend on the machine's speed).
+ */
+const SIM_TEST_TIMEOUT_MS = 600_000;
+
 /** Schedules per property (1,000+ in all). */
 const RUNS = { within: 420, withinFive: 80, beyond: 300, survivor: 160, amnesia: 80, determinism: 40 };
 
@@ -69,7 +76,7 @@ describe('failover simulation', () => {
     expect(t.writesOk).toBeGreaterThan(RUNS.within * 20);
     expect(t.faults).toBeGreaterThan(RUNS.within);
     expect(t.finalsChecked).toBeGreaterThan(RUNS.within * 3);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 
   it(`within budget on 5 nodes (${RUNS.withinFive} schedules)`, () => {
     const t = totals();
@@ -81,7 +88,7 @@ describe('failover simulation', () => {
     );
     expect(t.runs).toBe(RUNS.withinFive);
     expect(t.writesOk).toBeGreaterThan(RUNS.withinFive * 20);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 
   it(`beyond budget (crashes at any time, overlapping on 5 nodes): the safety invariants still hold (${RUNS.beyond} schedules)`, () => {
     const t = totals();
@@ -97,7 +104,7 @@ describe('failover simulation', () => {
     expect(t.runs).toBe(RUNS.beyond);
     expect(crashes).toBeGreaterThan(RUNS.beyond / 2);
     expect(t.writesOk).toBeGreaterThan(RUNS.beyond * 20);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 
   it(`a sole surviving in-sync replica ends up serving (RF3 on 5 nodes, RF2 on 3; ${RUNS.survivor} schedules)`, () => {
     let strips = 0;
@@ -114,7 +121,7 @@ describe('failover simulation', () => {
     expect(strips).toBe(RUNS.survivor);
     // a strip racing a drop the dead active had asked for does not test the property: keep them rare
     expect(voided).toBeLessThan(RUNS.survivor / 10);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 
   it(`after a majority of the nodes lost its memory at once, the cluster still comes back (liveness only; ${RUNS.amnesia} schedules)`, () => {
     let crashes = 0;
@@ -127,7 +134,7 @@ describe('failover simulation', () => {
       { numRuns: RUNS.amnesia, ...replay },
     );
     expect(crashes).toBeGreaterThan(RUNS.amnesia);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 
   it(`the same seed gives the same run, bit for bit (${RUNS.determinism} schedules, each run twice)`, () => {
     const digests = new Set<string>();
@@ -142,7 +149,7 @@ describe('failover simulation', () => {
     );
     // and different schedules do not collapse onto one run
     expect(digests.size).toBeGreaterThan(RUNS.determinism / 2);
-  });
+  }, SIM_TEST_TIMEOUT_MS);
 });
 
 /** A schedule that crashes partition actives and preferred primaries: failovers and failbacks. */
