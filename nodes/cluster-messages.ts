@@ -88,10 +88,12 @@ export type ClusterMsg =
    * The leader's heartbeat. Lease fields (issue 10: an owner's lease counts from when the leader's
    * message was SENT, measured on the owner's own clock, never from when it arrived):
    * `at`: the leader's clock when sent; `echo`: the `at` of this follower's latest hb-r the leader
-   * had received (the follower's clock; -1: none this term); `leaseLeft`: how long the leader's own
-   * quorum lease still ran when sent, ms (<= 0: none).
+   * had received (the follower's clock; -1: none this term), `echoInc` the incarnation whose clock
+   * that is (a restarted process's clock starts again near 0: an echo only ever counts for the
+   * incarnation that sent it); `leaseLeft`: how long the leader's own quorum lease still ran when
+   * sent, ms (<= 0: none).
    */
-  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; leaseLeft: number }
+  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; echoInc: string; leaseLeft: number }
   /** The answer: `at` the follower's clock when sent; `echo` the answered hb's `at` (the leader's clock). */
   | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[]; at: number; echo: number }
   | { t: 'propose'; term: number; entry: RuntimeEntry }
@@ -104,8 +106,8 @@ export type ClusterMsg =
    * active's own owner lease when sent, ms.
    */
   | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[]; echo: number; leaseLeft: number }
-  /** `at`: the replica's clock when sent (echoed back as its read lease's start). */
-  | { t: 'rep-ack'; pkey: string; tag: string; rev: number; at: number }
+  /** `at`: the clock of replica incarnation `inc` when sent (echoed back as its read lease's start). */
+  | { t: 'rep-ack'; pkey: string; tag: string; rev: number; at: number; inc: string }
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
   /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
   | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }

@@ -69,8 +69,12 @@ interface PeerView {
   silentConfirmed: boolean;
   /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
   deadIncs: Set<string>;
-  /** Leader: the term, follower-clock `at` and leader-clock `echo` of the peer's latest hb-r. */
+  /**
+   * Leader: the term, incarnation, follower-clock `at` (that incarnation's clock) and leader-clock
+   * `echo` of the peer's latest hb-r.
+   */
   hbrTerm: number;
+  hbrInc: string;
   hbrAt: number;
   hbrEcho: number;
 }
@@ -286,6 +290,7 @@ export class NodeCore {
         silentConfirmed: false,
         deadIncs: new Set(),
         hbrTerm: -1,
+        hbrInc: '',
         hbrAt: -1,
         hbrEcho: -Infinity,
       });
@@ -785,8 +790,8 @@ export class NodeCore {
     const leaseLeft = this.quorumLeaseUntil - now;
     for (const id of this.peerIds) {
       const p = this.peers.get(id)!;
-      const echo = p.hbrTerm === this.term ? p.hbrAt : -1;
-      this.env.send(id, { t: 'hb', term: this.term, seq: ls.hbSeq, committed, at: now, echo, leaseLeft });
+      const mine = p.hbrTerm === this.term;
+      this.env.send(id, { t: 'hb', term: this.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft });
     }
   }
 
@@ -810,7 +815,8 @@ export class NodeCore {
     }
     // the owner lease, from our own clock: the leader had heard our reply sent at msg.echo while
     // its quorum lease still ran for msg.leaseLeft (so it ends no later than msg.echo + leaseLeft)
-    if (msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
+    // (an echo of a time our clock gave: an earlier incarnation's clock is not ours)
+    if (msg.echoInc === this.inc && msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
   }
 
@@ -822,8 +828,10 @@ export class NodeCore {
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
-    if (peer.hbrTerm !== this.term || msg.at > peer.hbrAt) {
+    // `at` values compare only within one incarnation's clock (a restart starts it again)
+    if (peer.hbrTerm !== this.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
       peer.hbrTerm = this.term;
+      peer.hbrInc = msg.inc;
       peer.hbrAt = msg.at;
     }
     if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
@@ -1623,7 +1631,7 @@ export class NodeCore {
       if (!lp.readLease || lp.readLease.tag !== msg.tag) lp.readLease = { tag: msg.tag, until };
       else if (until > lp.readLease.until) lp.readLease.until = until;
     }
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now });
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now, inc: this.inc });
   }
 
   private onRepAck(from: string, msg: Extract<ClusterMsg, { t: 'rep-ack' }>, now: number): void {
@@ -1631,7 +1639,8 @@ export class NodeCore {
     const act = lp?.act;
     if (!lp || !act || act.tag !== msg.tag) return;
     const f = act.followers.get(from);
-    if (!f) return;
+    // an ack of an earlier incarnation of the follower (its clock, its data) is not this link's
+    if (!f || f.member.inc !== msg.inc) return;
     if (msg.rev > f.acked) f.acked = msg.rev;
     if (msg.at > f.ackAt) {
       f.ackAt = msg.at;
@@ -1713,7 +1722,7 @@ export class NodeCore {
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
     lp.lastRepAt = now;
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now });
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
   }
 
   private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {

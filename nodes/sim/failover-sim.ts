@@ -33,8 +33,8 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
  *   direction is cut, else `alive` — paused nodes included, as the kernel accepts for them.
  * - every message goes through the real cluster codec (v8 for control messages, the hand-made
  *   frame for `rep`), so no node ever shares an object with another.
- * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation and
- * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
+ * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation,
+ * empty memory and its own clock (starting near 0, as a process's monotonic clock does). A paused node neither ticks nor reads: what reaches it waits and is handled in
  * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
  * Clients (sim-client.ts) sit outside every grudge, as the harness does: a request to a crashed
  * node is refused, one to a paused node waits, one in flight when its node crashes breaks.
@@ -371,8 +371,12 @@ class Simulator {
     x.gen++;
     const gen = x.gen;
     const inc = `${x.id}.${x.restarts}.${this.rand.int(0, 0xffff).toString(16)}`;
+    // each incarnation has its own monotonic clock, as a process does (performance.now() from its
+    // start, from an arbitrary origin up to a minute away): a time one incarnation sent means
+    // nothing to the next
+    const clockOrigin = this.now - clockOffsetMs(this.s.seed, x.index, x.restarts);
     const env: CoreEnv = {
-      now: () => this.now,
+      now: () => this.now - clockOrigin,
       random: (() => {
         const r = this.rand.fork();
         return () => r.next();
@@ -1044,6 +1048,18 @@ class Simulator {
     h = Math.imul(h ^ Math.round(c * 1000), 0x01000193);
     this.digest = h;
   }
+}
+
+/**
+ * The origin offset of one incarnation's clock, ms in [0, 60,000): a hash of the schedule's seed,
+ * the node and its restart count, so that giving each incarnation its own clock draws nothing
+ * from the run's random stream (every kept schedule replays the events it always did).
+ */
+function clockOffsetMs(seed: number, node: number, restarts: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(node + 1, 0xc2b2ae35) ^ Math.imul(restarts + 1, 0x27d4eb2f);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
+  return ((h ^ (h >>> 15)) >>> 0) % 60_000;
 }
 
 function describeEntry(e: RuntimeEntry | undefined): string {

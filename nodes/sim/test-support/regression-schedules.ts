@@ -320,4 +320,27 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 0,
     },
   },
+  {
+    // Found by a 3-minute certify run (seed 4040), then here once each incarnation got its own
+    // clock: n2 crashed and came back (a new process, its clock starting again near 0); the
+    // leader went on echoing the old incarnation's larger reply times, never replaced by the new,
+    // smaller ones, and the new n2 took them as a lease far into its own future: isolated later,
+    // it acknowledged async3/1 writes after its successor had committed. An echo now names the
+    // incarnation whose clock it is.
+    name: 'a restarted owner takes no lease from an echo of its previous incarnation\'s clock',
+    schedule: {
+      seed: 5,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 9000,
+      escalationTimeoutMs: 1000,
+      net: { minDelayMs: 0.2, maxDelayMs: 2, resetProbability: 0, clientMinDelayMs: 0.1, clientMaxDelayMs: 0.5 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 2, thinkMaxMs: 10, readFraction: 0.2, deleteFraction: 0.05, maxAttempts: 3, attemptTimeoutMs: 500, deadlineMs: 3000 },
+      faults: [
+        { atMs: 500, kind: 'crash', target: { kind: 'node', index: 1 }, durationMs: 300 },
+        { atMs: 4500, kind: 'isolate', target: { kind: 'node', index: 1 }, durationMs: 3500 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
