@@ -34,8 +34,8 @@ describe('an owner paused past the escalation acknowledges nothing on resume', (
     const node = c.config.nodes.find((n) => n.id === owner)!;
     const direct = new NodeConnection({ host: node.host, port: node.clientPort });
     try {
-      // warm the connection, then stop the owner
-      expect((await direct.request({ op: Op.Put, store: 'async3', key: keysOf(0, 1)[0], value: Buffer.from('warm') }, 2_000)).status).toBe(KvStatus.Ok);
+      // warm the connection (the owner acknowledges), then stop it
+      await waitFor(async () => (await direct.request({ op: Op.Put, store: 'async3', key: keysOf(0, 1)[0], value: Buffer.from('warm') }, 2_000).catch(() => null))?.status === KvStatus.Ok, 15_000, `${owner} to acknowledge async3 writes`);
       await c.runtime.pause(owner);
       // wait for a promotion elsewhere (suspicion + escalation), then queue writes to the stopped owner
       let promoted: { active: string; epoch: number } | null = null;
