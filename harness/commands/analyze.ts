@@ -7,7 +7,7 @@ import { writeJunitXml } from '../../reports/junit.js';
 import type { Results } from '../../reports/results.js';
 import { buildResults, writeResultsJson } from '../../reports/results.js';
 import { UsageError } from '../usage-error.js';
-import { HistoryFormatError, parseHistory } from '../verifier/history.js';
+import { HistoryFormatError, parseHistory } from '../../ledger/history-format.js';
 import { verifyLedger } from '../verifier/verifier.js';
 import { LEDGER_FILE, openRunLedger } from './run-ledger.js';
 

@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { importHistory } from '../../ledger/history-import.js';
 import { META } from '../../ledger/schema.js';
 import { buildResults } from '../../reports/results.js';
-import { parseHistory } from './history.js';
+import { parseHistory } from '../../ledger/history-format.js';
 import { verifyLedger } from './verifier.js';
 
 const casesDir = process.env.ZARIS_CASES_DIR ?? path.resolve('../shared/cases');

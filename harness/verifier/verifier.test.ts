@@ -2,8 +2,8 @@ import type Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importHistory } from '../../ledger/history-import.js';
-import type { History, HistoryFault, HistoryWrite, WriteOp } from './history.js';
-import { NODES, PARTITIONS, STORES, build, finalState, planArb } from './test-support/random-history.js';
+import type { History, HistoryFault, HistoryWrite, WriteOp } from '../../ledger/history-format.js';
+import { NODES, PARTITIONS, STORES, build, finalState, planArb } from '../../ledger/test-support/random-history.js';
 import type { Verification } from './verifier.js';
 import { explainChunkQuery, verifyLedger } from './verifier.js';
 

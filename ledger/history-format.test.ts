@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HistoryFormatError, parseHistory, validateHistory } from './history.js';
+import { HistoryFormatError, parseHistory, validateHistory } from './history-format.js';
 import { build, planArb } from './test-support/random-history.js';
 
 const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
