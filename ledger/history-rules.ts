@@ -265,7 +265,9 @@ class Judge {
       // ack not from the active of the epoch it named
       const w = oks.find((x) => {
         const set = this.actives.get(`${pkey(x.store, x.partition)}\u0000${x.ack!.epoch}`);
-        return set !== undefined && [...set].some((a) => a !== x.ack!.node);
+        if (set === undefined) return false;
+        for (const a of set) if (a !== x.ack!.node) return true;
+        return false;
       });
       if (w !== undefined) return out('violation', 'ack-not-from-active', w.id);
     }
@@ -486,15 +488,30 @@ class Judge {
     if (s.revisions === undefined || s.inSync === undefined || s.active === null) return false;
     const T = s.t;
     const from = T - this.lag;
-    const replicas = s.replicas ?? this.replicasOf(s.store, s.partition);
-    if (this.h.faults.some((f) => f.nodes.some((n) => replicas.includes(n)) && inEffectDuring(f, from, T))) return false;
-    if (samples.some((x) => x.t >= from && x.t <= T && (x.active !== s.active || x.epoch !== s.epoch))) return false;
-    let ref: HistoryOwnership | undefined;
-    for (const x of samples) if (x.t <= from) ref = x;
+    // samples are sorted by time: the window [from, T] is samples[lo, hi); the reference is the
+    // last sample at or before `from`
+    const lo = firstIndex(samples, (x) => x.t >= from);
+    const hi = firstIndex(samples, (x) => x.t > T);
+    const ref = samples[firstIndex(samples, (x) => x.t > from) - 1] as HistoryOwnership | undefined;
     const target = ref?.revisions?.[s.active];
     if (target === undefined) return false;
-    return s.inSync.some((m) => s.revisions![m] !== undefined && s.revisions![m] < target);
+    if (!s.inSync.some((m) => s.revisions![m] !== undefined && s.revisions![m] < target)) return false;
+    for (let i = lo; i < hi; i++) if (samples[i].active !== s.active || samples[i].epoch !== s.epoch) return false;
+    const replicas = s.replicas ?? this.replicasOf(s.store, s.partition);
+    return !this.h.faults.some((f) => f.nodes.some((n) => replicas.includes(n)) && inEffectDuring(f, from, T));
   }
+}
+
+/** The first index of a sorted array at which `pred` holds (pred monotone: false...true), or its length. */
+function firstIndex<T>(a: readonly T[], pred: (x: T) => boolean): number {
+  let lo = 0;
+  let hi = a.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (pred(a[mid])) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 /**
