@@ -190,10 +190,10 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
   const bounds = db.prepare(
     'SELECT MIN(lo) AS lo, MAX(hi) AS hi FROM (SELECT MIN(key_id) AS lo, MAX(key_id) AS hi FROM writes UNION ALL SELECT MIN(key_id), MAX(key_id) FROM final_reads UNION ALL SELECT MIN(key_id), MAX(key_id) FROM reads)',
   ).get() as { lo: number | null; hi: number | null };
+  const scanner = new ChunkScanner(db, ctx);
   if (bounds.lo !== null && bounds.hi !== null) {
     const ranges: Array<[number, number]> = [];
     for (let lo = bounds.lo; lo <= bounds.hi; lo += chunk) ranges.push([lo, lo + chunk]);
-    const scanner = new ChunkScanner(db, ctx);
     if (opts.parallel !== false && ranges.length > 1 && parallelScanPossible(db, opts.parallelMinKeys ?? 20_000)) {
       new ParallelScan(db.name, ctx).run(ranges, (lo, hi) => scanner.scan(lo, hi), take);
     } else {
