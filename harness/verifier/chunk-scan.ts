@@ -53,20 +53,35 @@ export interface ChunkResult {
 const REGRESSION_UDF = 'zaris_first_regression';
 const ACKS_UDF = 'zaris_acks';
 
+/** What the acks aggregate learns of a key's `ok` writes (handed to JS by index, not serialized). */
+export interface AckFacts {
+  /** `ok` writes. */
+  nOk: number;
+  /** The last `ok` seq. */
+  lastOk: number;
+  /** The first `ok` non-delete write whose version is not above the one before; null none. */
+  reg: number | null;
+  /** The first `ok` write whose ack names fewer than 2 copies; null none. */
+  under: number | null;
+  /** The acks' distinct (epoch, node) pairs, with the first seq that carried each. */
+  pairs: Array<[epoch: number, node: string, firstSeq: number]>;
+  prevSeq: number;
+  prevVersion: number;
+}
+
 /**
- * v1: the first version regression of a key, as an SQL aggregate over (seq, version) of its `ok`
- * non-delete writes: the seq of the first write whose version is not above the one before
- * (null when none). It relies on receiving a key's rows in seq order, which the GROUP BY over
- * the writes table's (key_id, seq) primary key gives; it checks that order and throws rather
- * than answer from rows out of order. (An `ORDER BY seq` inside the call would enforce it in SQL
- * but costs ~20% of the pass: DESIGN.md §8.)
- *
- * v2: `zaris_acks(seq, version or NULL for a delete, epoch, node)` over a key's `ok` writes:
- * JSON `[firstRegression | null, epoch, node, firstSeq, ...]`, the distinct (epoch, node) pairs
- * of the acks with the seq of the first write that carried each (ack-not-from-active), in order
- * of first appearance.
+ * Registers the verifier's SQL functions on a connection:
+ * - `zaris_first_regression(seq, version)` (v1 tests and tools): over a key's `ok` non-delete
+ *   writes, the seq of the first write whose version is not above the one before (null none);
+ * - `zaris_acks(seq, version or NULL for a delete, epoch, node, copies)` over a key's `ok`
+ *   writes: an index into `sink` where the key's {@link AckFacts} were put (the caller reads and
+ *   clears it after each statement; no serialization).
+ * Both rely on receiving a key's rows in seq order, which the GROUP BY over the writes table's
+ * (key_id, seq) primary key gives; they check that order and throw rather than answer from rows
+ * out of order. (An `ORDER BY seq` inside the call would enforce it in SQL but costs ~20% of the
+ * pass: DESIGN.md §8.)
  */
-export function registerScanFunctions(db: Database.Database): void {
+export function registerScanFunctions(db: Database.Database, sink: AckFacts[] = []): void {
   type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
@@ -83,95 +98,63 @@ export function registerScanFunctions(db: Database.Database): void {
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  interface Acks {
-    prevVersion: number;
-    reg: number | null;
-    prevSeq: number;
-    epoch: number;
-    node: string;
-    /** [epoch, node, firstSeq] triples after the first. */
-    pairs: Array<[number, string, number]>;
-    firstSeq: number;
-  }
-  const ackStep = (s: Acks | null, seq: number, version: number | null, epoch: number, node: string): Acks => {
+  const ackStep = (s: AckFacts | null, seq: number, version: number | null, epoch: number | null, node: string | null, copies: number | null): AckFacts => {
     if (s === null) {
-      s = { prevVersion: -Infinity, reg: null, prevSeq: seq, epoch, node, pairs: [], firstSeq: seq };
-    } else {
-      if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
-      s.prevSeq = seq;
-      if (epoch !== s.epoch || node !== s.node) {
-        if (!s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
-      }
+      s = { nOk: 0, lastOk: seq, reg: null, under: null, pairs: [], prevSeq: -Infinity, prevVersion: -Infinity };
     }
+    if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
+    s.prevSeq = seq;
+    s.nOk++;
+    s.lastOk = seq;
     if (version !== null) {
       if (s.reg === null && version <= s.prevVersion) s.reg = seq;
       s.prevVersion = version;
     }
+    if (copies !== null && copies < 2 && s.under === null) s.under = seq;
+    if (epoch !== null && node !== null) {
+      const last = s.pairs[s.pairs.length - 1];
+      if (last === undefined || last[0] !== epoch || last[1] !== node) {
+        if (!s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
+      }
+    }
     return s;
   };
-  db.aggregate<Acks | null>(ACKS_UDF, {
+  db.aggregate<AckFacts | null>(ACKS_UDF, {
     start: null,
-    step: ackStep as unknown as (state: Acks | null, next: unknown) => Acks,
-    result: (s: Acks | null) => {
+    step: ackStep as unknown as (state: AckFacts | null, next: unknown) => AckFacts,
+    result: (s: AckFacts | null) => {
       if (s === null) return null;
-      const out: unknown[] = [s.reg, s.epoch, s.node, s.firstSeq];
-      for (const p of s.pairs) out.push(p[0], p[1], p[2]);
-      return JSON.stringify(out);
+      sink.push(s);
+      return sink.length - 1;
     },
   });
 }
 
 /**
  * Per key of a key_id range, in one ordered pass over the writes table (clustered by
- * (key_id, seq)): counts, the last `ok` seq, the latest delete whose outcome is ok or info (a
- * write still in flight counts as info), and (v1) the first version regression or (v2) the
- * acks' regression and (epoch, node) pairs and the first under-replicated ack. `k1` is the first
- * of unverified, unexpected, lost, phantom that applies (history-format.md); the rest is decided
- * in JS. `mw` is the write the final value names (same key only); `dw` the matched delete.
+ * (key_id, seq)): counts, the latest delete whose outcome is ok or info (a write still in flight
+ * counts as info) and, through `zaris_acks` over the `ok` writes, their count, the last one, the
+ * first version regression, the first under-replicated ack and the acks' (epoch, node) pairs.
+ * The keys and final reads of the range are read by their own range scans and merged in JS by
+ * key_id (cheaper than a lookup per key); the rules are applied in JS ({@link ChunkScanner}).
  */
-function chunkSql(v2: boolean): string {
-  return `
-  SELECT k.store, k.partition, a.key_id, a.n, a.n_ok, a.n_fail,
-    CASE
-      WHEN fr.key_id IS NULL OR fr.unreadable <> 0 THEN 'unverified'
-      WHEN fr.value IS NOT NULL AND mw.seq IS NULL THEN 'unexpected'
-      WHEN a.last_ok > (CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END) THEN 'lost'
-      WHEN mw.outcome = 'fail' THEN 'phantom'
-    END AS k1,
-    a.last_ok, a.acks,
-    CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END AS matched_seq,
-    (mw.seq IS NOT NULL AND mw.outcome IS NOT 'ok') ${v2 ? `OR (fr.value IS NULL AND dw.seq IS NOT NULL AND dw.outcome IS NOT 'ok')` : ''} AS recovered,
-    ${v2 ? 'a.first_under' : 'NULL'} AS first_under,
-    (fr.key_id IS NOT NULL) AS has_read
-  FROM (
-    SELECT key_id, COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'ok') AS n_ok,
-           COUNT(*) FILTER (WHERE outcome = 'fail') AS n_fail,
-           MAX(seq) FILTER (WHERE outcome = 'ok') AS last_ok,
-           MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail') AS last_del,
-           ${
-             v2
-               ? `MIN(seq) FILTER (WHERE outcome = 'ok' AND ack_copies < 2) AS first_under,
-           ${ACKS_UDF}(seq, CASE WHEN op <> 'delete' THEN ack_version END, ack_epoch, ack_node) FILTER (WHERE outcome = 'ok') AS acks`
-               : `${REGRESSION_UDF}(seq, ack_version) FILTER (WHERE outcome = 'ok' AND op <> 'delete') AS acks`
-           }
-    FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id
-  ) AS a
-  JOIN keys k ON k.key_id = a.key_id
-  LEFT JOIN final_reads fr ON fr.key_id = a.key_id
-  LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = a.key_id AND mw.key_id = a.key_id AND mw.seq = fr.value_seq
-  ${v2 ? `LEFT JOIN writes dw ON fr.value IS NULL AND dw.key_id = a.key_id AND dw.seq = a.last_del` : ''}`;
-}
+const WRITES_SQL = `
+  SELECT key_id, COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'fail') AS n_fail,
+         MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail') AS last_del,
+         ${ACKS_UDF}(seq, CASE WHEN op <> 'delete' THEN ack_version END, ack_epoch, ack_node, ack_copies) FILTER (WHERE outcome = 'ok') AS acks
+  FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
+type WritesRow = [keyId: number, n: number, nFail: number, lastDel: number | null, acks: number | null];
 
-type ChunkRow = [
-  store: string, partition: number, keyId: number, n: number, nOk: number, nFail: number, k1: KeyFindingKind | null,
-  lastOk: number | null, acks: string | number | null, matchedSeq: number | null, recovered: number | null, firstUnder: number | null,
-  hasRead: number,
-];
+const KEYS_SQL = 'SELECT key_id, store, partition FROM keys WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id';
+type KeysRow = [keyId: number, store: string, partition: number];
 
-/** Final reads of a key_id range whose key has no write: only `unexpected` can apply. */
-const READ_ONLY_KEYS_SQL = `
-  SELECT fr.key_id, k.store, fr.value, fr.unreadable FROM final_reads fr JOIN keys k ON k.key_id = fr.key_id
-  WHERE fr.key_id >= @lo AND fr.key_id < @hi AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.key_id = fr.key_id)`;
+/** The final reads of a range, with the write a value names (same key only): its seq and outcome. */
+const FINALS_SQL = `
+  SELECT fr.key_id, fr.unreadable, fr.value IS NULL AS absent, mw.seq, mw.outcome
+  FROM final_reads fr
+  LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = fr.key_id AND mw.key_id = fr.key_id AND mw.seq = fr.value_seq
+  WHERE fr.key_id >= @lo AND fr.key_id < @hi ORDER BY fr.key_id`;
+type FinalsRow = [keyId: number, unreadable: number, absent: number, mseq: number | null, moutcome: string | null];
 
 /**
  * The `ok` reads of a key_id range (v2) that may have a finding, in (key, invoke, order recorded)
@@ -214,9 +197,10 @@ const READ_KIND: Record<number, ReadFindingKind> = { 1: 'unexpected-read', 2: 'p
  * on any connection to the ledger (the verifier's worker thread opens its own).
  */
 export class ChunkScanner {
-  private readonly chunk: Database.Statement;
-  private readonly readOnlyKeys: Database.Statement;
-  private readonly readsInRange: Database.Statement;
+  private readonly writesSt: Database.Statement;
+  private readonly keysSt: Database.Statement;
+  private readonly finalsSt: Database.Statement;
+  private readonly outcomeAt: Database.Statement;
   private readonly reads: Database.Statement | null;
   private readonly lastOkBefore: Database.Statement;
   private readonly deleteAfter: Database.Statement;
@@ -226,16 +210,18 @@ export class ChunkScanner {
   private readonly keyStore: Database.Statement;
   private readonly actives = new Map<string, Map<number, string[]>>();
   private readonly syncReplicated: Set<string>;
-  private readonly ackCache = new Map<string, [number | null, Array<[number, string, number]>]>();
+  /** The acks aggregate's per-key facts of the statement being read (cleared per chunk). */
+  private readonly sink: AckFacts[] = [];
 
   constructor(
     db: Database.Database,
     private readonly ctx: ScanContext,
   ) {
-    registerScanFunctions(db);
-    this.chunk = db.prepare(chunkSql(ctx.v2)).raw(true);
-    this.readOnlyKeys = db.prepare(READ_ONLY_KEYS_SQL).raw(true);
-    this.readsInRange = db.prepare('SELECT COUNT(*) FROM final_reads WHERE key_id >= @lo AND key_id < @hi').pluck();
+    registerScanFunctions(db, this.sink);
+    this.writesSt = db.prepare(WRITES_SQL).raw(true);
+    this.keysSt = db.prepare(KEYS_SQL).raw(true);
+    this.finalsSt = db.prepare(FINALS_SQL).raw(true);
+    this.outcomeAt = db.prepare('SELECT outcome FROM writes WHERE key_id = ? AND seq = ?').pluck();
     this.reads = ctx.v2 ? db.prepare(READS_SQL).raw(true) : null;
     this.lastOkBefore = db.prepare("SELECT seq, op FROM writes WHERE key_id = ? AND outcome = 'ok' AND complete_ms < ? ORDER BY seq DESC LIMIT 1");
     this.deleteAfter = db.prepare("SELECT 1 FROM writes WHERE key_id = ? AND op = 'delete' AND seq > ? AND invoke_ms < ? LIMIT 1").pluck();
@@ -254,12 +240,13 @@ export class ChunkScanner {
 
   /** EXPLAIN QUERY PLAN of the per-range writes statement (details, in order). */
   explain(): string[] {
-    return (this.chunk.database.prepare(`EXPLAIN QUERY PLAN ${chunkSql(this.ctx.v2)}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail);
+    const db = this.writesSt.database;
+    return [WRITES_SQL, KEYS_SQL, FINALS_SQL].flatMap((q) => (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail));
   }
 
   /** EXPLAIN QUERY PLAN of the per-range reads statement (v2). */
   explainReads(): string[] {
-    return (this.chunk.database.prepare(`EXPLAIN QUERY PLAN ${READS_SQL}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail);
+    return (this.writesSt.database.prepare(`EXPLAIN QUERY PLAN ${READS_SQL}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail);
   }
 
   /** Scans keys with lo <= key_id < hi. */
@@ -267,85 +254,92 @@ export class ChunkScanner {
     const range = { lo, hi };
     const counts = new Map<string, [string, number, number, number]>();
     const candidates: KeyCandidate[] = [];
-    const rows = this.chunk.all(range) as ChunkRow[];
-    let withRead = 0;
-    for (const r of rows) {
-      const [store, partition, keyId, n, nOk, nFail, k1, lastOk, acks, matchedSeq, recovered, firstUnder, hasRead] = r;
+    this.sink.length = 0;
+    const writes = this.writesSt.all(range) as WritesRow[];
+    const keyRows = this.keysSt.all(range) as KeysRow[];
+    const finals = this.finalsSt.all(range) as FinalsRow[];
+    let keys = 0;
+    // merge by key_id: every list is in key order; a key counts when it has writes or a final read
+    let ki = 0;
+    let fi = 0;
+    let wi = 0;
+    while (wi < writes.length || fi < finals.length) {
+      const wKey = wi < writes.length ? writes[wi][0] : Infinity;
+      const fKey = fi < finals.length ? finals[fi][0] : Infinity;
+      const keyId = Math.min(wKey, fKey);
+      while (ki < keyRows.length && keyRows[ki][0] < keyId) ki++;
+      if (ki >= keyRows.length || keyRows[ki][0] !== keyId) throw new Error(`ledger: key ${keyId} has writes or a final read but no row in keys`);
+      const [, store, partition] = keyRows[ki];
+      const w = wKey === keyId ? writes[wi++] : null;
+      const f = fKey === keyId ? finals[fi++] : null;
+      keys++;
+      if (w === null) {
+        // a key read at the end that no write names: a value there names no write (unexpected)
+        if (f![1] === 0 && f![2] === 0) candidates.push({ keyId, store, kind: 'unexpected', seq: null, matchedSeq: null });
+        continue;
+      }
+      const [, n, nFail, lastDel, acksAt] = w;
+      const acks = acksAt === null ? null : this.sink[acksAt];
       let c = counts.get(store);
       if (c === undefined) counts.set(store, (c = [store, 0, 0, 0]));
       c[1] += n;
-      c[2] += nOk;
+      c[2] += acks === null ? 0 : acks.nOk;
       c[3] += nFail;
-      withRead += hasRead;
-      const cand = this.keyKind(store, partition, k1, lastOk, acks, matchedSeq, recovered, firstUnder);
-      if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: k1 === 'unverified' || k1 === 'unexpected' ? null : matchedSeq });
+      const absent = f !== null && f[2] === 1;
+      const mseq = f === null ? null : f[3];
+      // the final read matches its write, else (absent) the latest ok/info delete, else seq 0
+      const matched = absent ? (lastDel ?? 0) : mseq;
+      const cand = this.keyKind(keyId, store, partition, f === null || f[1] !== 0, !absent && mseq === null, matched, f !== null && f[4] === 'fail', acks, absent ? lastDel : null, f === null ? null : f[4]);
+      if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: cand[0] === 'unverified' || cand[0] === 'unexpected' ? null : matched });
     }
-    let keys = rows.length;
-    if ((this.readsInRange.get(range) as number) > withRead) {
-      // keys read at the end that no write names: a value there names no write (unexpected)
-      for (const [keyId, store, value, unreadable] of this.readOnlyKeys.all(range) as Array<[number, string, string | null, number]>) {
-        keys++;
-        if (unreadable === 0 && value !== null) candidates.push({ keyId, store, kind: 'unexpected', seq: null, matchedSeq: null });
-      }
-    }
+    this.sink.length = 0;
     const reads = this.reads === null ? [] : this.readFindings(range);
     return { counts: [...counts.values()], keys, candidates, reads };
   }
 
+  /**
+   * A key's own finding (history-format.md, first that applies): unverified, unexpected, lost,
+   * phantom, (v2) under-replicated-ack, ack-not-from-active, version-regression, recovered; with
+   * the seq of the write it names.
+   */
   private keyKind(
+    keyId: number,
     store: string,
     partition: number,
-    k1: KeyFindingKind | null,
-    lastOk: number | null,
-    acks: string | number | null,
-    matchedSeq: number | null,
-    recovered: number | null,
-    firstUnder: number | null,
+    unverified: boolean,
+    unexpected: boolean,
+    matched: number | null,
+    phantom: boolean,
+    acks: AckFacts | null,
+    matchedDelete: number | null,
+    matchedOutcome: string | null,
   ): [KeyFindingKind, number | null] | null {
-    switch (k1) {
-      case 'unverified':
-      case 'lost':
-        return [k1, lastOk];
-      case 'unexpected':
-        return [k1, null];
-      case 'phantom':
-        return [k1, matchedSeq];
-      default:
-    }
-    let reg: number | null;
-    if (this.ctx.v2) {
-      if (firstUnder !== null && this.syncReplicated.has(store)) return ['under-replicated-ack', firstUnder];
-      const [r, pairs] = this.parseAcks(acks as string | null);
-      reg = r;
+    const lastOk = acks === null ? null : acks.lastOk;
+    if (unverified) return ['unverified', lastOk];
+    if (unexpected) return ['unexpected', null];
+    if (lastOk !== null && lastOk > (matched as number)) return ['lost', lastOk];
+    if (phantom) return ['phantom', matched];
+    if (acks !== null && this.ctx.v2) {
+      if (acks.under !== null && this.syncReplicated.has(store)) return ['under-replicated-ack', acks.under];
       const epochs = this.actives.get(`${store}\u0000${partition}`);
       if (epochs !== undefined) {
         let bad: number | null = null;
-        for (const [epoch, node, seq] of pairs) {
+        for (const [epoch, node, seq] of acks.pairs) {
           const list = epochs.get(epoch);
           if (list !== undefined && list.some((a) => a !== node) && (bad === null || seq < bad)) bad = seq;
         }
         if (bad !== null) return ['ack-not-from-active', bad];
       }
-    } else {
-      reg = acks as number | null;
     }
-    if (reg !== null) return ['version-regression', reg];
-    if (recovered) return ['recovered', matchedSeq];
+    if (acks !== null && acks.reg !== null) return ['version-regression', acks.reg];
+    // recovered: the final value is a write not acknowledged (info, or still in flight); v2 also
+    // an absent value matching a delete not acknowledged
+    if (matchedDelete === null) {
+      if (matched !== null && matched > 0 && matchedOutcome !== 'ok') return ['recovered', matched];
+    } else if (this.ctx.v2 && this.outcomeAt.get(keyId, matchedDelete) !== 'ok') {
+      return ['recovered', matchedDelete];
+    }
     return null;
-  }
-
-  private parseAcks(text: string | null): [number | null, Array<[number, string, number]>] {
-    if (text === null) return [null, []];
-    let v = this.ackCache.get(text);
-    if (v === undefined) {
-      const a = JSON.parse(text) as unknown[];
-      const pairs: Array<[number, string, number]> = [];
-      for (let i = 1; i < a.length; i += 3) pairs.push([a[i] as number, a[i + 1] as string, a[i + 2] as number]);
-      v = [a[0] as number | null, pairs];
-      if (this.ackCache.size > 50_000) this.ackCache.clear();
-      this.ackCache.set(text, v);
-    }
-    return v;
   }
 
   /** The key's read findings of a range: per key, the earliest read (by invoke) with a confirmed finding. */
