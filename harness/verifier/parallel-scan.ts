@@ -46,6 +46,8 @@ export class ParallelScan {
     const worker = new Worker(distPath(import.meta.url, 'harness/verifier/parallel-scan.js'), {
       workerData: { zarisScan: true, path: this.path, ctx: this.ctx, ranges, shared, port: port2 },
       transferList: [port2],
+      // a small isolate: the worker holds one range's rows at a time (memory stays flat)
+      resourceLimits: { maxOldGenerationSizeMb: 96, maxYoungGenerationSizeMb: 8 },
     });
     let workerDone = false;
     let failure: Error | null = null;
