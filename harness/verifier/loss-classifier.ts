@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import type { FindingClass } from '../../ledger/history-rules.js';
 import { CrashTimeline } from './crash-timeline.js';
 import { crashInstant, inEffectDuring, pkey, type FaultFact, type RunFacts } from './run-facts.js';
-import type { SampleFacts } from './sample-pass.js';
+import type { EpochOwner, SampleFacts } from './sample-pass.js';
 
 /** The lost write L as the classifier reads it (a row of `writes`). */
 export interface AckRow {
@@ -77,9 +77,10 @@ export class LossClassifier {
       replicatedIn: db
         .prepare('SELECT 1 FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ? AND replicated_revision >= ? LIMIT 1')
         .pluck(),
-      takeover: db.prepare(
-        'SELECT t_ms, active FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY t_ms, rowid LIMIT 1',
-      ),
+      sameInstant: db
+        .prepare('SELECT active FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1')
+        .pluck(),
+      firstShowing: db.prepare('SELECT t_ms FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND epoch = ? AND active = ? ORDER BY t_ms, rowid LIMIT 1').pluck(),
       window: db.prepare('SELECT replicated_revision, revisions FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ?').raw(true),
       prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
       backInSync: db
@@ -150,21 +151,14 @@ export class LossClassifier {
     //    higher epoch and another active (te = its time); the earlier
     const crash = this.crashes.firstCrashAtOrAfter(owner, t);
     const crashTe = crash === null ? Infinity : crash.start;
-    const taker = this.st.takeover.get(store, partition, t, crashTe, epoch, owner) as { t_ms: number; active: string } | undefined;
-    const sampleTe = taker === undefined ? Infinity : taker.t_ms;
+    const owners = this.samples?.owners.get(pkey(store, partition)) ?? [];
+    const taker = this.firstTakeover(store, partition, owners, t, crashTe, epoch, owner);
+    const sampleTe = taker === null ? Infinity : taker.t;
     const te = Math.min(crashTe, sampleTe);
     if (te === Infinity) return no('its owner neither crashed nor lost the partition to another node at a higher epoch');
     const byCrash = crashTe <= sampleTe;
     const takes = (n: string): boolean => (byCrash ? n !== owner : n === taker!.active);
-    // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
-    for (const [rr, revText] of this.st.window.iterate(store, partition, t, te, epoch) as IterableIterator<[number, string | null]>) {
-      if (revText === null) {
-        if (rr >= revision) return no('a sample showed its revision replicated before the takeover');
-      } else {
-        const revs = JSON.parse(revText) as Record<string, number>;
-        if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) return no('the node that took over held its revision before the takeover');
-      }
-    }
+    // (the conditions are a conjunction: the cheap ones, on the faults in memory, come first)
     // 4. disrupted in time: a fault on the owner or the node that took over within [t, t + lag]
     const touches = (f: FaultFact): boolean => f.nodes.includes(owner) || f.nodes.some((n) => takes(n) && (!byCrash || replicas.includes(n)));
     const disrupting = this.facts.faults.find((f) => touches(f) && inEffectDuring(f, t, t + this.facts.asyncLagMaxMs));
@@ -182,8 +176,17 @@ export class LossClassifier {
       if (cut !== undefined) return no(`its owner had been cut off from a majority by ${cut.name} for longer than its lease (${lease} ms) when the write was invoked`);
     }
     // not deposed before the invoke
-    const deposed = (this.samples?.owners.get(pkey(store, partition)) ?? []).find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner);
+    const deposed = owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner);
     if (deposed !== undefined) return no(`its owner had been seen deposed (epoch ${deposed.epoch}, active ${deposed.active}) before the write was invoked`);
+    // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
+    for (const [rr, revText] of this.st.window.iterate(store, partition, t, te, epoch) as IterableIterator<[number, string | null]>) {
+      if (revText === null) {
+        if (rr >= revision) return no('a sample showed its revision replicated before the takeover');
+      } else {
+        const revs = JSON.parse(revText) as Record<string, number>;
+        if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) return no('the node that took over held its revision before the takeover');
+      }
+    }
     const ev: LossEvidence = {
       rule: 'async-ack',
       ackMs: t,
@@ -196,12 +199,40 @@ export class LossClassifier {
     if (byCrash) {
       Object.assign(ev, { faultId: crash!.faultId, fault: this.name(crash!.faultId), crashedNode: owner, crashMs: crashTe });
       // the node that took over after the crash: the next active at a higher epoch, when sampled
-      const next = this.st.takeover.get(store, partition, te, Infinity, epoch, owner) as { t_ms: number; active: string } | undefined;
-      if (next !== undefined) ev.takeoverNode = next.active;
+      const next = this.firstTakeover(store, partition, owners, te, Infinity, epoch, owner);
+      if (next !== null) ev.takeoverNode = next.active;
     } else {
       ev.takeoverNode = taker!.active;
     }
     return ev;
+  }
+
+  /**
+   * The earliest sample in [from, until] showing an epoch above `epoch` and an active other than
+   * `owner` (ties: the first recorded), found from the partition's (epoch, active) pairs and their
+   * first and last sample times, with one indexed query per pair seen before `from` and after it.
+   */
+  private firstTakeover(
+    store: string,
+    partition: number,
+    owners: EpochOwner[],
+    from: number,
+    until: number,
+    epoch: number,
+    owner: string,
+  ): { t: number; active: string } | null {
+    let best: { t: number; active: string; order: number } | null = null;
+    owners.forEach((o, order) => {
+      if (o.epoch <= epoch || o.active === owner || o.lastMs < from) return;
+      const t = o.firstMs >= from ? o.firstMs : (this.st.firstShowing.get(store, partition, from, o.epoch, o.active) as number);
+      if (t > until) return;
+      if (best === null || t < best.t) best = { t, active: o.active, order };
+    });
+    if (best === null) return null;
+    const b = best as { t: number; active: string };
+    // two pairs first shown at the same instant: the one recorded first
+    const tie = this.st.sameInstant.get(store, partition, b.t, epoch, owner) as string | undefined;
+    return { t: b.t, active: tie ?? b.active };
   }
 
   /** v2 beyond-budget: the earliest s >= t at which every replica is down or was out of sync at the ack. */

@@ -10,11 +10,12 @@ export interface PartitionFinding {
   detail: Record<string, unknown>;
 }
 
-/** One (epoch, active) of a partition: when samples first showed it. */
-interface EpochOwner {
+/** One (epoch, active) of a partition: when samples first and last showed it. */
+export interface EpochOwner {
   epoch: number;
   active: string;
   firstMs: number;
+  lastMs: number;
 }
 
 /** What the sample pass learned, for the per-key and per-loss rules. */
@@ -23,7 +24,7 @@ export interface SampleFacts {
   findings: PartitionFinding[];
   /** `store\0partition` -> epoch -> the non-null actives its samples showed. */
   actives: Map<string, Map<number, Set<string>>>;
-  /** `store\0partition` -> its (epoch, active) pairs with the first time seen. */
+  /** `store\0partition` -> its (epoch, active) pairs with the first and last time seen. */
   owners: Map<string, EpochOwner[]>;
   /** Partitions with at least one sample carrying an in-sync set. */
   withInSync: Set<string>;
@@ -155,7 +156,9 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
           if (set.size > 1 && !found.has('epoch-conflict')) found.set('epoch-conflict', { epoch, actives: [...set], tMs: t });
         }
         const ok = `${epoch}\u0000${active}`;
-        if (!owners.has(ok)) owners.set(ok, { epoch, active, firstMs: t });
+        const seen = owners.get(ok);
+        if (seen === undefined) owners.set(ok, { epoch, active, firstMs: t, lastMs: t });
+        else seen.lastMs = t;
       }
       if (node !== null) {
         const prev = nodeEpoch.get(node);
