@@ -94,6 +94,8 @@ const keyArb = fc.record({
 /** A random v2 plan. */
 export const planV2Arb = fc.record({
   run: runArb,
+  /** 0 (1 plan in 12): nothing is acknowledged, no reads, no samples: a run that tested nothing. */
+  quiet: fc.nat(11),
   keys: fc.array(keyArb, { minLength: 1, maxLength: 6 }),
   faults: fc.array(faultArb, { maxLength: 6 }),
   samples: fc.array(sampleArb, { maxLength: 16 }),
@@ -110,6 +112,13 @@ function stateAfter(ws: HistoryWrite[], applied: boolean[], upTo: number): strin
 
 /** Builds the zaris-history/2 of a plan (valid by construction: the parser accepts it). */
 export function buildV2(plan: PlanV2): History {
+  if (plan.quiet === 0) {
+    plan = {
+      ...plan,
+      samples: [],
+      keys: plan.keys.map((k) => ({ ...k, reads: [], final: 'model', ops: k.ops.map((o) => ({ ...o, outcome: o.outcome === 'ok' ? 'fail' : o.outcome })) })),
+    };
+  }
   const r = plan.run;
   const run: HistoryRun = { status: r.status as HistoryRun['status'], inconclusiveReason: r.reason, beyondBudget: r.beyondBudget, asyncLagMaxMs: r.lag, selfTestBug: r.bug };
   if (r.lease !== undefined) run.leaseMs = r.lease;
