@@ -51,37 +51,57 @@ export interface ChunkResult {
 }
 
 const REGRESSION_UDF = 'zaris_first_regression';
-const ACKS_UDF = 'zaris_acks';
+const KEY_UDF = 'zaris_key';
 
-/** What the acks aggregate learns of a key's `ok` writes (handed to JS by index, not serialized). */
-export interface AckFacts {
-  /** `ok` writes. */
+/** Outcome codes of a write row as `zaris_key` receives them (plus {@link DELETE_BIT} for a delete). */
+const OK = 0;
+const FAIL = 1;
+/** info, or still in flight (outcome NULL): the store may or may not have applied it. */
+const INDETERMINATE = 2;
+const DELETE_BIT = 4;
+
+/**
+ * What `zaris_key` learns of one key's writes in a single pass (handed to JS by index into the
+ * scanner's sink, not serialized).
+ */
+export interface KeyFacts {
+  /** Writes of the key (rows). */
+  n: number;
   nOk: number;
-  /** The last `ok` seq. */
-  lastOk: number;
+  nFail: number;
+  /** The last `ok` seq; null none. */
+  lastOk: number | null;
+  /** The latest delete whose outcome is ok or indeterminate; null none. */
+  lastDel: number | null;
   /** The first `ok` non-delete write whose version is not above the one before; null none. */
   reg: number | null;
   /** The first `ok` write whose ack names fewer than 2 copies; null none. */
   under: number | null;
-  /** The acks' distinct (epoch, node) pairs, with the first seq that carried each. */
+  /** The acks' distinct (epoch, node) pairs with the first seq that carried each. */
   pairs: Array<[epoch: number, node: string, firstSeq: number]>;
+  firstSeq: number;
   prevSeq: number;
   prevVersion: number;
+  /** Seqs not `ok` (fail or indeterminate) -> their outcome code. */
+  notOk: Map<number, number> | null;
+  /** Every seq, once the key's seqs stop being consecutive (imported histories may skip). */
+  allSeqs: Set<number> | null;
 }
 
 /**
  * Registers the verifier's SQL functions on a connection:
- * - `zaris_first_regression(seq, version)` (v1 tests and tools): over a key's `ok` non-delete
+ * - `zaris_first_regression(seq, version)` (v1 tools and tests): over a key's `ok` non-delete
  *   writes, the seq of the first write whose version is not above the one before (null none);
- * - `zaris_acks(seq, version or NULL for a delete, epoch, node, copies)` over a key's `ok`
- *   writes: an index into `sink` where the key's {@link AckFacts} were put (the caller reads and
- *   clears it after each statement; no serialization).
+ * - `zaris_key(seq, code, version, epoch, node, copies)` over all of a key's writes (code: 0 ok,
+ *   1 fail, 2 indeterminate, +4 for a delete): an index into `sink` where the key's
+ *   {@link KeyFacts} were put (the caller reads and clears it after each statement).
  * Both rely on receiving a key's rows in seq order, which the GROUP BY over the writes table's
  * (key_id, seq) primary key gives; they check that order and throw rather than answer from rows
  * out of order. (An `ORDER BY seq` inside the call would enforce it in SQL but costs ~20% of the
- * pass: DESIGN.md §8.)
+ * pass: DESIGN.md §8.) One JS call per write row is the verifier's main cost: everything it
+ * needs of a key's writes is taken from that one call.
  */
-export function registerScanFunctions(db: Database.Database, sink: AckFacts[] = []): void {
+export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = []): void {
   type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
@@ -98,31 +118,43 @@ export function registerScanFunctions(db: Database.Database, sink: AckFacts[] = 
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  const ackStep = (s: AckFacts | null, seq: number, version: number | null, epoch: number | null, node: string | null, copies: number | null): AckFacts => {
+  const keyStep = (s: KeyFacts | null, seq: number, code: number, version: number | null, epoch: number | null, node: string | null, copies: number | null): KeyFacts => {
     if (s === null) {
-      s = { nOk: 0, lastOk: seq, reg: null, under: null, pairs: [], prevSeq: -Infinity, prevVersion: -Infinity };
+      s = { n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1, prevVersion: -Infinity, notOk: null, allSeqs: null };
     }
     if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
+    if (seq !== s.prevSeq + 1 && s.allSeqs === null) {
+      // not consecutive: remember every seq from here on (and the ones before: firstSeq..prevSeq)
+      s.allSeqs = new Set();
+      for (let x = s.firstSeq; x <= s.prevSeq; x++) s.allSeqs.add(x);
+    }
+    if (s.allSeqs !== null) s.allSeqs.add(seq);
     s.prevSeq = seq;
-    s.nOk++;
-    s.lastOk = seq;
-    if (version !== null) {
-      if (s.reg === null && version <= s.prevVersion) s.reg = seq;
-      s.prevVersion = version;
-    }
-    if (copies !== null && copies < 2 && s.under === null) s.under = seq;
-    if (epoch !== null && node !== null) {
-      const last = s.pairs[s.pairs.length - 1];
-      if (last === undefined || last[0] !== epoch || last[1] !== node) {
-        if (!s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
+    s.n++;
+    const outcome = code & 3;
+    if (outcome === OK) {
+      s.nOk++;
+      s.lastOk = seq;
+      if (code === OK && version !== null) {
+        if (s.reg === null && version <= s.prevVersion) s.reg = seq;
+        s.prevVersion = version;
       }
+      if (copies !== null && copies < 2 && s.under === null) s.under = seq;
+      if (epoch !== null && node !== null) {
+        const last = s.pairs[s.pairs.length - 1];
+        if ((last === undefined || last[0] !== epoch || last[1] !== node) && !s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
+      }
+    } else {
+      if (outcome === FAIL) s.nFail++;
+      (s.notOk ??= new Map()).set(seq, outcome);
     }
+    if (code >= DELETE_BIT && outcome !== FAIL) s.lastDel = seq;
     return s;
   };
-  db.aggregate<AckFacts | null>(ACKS_UDF, {
+  db.aggregate<KeyFacts | null>(KEY_UDF, {
     start: null,
-    step: ackStep as unknown as (state: AckFacts | null, next: unknown) => AckFacts,
-    result: (s: AckFacts | null) => {
+    step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
+    result: (s: KeyFacts | null) => {
       if (s === null) return null;
       sink.push(s);
       return sink.length - 1;
@@ -130,31 +162,37 @@ export function registerScanFunctions(db: Database.Database, sink: AckFacts[] = 
   });
 }
 
+/** Whether a key's writes include `seq`. */
+function hasSeq(k: KeyFacts, seq: number): boolean {
+  return k.allSeqs !== null ? k.allSeqs.has(seq) : seq >= k.firstSeq && seq <= k.prevSeq;
+}
+
+/** The outcome code of a key's write `seq` (which must exist). */
+function outcomeOf(k: KeyFacts, seq: number): number {
+  return k.notOk?.get(seq) ?? OK;
+}
+
 /**
  * Per key of a key_id range, in one ordered pass over the writes table (clustered by
- * (key_id, seq)): counts, the latest delete whose outcome is ok or info (a write still in flight
- * counts as info) and, through `zaris_acks` over the `ok` writes, their count, the last one, the
- * first version regression, the first under-replicated ack and the acks' (epoch, node) pairs.
- * The keys and final reads of the range are read by their own range scans and merged in JS by
- * key_id (cheaper than a lookup per key); the rules are applied in JS ({@link ChunkScanner}).
+ * (key_id, seq)), everything the rules need of its writes ({@link KeyFacts}). The keys and final
+ * reads of the range are read by their own range scans and merged in JS by key_id (cheaper than
+ * a lookup per key); the rules are applied in JS ({@link ChunkScanner}).
  */
 const WRITES_SQL = `
-  SELECT key_id, COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'fail') AS n_fail,
-         MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail') AS last_del,
-         ${ACKS_UDF}(seq, CASE WHEN op <> 'delete' THEN ack_version END, ack_epoch, ack_node, ack_copies) FILTER (WHERE outcome = 'ok') AS acks
+  SELECT key_id,
+    ${KEY_UDF}(seq, (CASE outcome WHEN 'ok' THEN ${OK} WHEN 'fail' THEN ${FAIL} ELSE ${INDETERMINATE} END) + (CASE op WHEN 'delete' THEN ${DELETE_BIT} ELSE 0 END),
+               ack_version, ack_epoch, ack_node, ack_copies) AS facts
   FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
-type WritesRow = [keyId: number, n: number, nFail: number, lastDel: number | null, acks: number | null];
+type WritesRow = [keyId: number, facts: number];
 
 const KEYS_SQL = 'SELECT key_id, store, partition FROM keys WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id';
 type KeysRow = [keyId: number, store: string, partition: number];
 
-/** The final reads of a range, with the write a value names (same key only): its seq and outcome. */
+/** The final reads of a range: unreadable, absent, and the write a value names (key and seq). */
 const FINALS_SQL = `
-  SELECT fr.key_id, fr.unreadable, fr.value IS NULL AS absent, mw.seq, mw.outcome
-  FROM final_reads fr
-  LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = fr.key_id AND mw.key_id = fr.key_id AND mw.seq = fr.value_seq
-  WHERE fr.key_id >= @lo AND fr.key_id < @hi ORDER BY fr.key_id`;
-type FinalsRow = [keyId: number, unreadable: number, absent: number, mseq: number | null, moutcome: string | null];
+  SELECT key_id, unreadable, value IS NULL AS absent, value_key_id, value_seq
+  FROM final_reads WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id`;
+type FinalsRow = [keyId: number, unreadable: number, absent: number, valueKeyId: number | null, valueSeq: number | null];
 
 /**
  * The `ok` reads of a key_id range (v2) that may have a finding, in (key, invoke, order recorded)
@@ -200,7 +238,6 @@ export class ChunkScanner {
   private readonly writesSt: Database.Statement;
   private readonly keysSt: Database.Statement;
   private readonly finalsSt: Database.Statement;
-  private readonly outcomeAt: Database.Statement;
   private readonly reads: Database.Statement | null;
   private readonly lastOkBefore: Database.Statement;
   private readonly deleteAfter: Database.Statement;
@@ -211,7 +248,7 @@ export class ChunkScanner {
   private readonly actives = new Map<string, Map<number, string[]>>();
   private readonly syncReplicated: Set<string>;
   /** The acks aggregate's per-key facts of the statement being read (cleared per chunk). */
-  private readonly sink: AckFacts[] = [];
+  private readonly sink: KeyFacts[] = [];
 
   constructor(
     db: Database.Database,
@@ -221,7 +258,6 @@ export class ChunkScanner {
     this.writesSt = db.prepare(WRITES_SQL).raw(true);
     this.keysSt = db.prepare(KEYS_SQL).raw(true);
     this.finalsSt = db.prepare(FINALS_SQL).raw(true);
-    this.outcomeAt = db.prepare('SELECT outcome FROM writes WHERE key_id = ? AND seq = ?').pluck();
     this.reads = ctx.v2 ? db.prepare(READS_SQL).raw(true) : null;
     this.lastOkBefore = db.prepare("SELECT seq, op FROM writes WHERE key_id = ? AND outcome = 'ok' AND complete_ms < ? ORDER BY seq DESC LIMIT 1");
     this.deleteAfter = db.prepare("SELECT 1 FROM writes WHERE key_id = ? AND op = 'delete' AND seq > ? AND invoke_ms < ? LIMIT 1").pluck();
@@ -278,18 +314,18 @@ export class ChunkScanner {
         if (f![1] === 0 && f![2] === 0) candidates.push({ keyId, store, kind: 'unexpected', seq: null, matchedSeq: null });
         continue;
       }
-      const [, n, nFail, lastDel, acksAt] = w;
-      const acks = acksAt === null ? null : this.sink[acksAt];
+      const k = this.sink[w[1]];
       let c = counts.get(store);
       if (c === undefined) counts.set(store, (c = [store, 0, 0, 0]));
-      c[1] += n;
-      c[2] += acks === null ? 0 : acks.nOk;
-      c[3] += nFail;
+      c[1] += k.n;
+      c[2] += k.nOk;
+      c[3] += k.nFail;
       const absent = f !== null && f[2] === 1;
-      const mseq = f === null ? null : f[3];
+      // the write the final value names: same key, and a seq the key has
+      const named = f !== null && !absent && f[3] === keyId && f[4] !== null && hasSeq(k, f[4]) ? f[4] : null;
       // the final read matches its write, else (absent) the latest ok/info delete, else seq 0
-      const matched = absent ? (lastDel ?? 0) : mseq;
-      const cand = this.keyKind(keyId, store, partition, f === null || f[1] !== 0, !absent && mseq === null, matched, f !== null && f[4] === 'fail', acks, absent ? lastDel : null, f === null ? null : f[4]);
+      const matched = absent ? (k.lastDel ?? 0) : named;
+      const cand = this.keyKind(store, partition, f === null || f[1] !== 0, !absent && named === null, matched, k, absent);
       if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: cand[0] === 'unverified' || cand[0] === 'unexpected' ? null : matched });
     }
     this.sink.length = 0;
@@ -303,42 +339,36 @@ export class ChunkScanner {
    * the seq of the write it names.
    */
   private keyKind(
-    keyId: number,
     store: string,
     partition: number,
     unverified: boolean,
     unexpected: boolean,
     matched: number | null,
-    phantom: boolean,
-    acks: AckFacts | null,
-    matchedDelete: number | null,
-    matchedOutcome: string | null,
+    k: KeyFacts,
+    absent: boolean,
   ): [KeyFindingKind, number | null] | null {
-    const lastOk = acks === null ? null : acks.lastOk;
-    if (unverified) return ['unverified', lastOk];
+    if (unverified) return ['unverified', k.lastOk];
     if (unexpected) return ['unexpected', null];
-    if (lastOk !== null && lastOk > (matched as number)) return ['lost', lastOk];
-    if (phantom) return ['phantom', matched];
-    if (acks !== null && this.ctx.v2) {
-      if (acks.under !== null && this.syncReplicated.has(store)) return ['under-replicated-ack', acks.under];
+    if (k.lastOk !== null && k.lastOk > (matched as number)) return ['lost', k.lastOk];
+    // the matched write's outcome (seq 0, the initial state, counts as acknowledged)
+    const outcome = matched === null || matched === 0 ? OK : outcomeOf(k, matched);
+    if (!absent && outcome === FAIL) return ['phantom', matched];
+    if (this.ctx.v2) {
+      if (k.under !== null && this.syncReplicated.has(store)) return ['under-replicated-ack', k.under];
       const epochs = this.actives.get(`${store}\u0000${partition}`);
       if (epochs !== undefined) {
         let bad: number | null = null;
-        for (const [epoch, node, seq] of acks.pairs) {
+        for (const [epoch, node, seq] of k.pairs) {
           const list = epochs.get(epoch);
           if (list !== undefined && list.some((a) => a !== node) && (bad === null || seq < bad)) bad = seq;
         }
         if (bad !== null) return ['ack-not-from-active', bad];
       }
     }
-    if (acks !== null && acks.reg !== null) return ['version-regression', acks.reg];
+    if (k.reg !== null) return ['version-regression', k.reg];
     // recovered: the final value is a write not acknowledged (info, or still in flight); v2 also
     // an absent value matching a delete not acknowledged
-    if (matchedDelete === null) {
-      if (matched !== null && matched > 0 && matchedOutcome !== 'ok') return ['recovered', matched];
-    } else if (this.ctx.v2 && this.outcomeAt.get(keyId, matchedDelete) !== 'ok') {
-      return ['recovered', matchedDelete];
-    }
+    if (outcome === INDETERMINATE && (!absent || this.ctx.v2)) return ['recovered', matched];
     return null;
   }
 
@@ -355,6 +385,7 @@ export class ChunkScanner {
         const w = this.lastOkBefore.get(keyId, invokeMs) as { seq: number; op: string } | undefined;
         if (w === undefined) continue;
         const older = value !== null && valueSeq !== null && valueSeq < w.seq;
+        // (valueSeq is the named write's: a candidate's value names a write of the key)
         const absent = value === null && w.op !== 'delete' && this.deleteAfter.get(keyId, w.seq, completeMs) === undefined;
         if (!older && !absent) continue;
         // ... and the final read holds W or a write ordered after W

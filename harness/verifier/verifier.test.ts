@@ -322,7 +322,7 @@ describe('verifyLedger', () => {
     const plan = explainChunkQuery(got.db);
     expect(plan).toContain('SEARCH writes USING PRIMARY KEY (key_id>? AND key_id<?)');
     expect(plan).toContain('SEARCH keys USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
-    expect(plan).toContain('SEARCH fr USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
+    expect(plan).toContain('SEARCH final_reads USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
     expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
   });
 

@@ -187,9 +187,14 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
 
   // key_id ranges: the writes, reads and final reads of a range are read in one statement each
   // (.all(): at most `chunk` keys), so that findings can be written between statements
-  const bounds = db.prepare(
-    'SELECT MIN(lo) AS lo, MAX(hi) AS hi FROM (SELECT MIN(key_id) AS lo, MAX(key_id) AS hi FROM writes UNION ALL SELECT MIN(key_id), MAX(key_id) FROM final_reads UNION ALL SELECT MIN(key_id), MAX(key_id) FROM reads)',
-  ).get() as { lo: number | null; hi: number | null };
+  // (MIN and MAX one table at a time: each is one B-tree descent; inside a UNION they scan it all)
+  const bounds = { lo: null as number | null, hi: null as number | null };
+  for (const table of ['writes', 'final_reads', 'reads']) {
+    const lo = db.prepare(`SELECT MIN(key_id) FROM ${table}`).pluck().get() as number | null;
+    const hi = db.prepare(`SELECT MAX(key_id) FROM ${table}`).pluck().get() as number | null;
+    if (lo !== null && (bounds.lo === null || lo < bounds.lo)) bounds.lo = lo;
+    if (hi !== null && (bounds.hi === null || hi > bounds.hi)) bounds.hi = hi;
+  }
   const scanner = new ChunkScanner(db, ctx);
   if (bounds.lo !== null && bounds.hi !== null) {
     const ranges: Array<[number, number]> = [];
