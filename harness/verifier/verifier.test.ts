@@ -309,6 +309,18 @@ describe('verifyLedger', () => {
     expect(detail).toMatchObject({ seq: 1, matchedSeq: 0, ackMs: 104, faultId: 1, crashedNode: 'n1', crashMs: 500 });
   });
 
+  it('judges keys whose seqs skip numbers (histories from elsewhere): the final value names only seqs the key has', () => {
+    const h = base();
+    h.writes = [put('k', 2, 1), put('k', 5, 2, 'info'), put('j', 1, 1), put('j', 4, 2)];
+    h.finalReads = [{ store: 'sync3', key: 'k', value: 'k.5' }, { store: 'sync3', key: 'j', value: 'j.4' }];
+    const got = verify(h);
+    expect(got.findings).toEqual([{ class: 'info', kind: 'recovered', store: 'sync3', key: 'k', write: 'k.5' }]);
+    // a value resolved to a seq the key does not have (a harness id naming no write) is unexpected
+    got.db.prepare("UPDATE final_reads SET value = 'w1.3', value_seq = 3 WHERE key_id = 1").run();
+    verifyLedger(got.db);
+    expect(got.db.prepare('SELECT class, kind, store, key, write FROM findings').all()).toEqual([{ class: 'violation', kind: 'unexpected', store: 'sync3', key: 'k', write: 'w1.3' }]);
+  });
+
   it('refuses to judge regressions from rows out of seq order', () => {
     const h = base();
     const got = verify(h); // registers the aggregate on this connection
