@@ -79,7 +79,6 @@ const V2_MUTATIONS: Mutation[] = [
   ['sample revisions node', (h) => (h.ownership[0].revisions = { n7: 1 }), 'ownership[0].revisions names unknown node "n7"'],
   ['sample revision', (h) => (h.ownership[0].revisions = { n1: -1 }), 'ownership[0].revisions.n1 must be an integer >= 0'],
   ['ack copies', (h) => (h.writes[0].ack.copies = 1.5), 'writes[0].ack.copies must be an integer >= 0'],
-  ['overlapping writes', (h) => (h.writes[1].invoke = 102), "writes[1].invoke must not be before the key's previous write (seq order) completed: a key's writes never overlap in time"],
   ['read id twice', (h) => h.reads.push({ ...h.reads[0] }), 'reads[1].id "r1" is used twice'],
   ['read store', (h) => (h.reads[0].store = 'x'), 'reads[0].store names unknown store "x"'],
   ['read outcome', (h) => (h.reads[0].outcome = 'maybe'), 'reads[0].outcome must be ok, fail or info'],

@@ -288,9 +288,7 @@ function optNodeList(v: unknown, nodes: ReadonlySet<string>, where: string, allo
  * an unreadable final read has value null. v2 also: `run` (status, beyondBudget, asyncLagMaxMs
  * required); a fault's `effective` not before its `start`, `isolated` on partition faults only;
  * samples' `node`, `inSync`, `revisions`, `replicas` name declared nodes; `ack.copies` an integer
- * >= 0; reads (value only on `ok`); and "a key's writes never overlap in time": in seq order,
- * each write is invoked no earlier than the one before was invoked and, when that one has a
- * `complete`, completed (the v2 read rules compare reads with the writes' times).
+ * >= 0; reads (value only on `ok`).
  * @throws HistoryFormatError whose one-line message names the bad field, e.g.
  *   `writes[3].outcome must be ok, fail or info`.
  */
@@ -427,8 +425,6 @@ export function validateHistory(raw: unknown): History {
     partition: number;
     seqs: Set<number>;
     ids: Set<string>;
-    /** v2 time check: [seq, invoke, complete | null, index] of the key's writes. */
-    times: Array<[number, number, number | null, number]>;
   }
   const keys = new Map<string, KeySeen>();
   const writes = arr(r.writes, 'writes').map((x, i): HistoryWrite => {
@@ -447,7 +443,7 @@ export function validateHistory(raw: unknown): History {
     const kk = `${store}\u0000${key}`;
     let seen = keys.get(kk);
     if (seen === undefined) {
-      seen = { partition, seqs: new Set(), ids: new Set(), times: [] };
+      seen = { partition, seqs: new Set(), ids: new Set() };
       keys.set(kk, seen);
     } else if (seen.partition !== partition) {
       bad(`${w}.partition ${partition} differs from the partition of the key's other writes (${seen.partition})`);
@@ -456,7 +452,6 @@ export function validateHistory(raw: unknown): History {
     if (seen.ids.has(id)) bad(`${w}.id "${id}" is used twice for key ${key} of store ${store}`);
     seen.seqs.add(seq);
     seen.ids.add(id);
-    seen.times.push([seq, invoke, complete, i]);
     const write: HistoryWrite = { id, store, key, partition, seq, op, invoke, outcome };
     if (complete !== null) write.complete = complete;
     if (outcome === 'ok') {
@@ -480,19 +475,6 @@ export function validateHistory(raw: unknown): History {
     }
     return write;
   });
-
-  if (v2) {
-    for (const seen of keys.values()) {
-      seen.times.sort((a, b) => a[0] - b[0]);
-      for (let j = 1; j < seen.times.length; j++) {
-        const [, prevInvoke, prevComplete] = seen.times[j - 1];
-        const [, invoke, , index] = seen.times[j];
-        if (invoke < prevInvoke || (prevComplete !== null && invoke < prevComplete)) {
-          bad(`writes[${index}].invoke must not be before the key's previous write (seq order) completed: a key's writes never overlap in time`);
-        }
-      }
-    }
-  }
 
   const readIds = new Set<string>();
   const reads = !v2

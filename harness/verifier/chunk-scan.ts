@@ -52,6 +52,7 @@ export interface ChunkResult {
 
 const REGRESSION_UDF = 'zaris_first_regression';
 const KEY_UDF = 'zaris_key';
+const READ_UDF = 'zaris_read';
 
 /** Outcome codes of a write row as `zaris_key` receives them (plus {@link DELETE_BIT} for a delete). */
 const OK = 0;
@@ -86,22 +87,68 @@ export interface KeyFacts {
   notOk: Map<number, number> | null;
   /** Every seq, once the key's seqs stop being consecutive (imported histories may skip). */
   allSeqs: Set<number> | null;
+  /** v2 reads: the key's `ok` writes in seq order are arena.oks[okFrom, okTo): [seq, complete_ms, 1 if a delete else 0] each. */
+  okFrom: number;
+  okTo: number;
+  /** v2 reads: the key's deletes (any outcome) in seq order are arena.dels[delFrom, delTo): [seq, invoke_ms] each. */
+  delFrom: number;
+  delTo: number;
+  /** The seq the final read matches (0: the initial state); null when it names no write of the key, or none (set by the scan). */
+  finalMatched: number | null;
 }
+
+/**
+ * The times of a chunk's writes that the read rules need, in flat float arrays (no per-write
+ * allocation): a key's entries are contiguous (its rows arrive together, in seq order).
+ */
+export class TimeArena {
+  oks: Float64Array<ArrayBuffer> = new Float64Array(3 * 65_536);
+  okN = 0;
+  dels: Float64Array<ArrayBuffer> = new Float64Array(2 * 8_192);
+  delN = 0;
+
+  reset(): void {
+    this.okN = 0;
+    this.delN = 0;
+  }
+
+  addOk(seq: number, complete: number, del: boolean): void {
+    if (this.okN + 3 > this.oks.length) this.oks = grow(this.oks);
+    this.oks[this.okN++] = seq;
+    this.oks[this.okN++] = complete;
+    this.oks[this.okN++] = del ? 1 : 0;
+  }
+
+  addDel(seq: number, invoke: number): void {
+    if (this.delN + 2 > this.dels.length) this.dels = grow(this.dels);
+    this.dels[this.delN++] = seq;
+    this.dels[this.delN++] = invoke;
+  }
+}
+
+function grow(a: Float64Array): Float64Array<ArrayBuffer> {
+  const b = new Float64Array(a.length * 2);
+  b.set(a);
+  return b;
+}
+
+/** A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq (stale). */
+type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null];
 
 /**
  * Registers the verifier's SQL functions on a connection:
  * - `zaris_first_regression(seq, version)` (v1 tools and tests): over a key's `ok` non-delete
  *   writes, the seq of the first write whose version is not above the one before (null none);
- * - `zaris_key(seq, code, version, epoch, node, copies)` over all of a key's writes (code: 0 ok,
- *   1 fail, 2 indeterminate, +4 for a delete): an index into `sink` where the key's
- *   {@link KeyFacts} were put (the caller reads and clears it after each statement).
+ * - `zaris_key(seq, code, version, epoch, node, copies, invoke, complete)` over all of a key's
+ *   writes (code: 0 ok, 1 fail, 2 indeterminate, +4 for a delete): an index into `sink` where the
+ *   key's {@link KeyFacts} were put (the caller reads and clears it after each statement).
  * Both rely on receiving a key's rows in seq order, which the GROUP BY over the writes table's
  * (key_id, seq) primary key gives; they check that order and throw rather than answer from rows
  * out of order. (An `ORDER BY seq` inside the call would enforce it in SQL but costs ~20% of the
  * pass: DESIGN.md §8.) One JS call per write row is the verifier's main cost: everything it
  * needs of a key's writes is taken from that one call.
  */
-export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = []): void {
+export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = [], arena: TimeArena | null = null): void {
   type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
@@ -118,9 +165,22 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  const keyStep = (s: KeyFacts | null, seq: number, code: number, version: number | null, epoch: number | null, node: string | null, copies: number | null): KeyFacts => {
+  const keyStep = (
+    s: KeyFacts | null,
+    seq: number,
+    code: number,
+    version: number | null,
+    epoch: number | null,
+    node: string | null,
+    copies: number | null,
+    invoke: number,
+    complete: number | null,
+  ): KeyFacts => {
     if (s === null) {
-      s = { n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1, prevVersion: -Infinity, notOk: null, allSeqs: null };
+      s = {
+        n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1,
+        prevVersion: -Infinity, notOk: null, allSeqs: null, okFrom: arena?.okN ?? 0, okTo: arena?.okN ?? 0, delFrom: arena?.delN ?? 0, delTo: arena?.delN ?? 0, finalMatched: null,
+      };
     }
     if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
     if (seq !== s.prevSeq + 1 && s.allSeqs === null) {
@@ -132,10 +192,16 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     s.prevSeq = seq;
     s.n++;
     const outcome = code & 3;
+    const del = code >= DELETE_BIT;
     if (outcome === OK) {
       s.nOk++;
       s.lastOk = seq;
-      if (code === OK && version !== null) {
+      if (arena !== null) {
+        if (arena.okN !== s.okTo) throw new Error('verifier: a key\'s writes were not scanned together');
+        arena.addOk(seq, complete ?? Infinity, del);
+        s.okTo = arena.okN;
+      }
+      if (!del && version !== null) {
         if (s.reg === null && version <= s.prevVersion) s.reg = seq;
         s.prevVersion = version;
       }
@@ -148,7 +214,14 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
       if (outcome === FAIL) s.nFail++;
       (s.notOk ??= new Map()).set(seq, outcome);
     }
-    if (code >= DELETE_BIT && outcome !== FAIL) s.lastDel = seq;
+    if (del) {
+      if (arena !== null) {
+        if (arena.delN !== s.delTo) throw new Error('verifier: a key\'s writes were not scanned together');
+        arena.addDel(seq, invoke);
+        s.delTo = arena.delN;
+      }
+      if (outcome !== FAIL) s.lastDel = seq;
+    }
     return s;
   };
   db.aggregate<KeyFacts | null>(KEY_UDF, {
@@ -173,16 +246,66 @@ function outcomeOf(k: KeyFacts, seq: number): number {
 }
 
 /**
+ * A read R of a key by the v2 read rules (history-format.md, "Reads", first that applies):
+ * unexpected-read (the value names no write of the key), phantom-read (it names a failed write),
+ * stale-read (W the last `ok` write with W.complete < R.invoke: the value is a write ordered
+ * before W, or absent while W is not a delete and no delete ordered after W was invoked before
+ * R.complete; and the final read holds W or a write ordered after it). `k` null: the key has no
+ * write. Returns the kind and W's seq (stale), or null.
+ */
+export function readKind(
+  arena: TimeArena,
+  k: KeyFacts | null,
+  keyId: number,
+  invoke: number,
+  complete: number,
+  valueKeyId: number | null,
+  valueSeq: number | null,
+  absent: boolean,
+): [ReadFindingKind, number | null] | null {
+  const named = !absent && valueKeyId === keyId && valueSeq !== null && k !== null && hasSeq(k, valueSeq) ? valueSeq : null;
+  if (!absent && named === null) return ['unexpected-read', null];
+  if (k === null) return null;
+  if (named !== null && outcomeOf(k, named) === FAIL) return ['phantom-read', null];
+  // W: the last ok write (in seq order) acknowledged before the read began
+  let wSeq = -1;
+  let wDel = false;
+  const oks = arena.oks;
+  for (let i = k.okFrom; i < k.okTo; i += 3) {
+    if (oks[i + 1] < invoke) {
+      wSeq = oks[i];
+      wDel = oks[i + 2] === 1;
+    }
+  }
+  if (wSeq < 0) return null;
+  let stale = named !== null && named < wSeq;
+  if (absent && !wDel) {
+    stale = true;
+    const dels = arena.dels;
+    for (let i = k.delFrom; i < k.delTo; i += 2) {
+      if (dels[i] > wSeq && dels[i + 1] < complete) {
+        stale = false;
+        break;
+      }
+    }
+  }
+  if (!stale || k.finalMatched === null || k.finalMatched < wSeq) return null;
+  return ['stale-read', wSeq];
+}
+
+/**
  * Per key of a key_id range, in one ordered pass over the writes table (clustered by
  * (key_id, seq)), everything the rules need of its writes ({@link KeyFacts}). The keys and final
  * reads of the range are read by their own range scans and merged in JS by key_id (cheaper than
  * a lookup per key); the rules are applied in JS ({@link ChunkScanner}).
  */
-const WRITES_SQL = `
+function writesSql(v2: boolean): string {
+  return `
   SELECT key_id,
     ${KEY_UDF}(seq, (CASE outcome WHEN 'ok' THEN ${OK} WHEN 'fail' THEN ${FAIL} ELSE ${INDETERMINATE} END) + (CASE op WHEN 'delete' THEN ${DELETE_BIT} ELSE 0 END),
-               ack_version, ack_epoch, ack_node, ack_copies) AS facts
+               ack_version, ack_epoch, ack_node, ack_copies${v2 ? ', invoke_ms, complete_ms' : ', NULL, NULL'}) AS facts
   FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
+}
 type WritesRow = [keyId: number, facts: number];
 
 const KEYS_SQL = 'SELECT key_id, store, partition FROM keys WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id';
@@ -195,38 +318,14 @@ const FINALS_SQL = `
 type FinalsRow = [keyId: number, unreadable: number, absent: number, valueKeyId: number | null, valueSeq: number | null];
 
 /**
- * The `ok` reads of a key_id range (v2) that may have a finding, in (key, invoke, order recorded)
- * order: `c` 1 unexpected-read (the value names no write of the key), 2 phantom-read (it names a
- * failed write), 3 a stale-read candidate. Candidates rest on "a key's writes never overlap in
- * time" (the writes' invoke and complete times grow with seq; the v2 parser enforces it, the
- * workload writes so): a value read is stale-looking when the first `ok` write after it was
- * acknowledged before the read began; an absent value when, walking down from the writes invoked
- * before the read completed, an `ok` write acknowledged before the read began comes before any
- * delete. Each candidate is then confirmed by the letter of the rule (ReadChecker).
+ * The `ok` reads of a range (v2), in (key, invoke, order recorded) order, each judged by
+ * `zaris_read` in JS against its key's {@link KeyFacts}; the function records the findings (the
+ * earliest read per key) and the statement returns only their count.
  */
 const READS_SQL = `
-  SELECT * FROM (
-    SELECT r.key_id, r.invoke_ms, r.rid, r.complete_ms, r.node, r.value, r.id, r.value_seq,
-      CASE
-        WHEN r.value IS NOT NULL AND mw.seq IS NULL THEN 1
-        WHEN mw.outcome = 'fail' THEN 2
-        WHEN r.value IS NOT NULL THEN
-          (SELECT 3 FROM (SELECT w.complete_ms FROM writes w WHERE w.key_id = r.key_id AND w.seq > r.value_seq AND w.outcome = 'ok' ORDER BY w.seq LIMIT 1) AS nx
-           WHERE nx.complete_ms < r.invoke_ms)
-        ELSE
-          (SELECT CASE WHEN p.op <> 'delete' THEN 3 END FROM (
-             SELECT w.op FROM writes w WHERE w.key_id = r.key_id AND w.invoke_ms < r.complete_ms
-               AND (w.op = 'delete' OR (w.outcome = 'ok' AND w.complete_ms < r.invoke_ms))
-             ORDER BY w.seq DESC LIMIT 1) AS p)
-      END AS c
-    FROM reads r
-    LEFT JOIN writes mw ON r.value_key_id = r.key_id AND mw.key_id = r.key_id AND mw.seq = r.value_seq
-    WHERE r.key_id >= @lo AND r.key_id < @hi AND r.outcome = 'ok'
-  ) WHERE c IS NOT NULL`;
-
-type ReadRow = [keyId: number, invokeMs: number, rid: number, completeMs: number | null, node: string | null, value: string | null, id: string | null, valueSeq: number | null, c: number];
-
-const READ_KIND: Record<number, ReadFindingKind> = { 1: 'unexpected-read', 2: 'phantom-read', 3: 'stale-read' };
+  SELECT COUNT(*) FROM reads
+  WHERE key_id >= @lo AND key_id < @hi AND outcome = 'ok'
+    AND ${READ_UDF}(key_id, invoke_ms, complete_ms, value_key_id, value_seq, value IS NULL, rid)`;
 
 /**
  * Scans key_id ranges of a ledger (history-format.md, per key): counts, the key's own finding
@@ -238,33 +337,32 @@ export class ChunkScanner {
   private readonly writesSt: Database.Statement;
   private readonly keysSt: Database.Statement;
   private readonly finalsSt: Database.Statement;
-  private readonly reads: Database.Statement | null;
-  private readonly lastOkBefore: Database.Statement;
-  private readonly deleteAfter: Database.Statement;
-  private readonly finalOf: Database.Statement;
-  private readonly writeSeq: Database.Statement;
-  private readonly latestDelete: Database.Statement;
-  private readonly keyStore: Database.Statement;
+  private readonly readsSt: Database.Statement | null;
+  private readonly readAt: Database.Statement;
   private readonly actives = new Map<string, Map<number, string[]>>();
   private readonly syncReplicated: Set<string>;
-  /** The acks aggregate's per-key facts of the statement being read (cleared per chunk). */
+  /** The key aggregate's per-key facts of the statement being read (cleared per chunk). */
   private readonly sink: KeyFacts[] = [];
+  private readonly arena = new TimeArena();
+  /** key_id -> facts of the chunk being scanned (for the reads). */
+  private readonly byKey = new Map<number, KeyFacts>();
+  private readonly hits: ReadHit[] = [];
+  private lastRead: [keyId: number, invoke: number] = [-1, -Infinity];
+  private lastHitKey = -1;
 
   constructor(
     db: Database.Database,
     private readonly ctx: ScanContext,
   ) {
-    registerScanFunctions(db, this.sink);
-    this.writesSt = db.prepare(WRITES_SQL).raw(true);
+    registerScanFunctions(db, this.sink, ctx.v2 ? this.arena : null);
+    db.function(READ_UDF, { varargs: false, deterministic: false }, (keyId: unknown, invoke: unknown, complete: unknown, vk: unknown, vs: unknown, absent: unknown, rid: unknown) =>
+      this.judgeRead(keyId as number, invoke as number, complete as number, vk as number | null, vs as number | null, absent === 1, rid as number),
+    );
+    this.writesSt = db.prepare(writesSql(ctx.v2)).raw(true);
     this.keysSt = db.prepare(KEYS_SQL).raw(true);
     this.finalsSt = db.prepare(FINALS_SQL).raw(true);
-    this.reads = ctx.v2 ? db.prepare(READS_SQL).raw(true) : null;
-    this.lastOkBefore = db.prepare("SELECT seq, op FROM writes WHERE key_id = ? AND outcome = 'ok' AND complete_ms < ? ORDER BY seq DESC LIMIT 1");
-    this.deleteAfter = db.prepare("SELECT 1 FROM writes WHERE key_id = ? AND op = 'delete' AND seq > ? AND invoke_ms < ? LIMIT 1").pluck();
-    this.finalOf = db.prepare('SELECT value, value_key_id, value_seq, unreadable FROM final_reads WHERE key_id = ?');
-    this.writeSeq = db.prepare('SELECT 1 FROM writes WHERE key_id = ? AND seq = ?').pluck();
-    this.latestDelete = db.prepare("SELECT MAX(seq) FROM writes WHERE key_id = ? AND op = 'delete' AND outcome IS NOT 'fail'").pluck();
-    this.keyStore = db.prepare('SELECT store FROM keys WHERE key_id = ?').pluck();
+    this.readsSt = ctx.v2 ? db.prepare(READS_SQL).pluck() : null;
+    this.readAt = db.prepare('SELECT complete_ms, node, value, id FROM reads WHERE key_id = ? AND invoke_ms = ? AND rid = ?');
     for (const [store, partition, epoch, list] of ctx.actives) {
       const k = `${store}\u0000${partition}`;
       let m = this.actives.get(k);
@@ -274,10 +372,10 @@ export class ChunkScanner {
     this.syncReplicated = new Set(ctx.syncReplicated);
   }
 
-  /** EXPLAIN QUERY PLAN of the per-range writes statement (details, in order). */
+  /** EXPLAIN QUERY PLAN of the per-range writes, keys and final-reads statements (details, in order). */
   explain(): string[] {
     const db = this.writesSt.database;
-    return [WRITES_SQL, KEYS_SQL, FINALS_SQL].flatMap((q) => (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail));
+    return [writesSql(this.ctx.v2), KEYS_SQL, FINALS_SQL].flatMap((q) => (db.prepare(`EXPLAIN QUERY PLAN ${q}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail));
   }
 
   /** EXPLAIN QUERY PLAN of the per-range reads statement (v2). */
@@ -290,7 +388,10 @@ export class ChunkScanner {
     const range = { lo, hi };
     const counts = new Map<string, [string, number, number, number]>();
     const candidates: KeyCandidate[] = [];
+    const stores = new Map<number, string>();
     this.sink.length = 0;
+    this.arena.reset();
+    this.byKey.clear();
     const writes = this.writesSt.all(range) as WritesRow[];
     const keyRows = this.keysSt.all(range) as KeysRow[];
     const finals = this.finalsSt.all(range) as FinalsRow[];
@@ -315,6 +416,8 @@ export class ChunkScanner {
         continue;
       }
       const k = this.sink[w[1]];
+      this.byKey.set(keyId, k);
+      stores.set(keyId, store);
       let c = counts.get(store);
       if (c === undefined) counts.set(store, (c = [store, 0, 0, 0]));
       c[1] += k.n;
@@ -325,11 +428,13 @@ export class ChunkScanner {
       const named = f !== null && !absent && f[3] === keyId && f[4] !== null && hasSeq(k, f[4]) ? f[4] : null;
       // the final read matches its write, else (absent) the latest ok/info delete, else seq 0
       const matched = absent ? (k.lastDel ?? 0) : named;
+      k.finalMatched = f === null || f[1] !== 0 ? null : matched;
       const cand = this.keyKind(store, partition, f === null || f[1] !== 0, !absent && named === null, matched, k, absent);
       if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: cand[0] === 'unverified' || cand[0] === 'unexpected' ? null : matched });
     }
+    const reads = this.readsSt === null ? [] : this.readFindings(range, stores, keyRows);
     this.sink.length = 0;
-    const reads = this.reads === null ? [] : this.readFindings(range);
+    this.byKey.clear();
     return { counts: [...counts.values()], keys, candidates, reads };
   }
 
@@ -372,40 +477,37 @@ export class ChunkScanner {
     return null;
   }
 
-  /** The key's read findings of a range: per key, the earliest read (by invoke) with a confirmed finding. */
-  private readFindings(range: { lo: number; hi: number }): ReadFindingRow[] {
-    const out: ReadFindingRow[] = [];
-    let doneKey = -1;
-    let matched: { keyId: number; seq: number | null } | null = null;
-    for (const [keyId, invokeMs, rid, completeMs, node, value, id, valueSeq, c] of this.reads!.all(range) as ReadRow[]) {
-      if (keyId === doneKey) continue;
-      const row: ReadFindingRow = { keyId, store: '', kind: READ_KIND[c], read: id ?? `r${rid}`, value, invokeMs, completeMs, node };
-      if (c === 3) {
-        // W: the last ok write acknowledged before the read began
-        const w = this.lastOkBefore.get(keyId, invokeMs) as { seq: number; op: string } | undefined;
-        if (w === undefined) continue;
-        const older = value !== null && valueSeq !== null && valueSeq < w.seq;
-        // (valueSeq is the named write's: a candidate's value names a write of the key)
-        const absent = value === null && w.op !== 'delete' && this.deleteAfter.get(keyId, w.seq, completeMs) === undefined;
-        if (!older && !absent) continue;
-        // ... and the final read holds W or a write ordered after W
-        if (matched === null || matched.keyId !== keyId) matched = { keyId, seq: this.finalMatch(keyId) };
-        if (matched.seq === null || matched.seq < w.seq) continue;
-        row.wSeq = w.seq;
-      }
-      row.store = this.keyStore.get(keyId) as string;
-      out.push(row);
-      doneKey = keyId;
+  /** `zaris_read`: judges one read (in key, invoke order) and records the key's first finding. */
+  private judgeRead(keyId: number, invoke: number, complete: number, vk: number | null, vs: number | null, absent: boolean, rid: number): number {
+    if (keyId < this.lastRead[0] || (keyId === this.lastRead[0] && invoke < this.lastRead[1])) {
+      throw new Error(`verifier: reads were not scanned in (key_id, invoke) order (key ${keyId} at ${invoke} ms after key ${this.lastRead[0]} at ${this.lastRead[1]} ms)`);
     }
-    return out;
+    this.lastRead[0] = keyId;
+    this.lastRead[1] = invoke;
+    if (keyId === this.lastHitKey) return 0;
+    const found = readKind(this.arena, this.byKey.get(keyId) ?? null, keyId, invoke, complete, vk, vs, absent);
+    if (found === null) return 0;
+    this.hits.push([keyId, invoke, rid, found[0], found[1]]);
+    this.lastHitKey = keyId;
+    return 1;
   }
 
-  /** The seq the key's final read matches (0: the initial state); null when missing, unreadable or naming no write of the key. */
-  private finalMatch(keyId: number): number | null {
-    const fr = this.finalOf.get(keyId) as { value: string | null; value_key_id: number | null; value_seq: number | null; unreadable: number } | undefined;
-    if (fr === undefined || fr.unreadable !== 0) return null;
-    if (fr.value === null) return (this.latestDelete.get(keyId) as number | null) ?? 0;
-    if (fr.value_key_id !== keyId || fr.value_seq === null || this.writeSeq.get(keyId, fr.value_seq) === undefined) return null;
-    return fr.value_seq;
+  /** The read findings of a range: per key, the earliest read (by invoke) that has one. */
+  private readFindings(range: { lo: number; hi: number }, stores: Map<number, string>, keyRows: KeysRow[]): ReadFindingRow[] {
+    this.hits.length = 0;
+    this.lastRead = [-1, -Infinity];
+    this.lastHitKey = -1;
+    this.readsSt!.get(range);
+    const out: ReadFindingRow[] = [];
+    for (const [keyId, invokeMs, rid, kind, wSeq] of this.hits) {
+      const r = this.readAt.get(keyId, invokeMs, rid) as { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
+      const store = stores.get(keyId) ?? keyRows.find((x) => x[0] === keyId)?.[1];
+      if (store === undefined) throw new Error(`ledger: read of key ${keyId}, which has no row in keys`);
+      const row: ReadFindingRow = { keyId, store, kind, read: r.id ?? `r${rid}`, value: r.value, invokeMs, completeMs: r.complete_ms, node: r.node };
+      if (wSeq !== null) row.wSeq = wSeq;
+      out.push(row);
+    }
+    this.hits.length = 0;
+    return out;
   }
 }
