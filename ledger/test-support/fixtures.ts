@@ -396,6 +396,22 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [lost('violation', 'sync3', 'ka', 'a2')],
   },
   {
+    name: 'v2-overlapping-writes',
+    why: 'Writes that overlap in time (a history from elsewhere): W is still the last ok write by seq acknowledged before the read began.',
+    history: v2(['sync3'], {
+      faults: [fault('f1', 'pause', ['n3'], 1000, 2000)],
+      ownership: [own(0, 'sync3', 'n1', 1)],
+      writes: [w('a1', 'sync3', 'ka', 1, 100, 500, 'ok'), w('a2', 'sync3', 'ka', 2, 200, 300, 'ok'), w('b1', 'sync3', 'kb', 1, 100, 500, 'ok'), w('b2', 'sync3', 'kb', 2, 200, 300, 'ok')],
+      reads: [rd('r1', 'sync3', 'ka', 350, 352, 'a1'), rd('r2', 'sync3', 'kb', 450, 452, 'b2')],
+      finalReads: [
+        { store: 'sync3', key: 'ka', value: 'a2' },
+        { store: 'sync3', key: 'kb', value: 'b2' },
+      ],
+    }),
+    verdict: 'FAILED',
+    findings: [{ class: 'violation', kind: 'stale-read', store: 'sync3', key: 'ka', write: 'a1', read: 'r1' }],
+  },
+  {
     name: 'v2-ack-checks',
     why: 'A sync RF3 ack on one copy; an ack from a node that was not the active of its epoch.',
     history: v2(['sync3'], {
