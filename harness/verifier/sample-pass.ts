@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { PartitionFindingKind } from '../../ledger/history-rules.js';
-import { inEffectDuring, pkey, type RunFacts } from './run-facts.js';
+import { pkey, type RunFacts } from './run-facts.js';
 
 /** A partition finding with its evidence (findings.detail). */
 export interface PartitionFinding {
@@ -196,9 +196,4 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
 function rank(order: string[], s: string): number {
   const i = order.indexOf(s);
   return i < 0 ? Number.MAX_SAFE_INTEGER : i;
-}
-
-/** Whether some fault touching `nodes` is in effect within [from, to] (for callers without the cache). */
-export function anyFaultOn(facts: RunFacts, nodes: readonly string[], from: number, to: number): boolean {
-  return facts.faults.some((f) => f.nodes.some((n) => nodes.includes(n)) && inEffectDuring(f, from, to));
 }
