@@ -436,9 +436,30 @@ class Judge {
       const absent =
         r.value === null && w.op !== 'delete' && !ws.some((x) => x.op === 'delete' && x.seq > wSeq && x.invoke < (r.complete as number));
       // ... and the final read holds W or a write ordered after W
-      if ((older || absent) && matched !== null && matched >= w.seq) return out('stale-read');
+      if ((older || absent) && matched !== null && matched >= w.seq) {
+        if (this.staleReadExcused(ws, named, w)) continue;
+        return out('stale-read');
+      }
     }
     return null;
+  }
+
+  /**
+   * Our reading of DESIGN.md §5 ("a read that returns a value older than a write acknowledged
+   * before the read began, while that write survives"): a stale read is no violation when every
+   * acknowledged write it missed was itself lost to a class the contract allows (rf1, async-ack,
+   * beyond-budget: the loss rules applied to that write at its own ack). The letter's "the final
+   * read holds W or later" is also true when W was lost to such a class and a later write of the
+   * key survived; the read then only shows W's allowed loss. The missed writes: the `ok` writes
+   * ordered after the value read (an absent value: after the latest ok or info delete at or before
+   * W) up to W.
+   */
+  private staleReadExcused(ws: HistoryWrite[], named: HistoryWrite | undefined, w: HistoryWrite): boolean {
+    let base = 0;
+    if (named !== undefined) base = named.seq;
+    else for (const x of ws) if (x.op === 'delete' && x.outcome !== 'fail' && x.seq <= w.seq && x.seq > base) base = x.seq;
+    const missed = ws.filter((x) => x.outcome === 'ok' && x.seq > base && x.seq <= w.seq);
+    return missed.length > 0 && missed.every((x) => this.classify(x).cls !== 'violation');
   }
 
   /** The runtime map judged (v2): at most one finding per partition and kind. */

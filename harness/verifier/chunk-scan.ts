@@ -39,6 +39,8 @@ export interface ReadFindingRow {
   node: string | null;
   /** stale-read: the seq of W, the last write acknowledged before the read began. */
   wSeq?: number;
+  /** stale-read of a value (not absent): the seq of the write read. */
+  valueSeq?: number;
 }
 
 /** One chunk's result. */
@@ -132,8 +134,15 @@ function grow(a: Float64Array): Float64Array<ArrayBuffer> {
   return b;
 }
 
-/** A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq (stale). */
-type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null];
+/** A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq and the value's seq (stale). */
+type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null, valueSeq: number | null];
+
+/**
+ * Stale reads kept per key for the main thread to judge (a stale read whose missed writes were all
+ * lost to an allowed class is excused there, and the key's next read finding counts: see
+ * verifier.ts `readFindingsOf`). Beyond this many, the key's later reads are not looked at.
+ */
+export const STALE_HITS_PER_KEY = 64;
 
 /**
  * Registers the verifier's SQL functions on a connection:
@@ -349,6 +358,7 @@ export class ChunkScanner {
   private readonly hits: ReadHit[] = [];
   private lastRead: [keyId: number, invoke: number] = [-1, -Infinity];
   private lastHitKey = -1;
+  private staleHitsOfKey = 0;
 
   constructor(
     db: Database.Database,
@@ -487,24 +497,32 @@ export class ChunkScanner {
     if (keyId === this.lastHitKey) return 0;
     const found = readKind(this.arena, this.byKey.get(keyId) ?? null, keyId, invoke, complete, vk, vs, absent);
     if (found === null) return 0;
-    this.hits.push([keyId, invoke, rid, found[0], found[1]]);
-    this.lastHitKey = keyId;
+    this.hits.push([keyId, invoke, rid, found[0], found[1], absent ? null : vs]);
+    // a stale read may be excused on the main thread (its missed writes lost to allowed classes):
+    // keep looking at the key's later reads, up to a bound
+    if (this.hits.length < 2 || this.hits[this.hits.length - 2][0] !== keyId) this.staleHitsOfKey = 0;
+    if (found[0] !== 'stale-read' || ++this.staleHitsOfKey >= STALE_HITS_PER_KEY) this.lastHitKey = keyId;
     return 1;
   }
 
-  /** The read findings of a range: per key, the earliest read (by invoke) that has one. */
+  /**
+   * The read findings of a range, in key then invoke order: per key, the earliest read that has
+   * one, and when that is a stale read, the key's later read findings too (up to
+   * {@link STALE_HITS_PER_KEY} stale reads): the main thread keeps the first one not excused.
+   */
   private readFindings(range: { lo: number; hi: number }, stores: Map<number, string>, keyRows: KeysRow[]): ReadFindingRow[] {
     this.hits.length = 0;
     this.lastRead = [-1, -Infinity];
     this.lastHitKey = -1;
     this.readsSt!.get(range);
     const out: ReadFindingRow[] = [];
-    for (const [keyId, invokeMs, rid, kind, wSeq] of this.hits) {
+    for (const [keyId, invokeMs, rid, kind, wSeq, valueSeq] of this.hits) {
       const r = this.readAt.get(keyId, invokeMs, rid) as { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
       const store = stores.get(keyId) ?? keyRows.find((x) => x[0] === keyId)?.[1];
       if (store === undefined) throw new Error(`ledger: read of key ${keyId}, which has no row in keys`);
       const row: ReadFindingRow = { keyId, store, kind, read: r.id ?? `r${rid}`, value: r.value, invokeMs, completeMs: r.complete_ms, node: r.node };
       if (wSeq !== null) row.wSeq = wSeq;
+      if (kind === 'stale-read' && valueSeq !== null) row.valueSeq = valueSeq;
       out.push(row);
     }
     this.hits.length = 0;

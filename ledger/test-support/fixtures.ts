@@ -287,6 +287,54 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [lost('async-ack', 'async3', 'k1', 'w2')],
   },
   {
+    name: 'v2-stale-read-after-an-allowed-loss',
+    why: 'w2 acked async by n1, n1 killed before it streamed; n2 took over without w2; a read from n2 returns w1, then w3 is acked by n2 and survives. The read only shows w2\'s allowed (async-ack) loss: excused (our reading of "while that write survives"); the key\'s later stale read is judged on its own.',
+    history: v2(['async3'], {
+      faults: [fault('f1', 'kill', ['n1'], 5010, 8000, { effective: 5012 })],
+      ownership: [
+        own(0, 'async3', 'n1', 3, { inSync: ['n1', 'n2', 'n3'], revisions: { n1: 30, n2: 30, n3: 30 } }),
+        own(4990, 'async3', 'n1', 3, { inSync: ['n1', 'n2', 'n3'], revisions: { n1: 39, n2: 38, n3: 38 } }),
+        own(6500, 'async3', 'n2', 4, { health: 'Degraded', inSync: ['n2', 'n3'], revisions: { n2: 38, n3: 38 } }),
+      ],
+      writes: [
+        w('w1', 'async3', 'k1', 1, 4000, 4004, 'ok', { epoch: 3, revision: 38 }),
+        w('w2', 'async3', 'k1', 2, 4995, 5000, 'ok', { epoch: 3, revision: 40 }),
+        w('w3', 'async3', 'k1', 3, 7000, 7004, 'ok', { node: 'n2', epoch: 4, revision: 41 }),
+        w('x1', 'async3', 'k2', 1, 4000, 4004, 'ok', { epoch: 3, revision: 38 }),
+        w('x2', 'async3', 'k2', 2, 4995, 5000, 'ok', { epoch: 3, revision: 40 }),
+        w('x3', 'async3', 'k2', 3, 7000, 7004, 'ok', { node: 'n2', epoch: 4, revision: 41 }),
+      ],
+      reads: [
+        rd('r1', 'async3', 'k1', 6800, 6802, 'w1', 'ok', 'n2'),
+        rd('r2', 'async3', 'k2', 6800, 6802, 'x1', 'ok', 'n2'),
+        rd('r3', 'async3', 'k2', 7100, 7102, 'x1', 'ok', 'n2'),
+      ],
+      finalReads: [
+        { store: 'async3', key: 'k1', value: 'w3' },
+        { store: 'async3', key: 'k2', value: 'x3' },
+      ],
+    }),
+    verdict: 'FAILED',
+    findings: [{ class: 'violation', kind: 'stale-read', store: 'async3', key: 'k2', write: 'x1', read: 'r3' }],
+  },
+  {
+    name: 'v2-stale-read-of-an-async-write-not-allowed',
+    why: 'The same stale read of an async store, but the owner neither crashed nor lost ownership: the missed write is no allowed loss, so the read is a violation.',
+    history: v2(['async3'], {
+      faults: [fault('f1', 'pause', ['n3'], 9000, 9500)],
+      ownership: [own(0, 'async3', 'n1', 3, { inSync: ['n1', 'n2', 'n3'], revisions: { n1: 30, n2: 30, n3: 30 } })],
+      writes: [
+        w('w1', 'async3', 'k1', 1, 4000, 4004, 'ok', { epoch: 3, revision: 38 }),
+        w('w2', 'async3', 'k1', 2, 4995, 5000, 'ok', { epoch: 3, revision: 40 }),
+        w('w3', 'async3', 'k1', 3, 7000, 7004, 'ok', { epoch: 3, revision: 41 }),
+      ],
+      reads: [rd('r1', 'async3', 'k1', 6800, 6802, 'w1')],
+      finalReads: [{ store: 'async3', key: 'k1', value: 'w3' }],
+    }),
+    verdict: 'FAILED',
+    findings: [{ class: 'violation', kind: 'stale-read', store: 'async3', key: 'k1', write: 'w1', read: 'r1' }],
+  },
+  {
     name: 'v2-async-beyond-the-lease',
     why: 'n1 was cut off from a majority for 3 s (lease 2.5 s) when the write was invoked: no allowance.',
     history: v2(['async3'], {
