@@ -118,7 +118,12 @@ function tcpAccepts(host: string, port: number, timeoutMs: number): Promise<bool
  *   from INPUT inside each container (`docker exec`; for a paused container, a short-lived
  *   helper container joined to its network namespace). A node (re)started while a grudge holds
  *   gets its rules right after its container starts, before it is reported ready.
- * - The harness reaches nodes from the host at their container addresses (the bridge is routed).
+ * - The harness reaches nodes from the host at their container addresses (the bridge is routed),
+ *   so its traffic arrives from the network's gateway address: a client cut (issue 13) is a
+ *   `-s GATEWAY -j DROP` rule in the cut node's chain, installed after a restarted node is ready.
+ * - clock faults: with `clockModes`, every container preloads the image's libfaketime
+ *   (runtime/faketime.ts IMAGE_LIBFAKETIME) and reads its timestamp file from the host folder
+ *   bind-mounted read-only at CONTAINER_CLOCK_DIR; the folder is removed at close.
  * - close: every container and the network are removed; leftovers of crashed runs are swept at
  *   start and close (sweepDockerLeftovers).
  */

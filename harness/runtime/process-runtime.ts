@@ -57,6 +57,13 @@ export function loopbackBlock(runTag: string): string {
  * address 127.a.b.(10+i), binding its outgoing connections to that address too, so iptables
  * rules on source and destination cut exactly one direction of one link. Node logs are appended
  * to `<runDir>/nodes/<id>.log` across restarts.
+ * - client cut (issue 13): the harness's own connections are not bound, so they come from the
+ *   address the kernel picks (127.0.0.1 on loopback, found at start): `-s <that> -d <node> -j
+ *   DROP` in the same chain cuts the harness from a node and from nothing else. A restarted node
+ *   is waited for from its own address, which no cut drops.
+ * - clock faults: with `clockModes`, every node starts with the host's libfaketime preloaded
+ *   (runtime/faketime.ts) and a timestamp file in a `zaris-certify-clock-p<pid>-*` temp folder,
+ *   removed at close and on exit.
  */
 export class ProcessRuntime implements Runtime {
   readonly kind = 'process' as const;
