@@ -106,7 +106,8 @@ export class ClusterWatch implements ClusterProbe {
   }
 
   /**
-   * Partitions not fit for the next destructive fault (the fault budget): not Healthy, not every
+   * Partitions not Healthy (the wait for a Healthy cluster before the fault phase; the nemesis's
+   * budget works on {@link snapshot}): not Healthy, not every
    * replica in sync, or an in-sync member named under an incarnation its node no longer runs (a
    * restarted node that the map still lists under its old, memory-full incarnation holds nothing
    * yet; found by the failover simulation). A node that did not answer counts as unknown: unfit.
