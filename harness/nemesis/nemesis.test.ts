@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import { describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ClusterConfig } from '../../nodes/cluster-config.js';
 import type { ClockMode, ClockSetting, ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from '../runtime/runtime.js';
 import { canReach, majoritySize } from './grudge.js';
@@ -215,9 +214,34 @@ function nemesisOn(c: FakeCluster, schedule: Schedule, o: Partial<NemesisOptions
 }
 
 const node = (n: string) => ({ role: 'node' as const, node: n });
+
+/**
+ * Virtual time (deterministic on a loaded machine): every test runs under vitest's fake timers
+ * (setTimeout, setInterval, performance, Date); `drive` advances them 5 ms at a time, letting
+ * promises settle in between, until the operation ends.
+ */
+async function drive<T>(op: Promise<T>): Promise<T> {
+  let done = false;
+  op.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; !done; i++) {
+    if (i > 200_000) throw new Error('drive: still running after 1,000 s of virtual time');
+    await vi.advanceTimersByTimeAsync(5);
+  }
+  return op;
+}
 const t = (c: FakeCluster, what: RegExp): number => c.times.find((x) => what.test(x.what))!.t;
 
 describe('Nemesis executor', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
   it('records each start before applying it and each end before undoing it, for every kind', async () => {
     const c = new FakeCluster();
     c.modes = { n1: 'monotonic', n2: 'wall', n3: 'monotonic', n4: 'wall', n5: 'monotonic' };
@@ -231,7 +255,7 @@ describe('Nemesis executor', () => {
       { kind: 'client-cut', target: node('n3'), atMs: 240, durationMs: 20 },
     ]);
     const n = nemesisOn(c, s);
-    await n.run(new AbortController().signal);
+    await drive(n.run(new AbortController().signal));
     expect(c.log).toEqual([
       'start#1 kill n2',
       'kill n2',
@@ -276,7 +300,7 @@ describe('Nemesis executor', () => {
     const c = new FakeCluster();
     const s = sched([{ kind: 'power', count: 2, target: node('n4'), atMs: 0, durationMs: 20 }]);
     const n = nemesisOn(c, s);
-    await n.run(new AbortController().signal);
+    await drive(n.run(new AbortController().signal));
     const victims = c.starts.map((f) => f.nodes[0]);
     expect(victims[0]).toBe('n4');
     expect(victims).toHaveLength(2);
@@ -296,7 +320,7 @@ describe('Nemesis executor', () => {
       ],
       { nodeCount: 3 },
     );
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     expect(t(c, /^start#2/)).toBeGreaterThanOrEqual(t(c, /^resume n2/));
     const waited = c.events.find((e) => e.kind === 'fault-waited');
     expect(waited?.detail).toMatchObject({ index: 1, kind: 'kill' });
@@ -315,7 +339,7 @@ describe('Nemesis executor', () => {
       ],
       { nodeCount: 3 },
     );
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     expect(c.starts).toHaveLength(2);
     const second = c.detailOf(2);
     expect(second.after).toMatchObject({ event: 'catching-up', fault: 0 });
@@ -337,7 +361,7 @@ describe('Nemesis executor', () => {
       { kind: 'pause', target: { role: 'same', fault: 0 }, atMs: 10, durationMs: 10, after: { event: 'failback', fault: 0, delayMs: 0, waitMs: 2_000 } },
     ]);
     setTimeout(() => c.handoffs.set(1, 'n2'), 200);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     const caught = c.caughtUpRecorded.get(1)!;
     expect(t(c, /^start#2/)).toBeGreaterThanOrEqual(caught);
     expect(c.starts[2].nodes).toEqual(['n2']);
@@ -351,7 +375,7 @@ describe('Nemesis executor', () => {
       { kind: 'pause', target: node('n2'), atMs: 0, durationMs: 10 },
       { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 10, after: { event: 'failback', delayMs: 0, waitMs: 60 } },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     const k = c.starts.find((f) => f.kind === 'kill')!;
     expect(JSON.parse(k.detail!).after).toEqual({ event: 'failback', trigger: 'missed', waitedMs: 60 });
   });
@@ -366,7 +390,7 @@ describe('Nemesis executor', () => {
       { nodeCount: 3 },
     );
     const n = nemesisOn(c, s, { gateWaitMs: 60 });
-    await n.run(new AbortController().signal);
+    await drive(n.run(new AbortController().signal));
     expect(c.starts.map((f) => f.kind)).toEqual(['partition']);
     const skipped = c.events.find((e) => e.kind === 'fault-skipped')!;
     expect(skipped.detail).toMatchObject({ index: 1, kind: 'kill', target: 'node:n2' });
@@ -381,7 +405,7 @@ describe('Nemesis executor', () => {
       { kind: 'clock', target: node('n1'), atMs: 0, durationMs: 100, clock: { rate: 0.5, jumpMs: 5_000 } },
       { kind: 'partition', topology: 'isolate', target: node('n1'), atMs: 10, durationMs: 10 },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     expect(t(c, /^start#2 partition/)).toBeGreaterThanOrEqual(t(c, /^clock n1 0 x1/));
     expect(String(c.events.find((e) => e.kind === 'fault-waited')?.detail.reason)).toMatch(/^n1's clock runs slow/);
   });
@@ -389,7 +413,7 @@ describe('Nemesis executor', () => {
   it('a flapping partition cuts and heals over and over, one ledger row per cut, without waiting for anything', async () => {
     const c = new FakeCluster();
     const s = sched([{ kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 0, durationMs: 600, flap: { onMs: 50, offMs: 50 } }]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     const rows = c.starts.filter((f) => f.kind === 'partition');
     // six cycles fit; a loaded machine may run fewer, never more
     expect(rows.length).toBeGreaterThanOrEqual(2);
@@ -407,7 +431,7 @@ describe('Nemesis executor', () => {
       { kind: 'client-cut', target: node('n3'), atMs: 0, durationMs: 100 },
       { kind: 'partition', topology: 'isolate', target: node('n5'), atMs: 10, durationMs: 20 },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     // the partition's heal installs an empty grudge, never runtime.heal() (which would end the cut)
     expect(c.log).not.toContain('heal');
     expect(c.log.indexOf('partition {}')).toBeLessThan(c.log.indexOf('cut '));
@@ -419,7 +443,7 @@ describe('Nemesis executor', () => {
       { kind: 'partition', topology: 'one-way', direction: 'in', target: node('n1'), atMs: 0, durationMs: 10 },
       { kind: 'partition', topology: 'one-way', direction: 'out', target: node('n1'), atMs: 20, durationMs: 10 },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     const [a, b] = c.starts;
     const ga = JSON.parse(a.detail!).grudge as Grudge;
     const gb = JSON.parse(b.detail!).grudge as Grudge;
@@ -445,7 +469,7 @@ describe('Nemesis executor', () => {
     const n = nemesisOn(c, s);
     const t0 = c.now();
     setTimeout(() => ac.abort(), 100);
-    await n.run(ac.signal);
+    await drive(n.run(ac.signal));
     expect(c.now() - t0).toBeLessThan(1_000);
     expect(c.maxActive).toBe(3);
     expect(n.activeCount()).toBe(0);
@@ -460,7 +484,7 @@ describe('Nemesis executor', () => {
       expect(c.log.indexOf(`end#${id}`)).toBeLessThan(c.log.indexOf(undo));
     }
     expect(c.log.filter((l) => l.startsWith('start#')).length).toBe(3);
-    expect(await n.healAll()).toEqual({ healed: true });
+    expect(await drive(n.healAll())).toEqual({ healed: true });
     expect(c.log).toContain('caughtUp#1'); // caught up after the abort: recorded by healAll
   });
 
@@ -477,7 +501,7 @@ describe('Nemesis executor', () => {
       { beyondBudget: true, nodeCount: 3 },
     );
     const n = nemesisOn(c, s);
-    await n.run(new AbortController().signal);
+    await drive(n.run(new AbortController().signal));
     expect(c.maxActive).toBeGreaterThanOrEqual(4);
     const crashOrPause = c.starts.filter((f) => f.kind !== 'partition').map((f) => f.nodes[0]);
     expect(crashOrPause[0]).toBe('n1');
@@ -498,7 +522,7 @@ describe('Nemesis executor', () => {
       { kind: 'pause', target: { role: 'catching-up' }, atMs: 60, durationMs: 5 },
       { kind: 'pause', target: { role: 'failback' }, atMs: 80, durationMs: 5 },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
     expect(c.starts[0].nodes).toEqual(['n3']);
     expect(c.starts[1].nodes).toEqual(['n4']);
     expect(['n3', 'n4']).toContain(c.starts[2].nodes[0]); // partition 1 is n2 (active), n3, n4
@@ -515,8 +539,8 @@ describe('Nemesis executor', () => {
     const fast = (s: Schedule): Schedule => ({ ...s, faults: s.faults.slice(0, 8).map((f, i) => ({ ...f, atMs: i * 30, durationMs: 10, after: undefined, flap: undefined })) });
     const a = new FakeCluster();
     const b = new FakeCluster();
-    await nemesisOn(a, fast(planned)).run(new AbortController().signal);
-    await nemesisOn(b, fast(replayed)).run(new AbortController().signal);
+    await drive(nemesisOn(a, fast(planned)).run(new AbortController().signal));
+    await drive(nemesisOn(b, fast(replayed)).run(new AbortController().signal));
     expect(a.starts.length).toBeGreaterThan(4);
     expect(b.starts.map(({ kind, nodes, target }) => ({ kind, nodes, target }))).toEqual(a.starts.map(({ kind, nodes, target }) => ({ kind, nodes, target })));
   });
@@ -526,24 +550,24 @@ describe('Nemesis executor', () => {
     await c.kill('n2'); // down for a reason the nemesis did not cause
     await c.partition({ n1: ['n2'] });
     const n = nemesisOn(c, sched([]));
-    await n.run(new AbortController().signal);
-    expect(await n.healAll()).toEqual({ healed: true });
+    await drive(n.run(new AbortController().signal));
+    expect(await drive(n.healAll())).toEqual({ healed: true });
     expect(c.log.slice(-2)).toEqual(['heal', 'restart n2']);
     expect(c.events.some((e) => e.kind === 'restart' && e.detail.node === 'n2')).toBe(true);
 
     const d = new FakeCluster(['n1', 'n2', 'n3']);
     d.stuck = true;
     const m = nemesisOn(d, sched([]), { healTimeoutMs: 80 });
-    await m.run(new AbortController().signal);
-    expect(await m.healAll()).toEqual({ healed: false, reason: 'cluster did not heal within 80 ms: sync3/0 Unavailable, sync3/1 Unavailable, sync3/2 Unavailable' });
+    await drive(m.run(new AbortController().signal));
+    expect(await drive(m.healAll())).toEqual({ healed: false, reason: 'cluster did not heal within 80 ms: sync3/0 Unavailable, sync3/1 Unavailable, sync3/2 Unavailable' });
 
     const e = new FakeCluster();
     await e.kill('n2');
     await e.kill('n4');
     e.failRestart.add('n2');
     const k = nemesisOn(e, sched([]));
-    await k.run(new AbortController().signal);
-    expect(await k.healAll()).toEqual({ healed: false, reason: 'heal failed: restart n2: restart n2: port in use' });
+    await drive(k.run(new AbortController().signal));
+    expect(await drive(k.healAll())).toEqual({ healed: false, reason: 'heal failed: restart n2: restart n2: port in use' });
     expect(e.state.get('n4')).toBe('up');
   });
 
@@ -551,13 +575,13 @@ describe('Nemesis executor', () => {
     const c = new FakeCluster();
     c.probeThrows = true;
     const s = sched([{ kind: 'kill', target: { role: 'random' }, atMs: 0, durationMs: 5 }]);
-    await nemesisOn(c, s, { gateWaitMs: 40 }).run(new AbortController().signal);
+    await drive(nemesisOn(c, s, { gateWaitMs: 40 }).run(new AbortController().signal));
     expect(String(c.events.find((e) => e.kind === 'fault-skipped')?.detail.reason)).toContain('the cluster state is unknown');
 
     const d = new FakeCluster();
     d.failKill = true;
     const n = nemesisOn(d, s);
-    await expect(n.run(new AbortController().signal)).rejects.toThrow('kill n');
+    await expect(drive(n.run(new AbortController().signal))).rejects.toThrow('kill n');
     expect(d.log.filter((l) => l.startsWith('start#') || l.startsWith('end#'))).toEqual([expect.stringMatching(/^start#1 kill n\d$/), 'end#1']);
     expect(n.counts().kill).toBe(0);
   });

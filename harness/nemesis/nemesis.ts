@@ -127,6 +127,8 @@ interface FaultStatus {
   restarted: boolean;
   caughtUp: boolean;
   ended: boolean;
+  /** It will never start (skipped, or the phase ended first): triggers on it stop waiting. */
+  skipped: boolean;
 }
 
 /** One ledger row in effect. */
@@ -135,6 +137,12 @@ interface ActiveRecord {
   kind: RecordedKind;
   node?: string;
   ended: boolean;
+}
+
+/** A fault allowed to start: its rows recorded and its state counted; `apply` makes the change. */
+interface Started {
+  holding: Holding;
+  apply: () => Promise<void>;
 }
 
 /** A fault in effect, as the budget sees it (one per planned fault that started). */
@@ -231,7 +239,7 @@ export class Nemesis {
     for (const k of ['gateWaitMs', 'catchUpWaitMs', 'healTimeoutMs', 'pollMs', 'probeTimeoutMs'] as const) {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
     }
-    this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false }));
+    this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false, skipped: false }));
   }
 
   /** Faults injected so far, by planned kind (counted once the runtime applied them). */
@@ -338,37 +346,50 @@ export class Nemesis {
 
   /** Waits for the fault's time and trigger, passes the budget, holds it, ends it. */
   private async play(index: number, f: PlannedFault, stop: AbortSignal): Promise<void> {
-    await sleep(this.phaseStart + f.atMs - this.o.clock.now(), stop);
-    if (stop.aborted) return;
-    const triggered = f.after ? await this.waitTrigger(f, stop) : undefined;
-    if (stop.aborted) return;
-    const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
-    const deadline = this.o.clock.now() + (this.o.beyondBudget ? 0 : this.o.gateWaitMs);
-    let firstRefusal: string | null = null;
-    let h: Holding | null = null;
-    for (;;) {
-      const r = await this.locked(() => this.start(index, f, rng, triggered, stop));
-      if (stop.aborted && r.holding === undefined) return;
-      if (r.holding) {
-        h = r.holding;
-        break;
-      }
-      if (r.skip !== undefined && r.final) {
-        this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason: r.skip });
-        return;
-      }
-      firstRefusal ??= r.skip ?? 'refused';
-      if (this.o.clock.now() >= deadline) {
-        this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason: `not within the fault budget for ${this.o.gateWaitMs} ms: ${r.skip ?? firstRefusal}` });
-        return;
-      }
-      await this.nextChange(Math.max(this.o.pollMs, 20), stop);
+    const skip = (reason: string): void => {
+      this.status[index].skipped = true;
+      this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason });
+      this.poke();
+    };
+    try {
+      await sleep(this.phaseStart + f.atMs - this.o.clock.now(), stop);
       if (stop.aborted) return;
+      const triggered = f.after ? await this.waitTrigger(f, stop) : undefined;
+      if (stop.aborted) return;
+      const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
+      const deadline = this.o.clock.now() + this.o.gateWaitMs;
+      let firstRefusal: string | null = null;
+      let started: Started | null = null;
+      for (;;) {
+        const r = await this.locked(() => this.start(index, f, rng, triggered, stop));
+        if (r.started) {
+          started = r.started;
+          break;
+        }
+        if (stop.aborted) return;
+        const why = r.skip ?? 'refused';
+        // beyond budget nothing is waited for: a target already down or frozen is a skip
+        if (r.final || this.o.beyondBudget) return skip(why);
+        firstRefusal ??= why;
+        if (this.o.clock.now() >= deadline) return skip(`not within the fault budget for ${this.o.gateWaitMs} ms: ${why}`);
+        await this.nextChange(Math.max(this.o.pollMs, 20), stop);
+        if (stop.aborted) return;
+      }
+      if (firstRefusal !== null) this.event('fault-waited', { index, kind: f.kind, reason: firstRefusal });
+      // the change itself runs outside the start lock: the budget already counts the fault
+      try {
+        await started.apply();
+      } catch (e) {
+        this.status[index].started = true; // in effect or not, it is not waited for any more
+        throw e;
+      }
+      this.begun(index, f.kind);
+      if (f.flap) await this.flap(started.holding, f, stop);
+      else await sleep(f.durationMs, stop);
+      await this.end(started.holding);
+    } finally {
+      if (!this.status[index].started) this.status[index].skipped = true;
     }
-    if (firstRefusal !== null) this.event('fault-waited', { index, kind: f.kind, reason: firstRefusal });
-    if (f.flap) await this.flap(h, f, stop);
-    else await sleep(f.durationMs, stop);
-    await this.end(h);
   }
 
   /** Waits for a fault's trigger (bounded by its waitMs). Returns how it went, for the fault's detail. */
@@ -394,6 +415,7 @@ export class Nemesis {
     };
     const t0 = this.o.clock.now();
     for (;;) {
+      if (ref !== undefined && ref.skipped && !ref.started) return { event: t.event, fault: t.fault, trigger: 'unreachable' };
       if (fired()) {
         const waited = Math.round(this.o.clock.now() - t0);
         await sleep(t.delayMs, stop);
@@ -415,7 +437,7 @@ export class Nemesis {
     rng: Prng,
     triggered: Record<string, unknown> | undefined,
     stop: AbortSignal,
-  ): Promise<{ holding?: Holding; skip?: string; final?: boolean }> {
+  ): Promise<{ started?: Started; skip?: string; final?: boolean }> {
     if (stop.aborted) return {};
     const rt = this.o.runtime;
     const nodes = rt.nodeIds();
@@ -459,9 +481,8 @@ export class Nemesis {
       if (st.nodes.length === 0) st.nodes = plan.cutOff;
       const h: Holding = { index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
       this.holdings.set(index, h);
-      await this.cut(h, { kind: 'partition', nodes: plan.cutOff, target, plannedMs, isolated, detail: JSON.stringify(detail) });
-      this.begun(index, 'partition');
-      return { holding: h };
+      const id = this.record(h, { kind: 'partition', nodes: plan.cutOff, target, plannedMs, isolated, detail: JSON.stringify(detail) });
+      return { started: { holding: h, apply: () => this.install(h, id) } };
     }
 
     if (f.kind === 'client-cut') {
@@ -472,14 +493,14 @@ export class Nemesis {
       if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
       detail.node = node;
       st.nodes = [node];
-      const id = this.o.recorder.faultStart({ kind: 'client-cut', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
-      const rec: ActiveRecord = { id, kind: 'client-cut', node, ended: false };
-      const h: Holding = { index, kind: 'client-cut', records: [rec], nodes: [node], installed: false, cut: node };
+      const h: Holding = { index, kind: 'client-cut', records: [], nodes: [node], installed: false, cut: node };
       this.holdings.set(index, h);
-      await this.net(() => rt.cutClient([...cutNow, node]));
-      this.o.recorder.faultEffective?.(id);
-      this.begun(index, 'client-cut');
-      return { holding: h };
+      const id = this.record(h, { kind: 'client-cut', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
+      const apply = async (): Promise<void> => {
+        await this.net(() => rt.cutClient(this.cutNodes()));
+        this.o.recorder.faultEffective?.(id);
+      };
+      return { started: { holding: h, apply } };
     }
 
     if (f.kind === 'clock') {
@@ -496,14 +517,14 @@ export class Nemesis {
       if (refusal) return { skip: refusal };
       Object.assign(detail, { node, mode, ...(mode === 'wall' ? { offsetMs: setting.offsetMs } : { rate: setting.rate }) });
       st.nodes = [node];
-      const id = this.o.recorder.faultStart({ kind: 'clock', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
-      const rec: ActiveRecord = { id, kind: 'clock', node, ended: false };
-      const h: Holding = { index, kind: 'clock', records: [rec], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
+      const h: Holding = { index, kind: 'clock', records: [], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
       this.holdings.set(index, h);
-      await rt.setClock(node, setting);
-      this.o.recorder.faultEffective?.(id);
-      this.begun(index, 'clock');
-      return { holding: h };
+      const id = this.record(h, { kind: 'clock', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
+      const apply = async (): Promise<void> => {
+        await rt.setClock(node, setting);
+        this.o.recorder.faultEffective?.(id);
+      };
+      return { started: { holding: h, apply } };
     }
 
     // crash (kill, stop, power) and pause: one node, or several for a power failure
@@ -528,24 +549,37 @@ export class Nemesis {
     try {
       for (const v of victims) {
         const d = { ...detail, node: v, ...(f.kind === 'power' ? { power: index, group: victims } : {}) };
-        const id = this.o.recorder.faultStart({ kind: recKind, nodes: [v], target, plannedMs, detail: JSON.stringify(d) });
-        h.records.push({ id, kind: recKind, node: v, ended: false });
+        h.records.push({ id: this.o.recorder.faultStart({ kind: recKind, nodes: [v], target, plannedMs, detail: JSON.stringify(d) }), kind: recKind, node: v, ended: false });
       }
     } catch (e) {
       for (const v of victims) if (!h.records.some((r) => r.node === v)) this.held.delete(v);
+      if (h.records.length === 0) this.holdings.delete(index);
       throw e;
     }
     // a power failure: every node's SIGKILL sent at once (within a few ms of each other)
-    await Promise.all(
-      h.records.map(async (r) => {
-        if (f.kind === 'kill' || f.kind === 'power') await rt.kill(r.node!);
-        else if (f.kind === 'stop') await rt.stop(r.node!);
-        else await rt.pause(r.node!);
-        this.o.recorder.faultEffective?.(r.id);
-      }),
-    );
-    this.begun(index, f.kind);
-    return { holding: h };
+    const apply = async (): Promise<void> => {
+      await Promise.all(
+        h.records.map(async (r) => {
+          if (f.kind === 'kill' || f.kind === 'power') await rt.kill(r.node!);
+          else if (f.kind === 'stop') await rt.stop(r.node!);
+          else await rt.pause(r.node!);
+          this.o.recorder.faultEffective?.(r.id);
+        }),
+      );
+    };
+    return { started: { holding: h, apply } };
+  }
+
+  /** Records one ledger row of a fault about to start (before its change). */
+  private record(h: Holding, rec: FaultStartRecord): number {
+    const id = this.o.recorder.faultStart(rec);
+    h.records.push({ id, kind: rec.kind, ...(rec.kind === 'partition' ? {} : { node: rec.nodes[0] }), ended: false });
+    return id;
+  }
+
+  /** The nodes the harness's traffic is cut from now. */
+  private cutNodes(): string[] {
+    return [...this.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined);
   }
 
   /** A fault is in effect: count it, wake the triggers. */
@@ -630,11 +664,8 @@ export class Nemesis {
     return { nodes: this.o.runtime.nodeIds(), down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
   }
 
-  /** Installs a partition's cut (recorded first). */
-  private async cut(h: Holding, rec: FaultStartRecord): Promise<void> {
-    const id = this.o.recorder.faultStart(rec);
-    const r: ActiveRecord = { id, kind: 'partition', ended: false };
-    h.records.push(r);
+  /** Installs a partition's cut, recorded as row `id` just before. */
+  private async install(h: Holding, id: number): Promise<void> {
     h.installed = true;
     await this.installGrudges();
     this.o.recorder.faultEffective?.(id);
@@ -652,7 +683,7 @@ export class Nemesis {
     const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!), nodes: h.nodes };
     for (let cycle = 0; ; cycle++) {
       if (cycle > 0) {
-        await this.cut(h, {
+        const id = this.record(h, {
           kind: 'partition',
           nodes: h.nodes,
           target: describeTarget(f.target),
@@ -660,6 +691,7 @@ export class Nemesis {
           isolated: detail.isolated,
           detail: JSON.stringify({ ...detail, flap: { ...f.flap, cycle, of: first.id } }),
         });
+        await this.install(h, id);
       }
       await sleep(Math.min(f.flap!.onMs, end - this.o.clock.now()), stop);
       await this.endRecords(h);
@@ -691,9 +723,8 @@ export class Nemesis {
         await this.endRecords(h);
       } else if (h.kind === 'client-cut') {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
-        const rest = [...this.holdings.values()].filter((x) => x !== h && x.cut !== undefined).map((x) => x.cut!);
         h.cut = undefined;
-        await this.net(() => rt.cutClient(rest));
+        await this.net(() => rt.cutClient(this.cutNodes()));
       } else if (h.kind === 'clock') {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
         await rt.setClock(h.clock!.node, NORMAL_CLOCK);
