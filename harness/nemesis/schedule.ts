@@ -173,6 +173,7 @@ export type EpisodeName =
   | 'one-way'
   | 'flap'
   | 'catch-up-crash'
+  | 'hit-catching-up'
   | 'caught-up-crash'
   | 'failback'
   | 'isolate-heal-crash'
@@ -205,6 +206,7 @@ const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
   'one-way': 1.2,
   flap: 1,
   'catch-up-crash': 2,
+  'hit-catching-up': 1.2,
   'caught-up-crash': 1.5,
   failback: 1.2,
   'isolate-heal-crash': 1,
@@ -222,7 +224,7 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'failovers of active owners: kills, long pauses and isolations, a second fault while or right after a replica catches up, during a failback',
     bugs: ['lose-on-promotion', 'no-possession-proof'],
     kinds: ['kill', 'stop', 'pause', 'partition'],
-    episodes: { 'crash-active': 3, 'catch-up-crash': 3, 'caught-up-crash': 2, failback: 2, 'isolate-long-active': 2, 'pause-long-active': 2, 'isolate-heal-crash': 2, 'pause-zombie': 1 },
+    episodes: { 'crash-active': 3, 'catch-up-crash': 3, 'hit-catching-up': 1, 'caught-up-crash': 2, failback: 2, 'isolate-long-active': 2, 'pause-long-active': 2, 'isolate-heal-crash': 2, 'pause-zombie': 1 },
   },
   fencing: {
     name: 'fencing',
@@ -251,7 +253,7 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'a restarted replica promoted right after it caught up: kill it, kill the active the moment it is in sync, fail back to it',
     bugs: ['catchup-skips-last-op'],
     kinds: ['kill', 'pause', 'partition'],
-    episodes: { 'caught-up-crash': 5, 'catch-up-crash': 2, failback: 2, 'isolate-heal-crash': 1 },
+    episodes: { 'caught-up-crash': 5, 'catch-up-crash': 2, 'hit-catching-up': 1, failback: 2, 'isolate-heal-crash': 1 },
   },
   lease: {
     name: 'lease',
@@ -558,6 +560,26 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     const steps: Step[] = [{ kind, target: c.rng.chance(0.5) ? ownerTarget(c, 'replica') : { role: 'random' }, durationMs: d0, offsetMs: 0 }];
     if (second) steps.push(second);
     return steps;
+  },
+  // any kind of fault on a replica while it catches up (issue 12: every kind aimed at replicas catching up)
+  'hit-catching-up': (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    const d0 = crashDuration(c, true);
+    const kinds = (['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as const).filter((k) => c.kinds.has(k) && (k !== 'partition' || c.nodeCount >= 2));
+    const k = c.rng.pick(kinds);
+    const after: FaultTrigger = { event: 'catching-up', fault: 0, delayMs: c.rng.int(0, 300), waitMs: 20_000 };
+    const target: FaultTarget = { role: 'catching-up' };
+    let second: Step;
+    if (k === 'kill' || k === 'stop') second = { kind: k, target, durationMs: crashDuration(c, true), after, offsetMs: d0 };
+    else if (k === 'pause') second = { kind: k, target, durationMs: c.rng.chance(0.5) ? draw(c.rng, c.D.pauseShort) : draw(c.rng, c.D.pauseLong), after, offsetMs: d0 };
+    else if (k === 'partition') {
+      const oneWay = c.rng.chance(0.3);
+      second = { kind: k, topology: oneWay ? 'one-way' : 'isolate', ...(oneWay ? { direction: c.rng.chance(0.5) ? ('in' as const) : ('out' as const) } : {}), target, durationMs: draw(c.rng, c.D.isolateShort), after, offsetMs: d0 };
+    }
+    else if (k === 'clock') second = { kind: k, target, durationMs: draw(c.rng, c.D.clock), clock: { rate: c.rng.pick(CLOCK_RATES), jumpMs: draw(c.rng, CLOCK_JUMP_S) * 1000 * (c.rng.chance(0.5) ? -1 : 1) }, after, offsetMs: d0 };
+    else second = { kind: k, target, durationMs: draw(c.rng, c.D.clientCut), after, offsetMs: d0 };
+    return [{ kind, target: c.rng.chance(0.5) ? ownerTarget(c, 'replica') : { role: 'random' }, durationMs: d0, offsetMs: 0 }, second];
   },
   // the active owner killed the moment a restarted replica is back in sync, then the new owner too
   'caught-up-crash': (c) => {
