@@ -130,14 +130,23 @@ describe('planSchedule', () => {
     expect(long.faults.filter((f) => f.durationMs > 10_000).length).toBeGreaterThan(long.faults.length / 3);
   });
 
-  it('one fault past the eviction timeout, at the end, when the phase holds it twice over', () => {
+  it('one fault past the eviction timeout, ending 40 s before the phase, when the phase holds it twice over; a crash within budget when a store has RF1', () => {
     for (const seed of [1, 2, 3, 4]) {
       const three = plan({ ...base, seed, durationMs: 180_000, kinds: ['kill', 'pause', 'partition'] });
       const evicting = three.faults.filter((f) => f.durationMs > 60_000);
       expect(evicting.length).toBe(1);
-      expect(ends(evicting[0])).toBeGreaterThan(180_000 - 10_000);
+      expect(ends(evicting[0])).toBe(180_000 - 40_000);
+      expect(['kill', 'stop']).toContain(evicting[0].kind);
+      // the rest of the phase has faults again
+      expect(three.faults.some((f) => f.atMs > ends(evicting[0]))).toBe(true);
       expect(plan({ ...base, seed, durationMs: 139_000, kinds: ['kill', 'pause', 'partition'] }).faults.every((f) => f.durationMs < 60_000)).toBe(true);
     }
+    // without RF1 partitions, or beyond budget, a pause or an isolation may outlast the eviction timeout too
+    const noRf1 = PARTS.filter((p) => p.replicationFactor > 1);
+    const kinds = new Set(
+      [1, 2, 3, 4, 5, 6, 7, 8].flatMap((seed) => planSchedule({ ...base, seed, durationMs: 180_000, kinds: ['kill', 'pause', 'partition'], partitions: noRf1 }).faults.filter((f) => f.durationMs > 60_000).map((f) => f.kind)),
+    );
+    expect([...kinds].sort()).toEqual(['kill', 'partition', 'pause']);
     expect(faultDurations(10_000, 60_000).isolateEvict.lo).toBe(61_000);
   });
 

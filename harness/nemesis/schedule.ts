@@ -728,51 +728,65 @@ export function planSchedule(opts: PlanOptions): Schedule {
     // eviction-long durations only come from the one fault planned at the end
     evictOk: false,
   };
-  // one fault longer than the eviction timeout, at the end of the phase, when the phase is at
-  // least twice its length (with 3 nodes the budget lets little else run beside it)
+  // one fault longer than the eviction timeout when the phase is at least twice its length, ending
+  // 40 s before the phase does (the rest of the phase sees the cluster after it). Within budget,
+  // when a store has RF1 partitions, it is a crash: a node cut off or frozen that long has its RF1
+  // partitions re-homed empty (seed 002 eviction), a loss history-format.md v2 counts as rf1 only
+  // after a crash. (With 3 nodes the budget lets little else run beside it.)
   const evictMs = evictionTimeoutMs + 10_000;
-  const evictFits = (c.kinds.has('pause') || c.kinds.has('partition')) && opts.durationMs >= 2 * evictMs;
-  const episodesEnd = evictFits ? opts.durationMs - evictMs : opts.durationMs;
+  const hasRf1 = opts.partitions.some((p) => (p.replicationFactor ?? 3) === 1);
+  const evictKinds = (['kill', 'stop', 'pause', 'partition'] as const).filter((k) => c.kinds.has(k) && (beyondBudget || !hasRf1 || k === 'kill' || k === 'stop'));
+  // (it also leaves the first 20 s to the opening)
+  const evictFits = evictKinds.length > 0 && opts.durationMs >= Math.max(2 * evictMs, evictMs + 60_000);
+  const evictLen = evictFits ? draw(rng, { lo: evictionTimeoutMs + 1_000, hi: evictionTimeoutMs + 5_000 }) : 0;
+  const evictAt = opts.durationMs - 40_000 - evictLen;
 
   const names = (Object.keys(preset.episodes) as EpisodeName[]).filter((n) => (preset.episodes[n] ?? 0) > 0);
   const weights = names.map((n) => preset.episodes[n]!);
   // the opening: three short kills of active owners first (a run is certified against them, and
   // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation timeout
   const opening: EpisodeName[] = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active'];
-  let cursor = draw(rng, { lo: 1_000, hi: 2_000 }); // let the workload warm up before the first fault
-  let misses = 0;
-  for (let episode = 0; cursor < episodesEnd && misses < 20; episode++) {
-    let steps: Step[] | null;
-    const inOpening = episode < opening.length;
-    if (inOpening) {
-      steps = EPISODES[opening[episode]](c);
-      if (!steps) continue;
-      if (opening[episode] === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
-    } else {
-      const name = rng.weighted(names, weights);
-      steps = EPISODES[name](c);
-      if (!steps) {
+  let episode = 0;
+  /** Lays episodes from `from` until `to` (ms of the phase). */
+  const fill = (from: number, to: number): void => {
+    let cursor = from;
+    let misses = 0;
+    for (; cursor < to && misses < 20; episode++) {
+      let steps: Step[] | null;
+      const inOpening = episode < opening.length;
+      if (inOpening) {
+        steps = EPISODES[opening[episode]](c);
+        if (!steps) continue;
+        if (opening[episode] === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+      } else {
+        const name = rng.weighted(names, weights);
+        steps = EPISODES[name](c);
+        if (!steps) {
+          misses++;
+          continue;
+        }
+      }
+      const placed = place(schedule, steps, cursor, to);
+      if (placed === 0) {
         misses++;
+        cursor += draw(rng, c.D.calm);
         continue;
       }
+      misses = 0;
+      const len = episodeLength(steps);
+      const overlap = !inOpening && rng.chance(beyondBudget ? 0.55 : 0.45);
+      cursor = overlap ? cursor + rng.int(Math.min(1_000, len), Math.max(1_000, len)) : cursor + len + draw(rng, inOpening ? { lo: 500, hi: 1_500 } : c.D.calm);
     }
-    const placed = place(schedule, steps, cursor, episodesEnd);
-    if (placed === 0) {
-      misses++;
-      cursor += draw(rng, c.D.calm);
-      continue;
-    }
-    misses = 0;
-    const len = episodeLength(steps);
-    const overlap = !inOpening && rng.chance(beyondBudget ? 0.55 : 0.45);
-    cursor = overlap ? cursor + rng.int(Math.min(1_000, len), Math.max(1_000, len)) : cursor + len + draw(rng, inOpening ? { lo: 500, hi: 1_500 } : c.D.calm);
-  }
-  if (evictFits) {
-    const pause = c.kinds.has('pause') && (!c.kinds.has('partition') || rng.chance(0.5));
+  };
+  const warmup = draw(rng, { lo: 1_000, hi: 2_000 }); // let the workload warm up before the first fault
+  if (!evictFits) fill(warmup, opts.durationMs);
+  else {
+    fill(warmup, evictAt);
+    const kind = rng.pick(evictKinds);
     const target = roleTarget(c, { active: 40, leader: 20, replica: 20, random: 20 });
-    const durationMs = draw(rng, pause ? c.D.pauseEvict : c.D.isolateEvict);
-    const step: Step = pause ? { kind: 'pause', target, durationMs, offsetMs: 0 } : { kind: 'partition', topology: 'isolate', target, durationMs, offsetMs: 0 };
-    place(schedule, [step], opts.durationMs - evictMs + rng.int(1_000, 3_000), opts.durationMs);
+    const step: Step = kind === 'partition' ? { kind, topology: 'isolate', target, durationMs: evictLen, offsetMs: 0 } : { kind, target, durationMs: evictLen, offsetMs: 0 };
+    place(schedule, [step], evictAt, opts.durationMs);
+    fill(evictAt + evictLen + draw(rng, c.D.calm), opts.durationMs);
   }
   return inStartOrder(schedule);
 }
