@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { budgetRefusal, grudgeNodes, majorityCliques, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
+import { budgetRefusal, evictionRefusal, grudgeNodes, majorityCliques, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { complete, isolate, oneWay } from './grudge.js';
 
 const N3 = ['n1', 'n2', 'n3'];
@@ -94,6 +94,15 @@ describe('the fault budget (B1 majority, B2 a good copy, B3 clocks)', () => {
     expect(budgetRefusal(withEffect(state(N3, { clocks }), { grudge: oneWay(N3, 'n3', 'n2').grudge }), healthy3)).toBeNull();
     // a fast clock may be cut off (its lease only gets shorter)
     expect(budgetRefusal(withEffect(state(N3, { clocks: new Map([['n1', 2]]) }), { grudge: isolate(N3, 'n1').grudge }), healthy3)).toBeNull();
+  });
+
+  it('B4: an RF1 holder never stays paused or cut off past the eviction timeout less 10 s (a crash may)', () => {
+    const s = snap([part('sync3', 0, N3, N3), part('rf1', 0, ['n1'], ['n1'], 1)]);
+    expect(evictionRefusal(s, new Map([['n1', { since: 1_000, until: 51_000 }]]), 50_000)).toBeNull();
+    expect(evictionRefusal(s, new Map([['n1', { since: 1_000, until: 51_001 }]]), 50_000)).toBe('n1 (an RF1 holder) would stay paused or cut off for 50 s, past the eviction timeout less 10 s (50 s)');
+    // n2 holds no RF1 partition: its absence re-homes nothing
+    expect(evictionRefusal(s, new Map([['n2', { since: 0, until: 300_000 }]]), 50_000)).toBeNull();
+    expect(evictionRefusal(null, new Map(), 50_000)).toMatch(/unknown/);
   });
 
   it('an unknown cluster state is refused', () => {

@@ -19,7 +19,11 @@
  *      async-ack window, which the verifier classifies);
  *   B3 (clocks) at most one node's clock is wrong at a time, and no node whose clock runs slow
  *      (rate < 1) is on either side of a cut link: its lease would outlast the declared lease in
- *      real time, which no store can promise (a fast clock only shortens leases and timeouts).
+ *      real time, which no store can promise (a fast clock only shortens leases and timeouts);
+ *   B4 (eviction) no node holding an RF1 partition stays out — paused, or cut off from a majority —
+ *      continuously for longer than the eviction timeout less 10 s, counting the faults' planned
+ *      ends: past it the store re-homes the partition empty (seed 002), a loss the verifier
+ *      allows (rf1) only after a crash. A crash of any length is within budget.
  *
  * What the rule allows that the old one (wait for every partition Healthy and in sync before each
  * fault) did not: a second fault while a restarted replica still catches up (another member is
@@ -149,6 +153,21 @@ export function budgetRefusal(s: FaultState, snap: ClusterSnapshot | null): stri
     .map((p) => `${p.store}/${p.partition} (in sync: ${p.inSync.join(',') || 'none'})`)
     .join(', ');
   return `no in-sync member in the connected majority ${worst!.clique.join(',')} for ${shown}${m.length > 3 ? `, and ${m.length - 3} more` : ''}`;
+}
+
+/**
+ * B4: the nodes holding an RF1 partition (per `snap`) that the state keeps out continuously for
+ * longer than `limitMs`. `out` maps every node out after the change to the interval it stays out:
+ * `since` (run clock, ms) and the planned `until`. Null when none does, else a one-line reason.
+ */
+export function evictionRefusal(snap: ClusterSnapshot | null, out: ReadonlyMap<string, { since: number; until: number }>, limitMs: number): string | null {
+  if (snap === null) return 'the cluster state is unknown (no metadata answer)';
+  const rf1 = new Set(snap.partitions.filter((p) => p.replicationFactor === 1).flatMap((p) => p.replicas));
+  for (const [n, { since, until }] of [...out].sort(([a], [b]) => (a < b ? -1 : 1))) {
+    if (!rf1.has(n) || until - since <= limitMs) continue;
+    return `${n} (an RF1 holder) would stay paused or cut off for ${Math.round((until - since) / 1000)} s, past the eviction timeout less 10 s (${Math.round(limitMs / 1000)} s)`;
+  }
+  return null;
 }
 
 /**

@@ -35,6 +35,8 @@ class FakeCluster implements Runtime, ClusterProbe {
   readonly handoffs = new Map<number, string>();
   /** extra partitions reported unhealthy whatever happens */
   stuck = false;
+  /** also report an RF1 partition on every node (store rf1, partition i on node i) */
+  rf1 = false;
   private readonly restartedAt = new Map<string, number>();
   private readonly active = new Map<number, string | null>();
   private nextId = 1;
@@ -141,7 +143,7 @@ class FakeCluster implements Runtime, ClusterProbe {
   }
   async snapshot(): Promise<ClusterSnapshot> {
     if (this.probeThrows) throw new Error('probe down');
-    const partitions = this.ids.map((_, i) => {
+    const partitions: ClusterSnapshot['partitions'] = this.ids.map((_, i) => {
       const replicas = this.replicasOf(i);
       const inSync = replicas.filter((n) => this.inSync(n, i));
       let active = this.active.get(i) ?? null;
@@ -150,6 +152,12 @@ class FakeCluster implements Runtime, ClusterProbe {
       const health = this.stuck ? 'Unavailable' : inSync.length === replicas.length ? 'Healthy' : inSync.length > 0 ? 'Degraded' : 'Unavailable';
       return { store: 'sync3', partition: i, replicationFactor: 3, replicas, active, health, inSync, handoffTo: this.handoffs.get(i) ?? null };
     });
+    if (this.rf1) {
+      this.ids.forEach((n, i) => {
+        const up = this.state.get(n) === 'up';
+        partitions.push({ store: 'rf1', partition: i, replicationFactor: 1, replicas: [n], active: up ? n : null, health: up ? 'Healthy' : 'Unavailable', inSync: up ? [n] : [], handoffTo: null });
+      });
+    }
     const leader = this.leaderId !== null && this.state.get(this.leaderId) === 'up' ? this.leaderId : null;
     return { leader, answered: this.ids.filter((n) => this.state.get(n) === 'up' && !this.cut.includes(n)), partitions };
   }
@@ -408,6 +416,28 @@ describe('Nemesis executor', () => {
     await drive(nemesisOn(c, s).run(new AbortController().signal));
     expect(t(c, /^start#2 partition/)).toBeGreaterThanOrEqual(t(c, /^clock n1 0 x1/));
     expect(String(c.events.find((e) => e.kind === 'fault-waited')?.detail.reason)).toMatch(/^n1's clock runs slow/);
+  });
+
+  it('an RF1 holder is never kept paused or cut off past the eviction timeout less 10 s, counting overlapping faults', async () => {
+    const c = new FakeCluster();
+    c.rf1 = true;
+    // eviction timeout 20 s: the limit is 10 s
+    const s = sched(
+      [
+        { kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 0, durationMs: 6_000 },
+        // would keep n2 out from 0 to 5 s + 6 s = 11 s > 10 s: waits for the isolation to end
+        { kind: 'pause', target: node('n2'), atMs: 5_000, durationMs: 6_000 },
+        // a crash of any length is fine
+        { kind: 'kill', target: node('n4'), atMs: 0, durationMs: 30_000 },
+      ],
+      { evictionTimeoutMs: 20_000 },
+    );
+    await drive(nemesisOn(c, s, { gateWaitMs: 10_000 }).run(new AbortController().signal));
+    expect(c.starts.map((f) => `${f.kind} ${f.nodes.join()}`).sort()).toEqual(['kill n4', 'partition n2', 'pause n2']);
+    expect(t(c, /^start#\d+ pause n2/)).toBeGreaterThanOrEqual(t(c, /^end#1/));
+    expect(String(c.events.find((e) => e.kind === 'fault-waited' && e.detail.kind === 'pause')?.detail.reason)).toBe(
+      'n2 (an RF1 holder) would stay paused or cut off for 11 s, past the eviction timeout less 10 s (10 s)',
+    );
   });
 
   it('a flapping partition cuts and heals over and over, one ledger row per cut, without waiting for anything', async () => {

@@ -24,7 +24,7 @@
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
 import type { Grudge, Runtime } from '../runtime/runtime.js';
-import { budgetRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
+import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
 import { describeTarget, FAULT_KINDS, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
@@ -156,6 +156,9 @@ interface Holding {
   installed: boolean;
   clock?: { node: string; rate: number };
   cut?: string;
+  /** Run clock, ms: when it started, and its planned end (start + duration). */
+  startedMs: number;
+  untilMs: number;
 }
 
 /** Sleeps `ms` (<= 0: no sleep), or less when `signal` aborts. Never rejects. */
@@ -214,6 +217,8 @@ export class Nemesis {
   private readonly pendingCatchUp = new Map<number, { node: string; index: number }>();
   /** Nodes restarted after a crash fault and not yet seen rejoined (budget.ts B1). */
   private readonly amnesic = new Set<string>();
+  /** Nodes out now (paused, or cut off from a majority) and since when, run clock ms (budget.ts B4). */
+  private readonly outSince = new Map<string, number>();
   private readonly injected: FaultCounts = zeroCounts();
   /** Serialises runtime network calls (partition / cut) so that unions install in order. */
   private netChain: Promise<void> = Promise.resolve();
@@ -375,6 +380,7 @@ export class Nemesis {
         await this.nextChange(Math.max(this.o.pollMs, 20), stop);
         if (stop.aborted) return;
       }
+      this.noteOut();
       if (firstRefusal !== null) this.event('fault-waited', { index, kind: f.kind, reason: firstRefusal });
       // the change itself runs outside the start lock: the budget already counts the fault
       try {
@@ -456,7 +462,8 @@ export class Nemesis {
         if (Object.keys(behind).length > 0) detail.inSync = behind;
       }
       if (this.o.beyondBudget) return null;
-      return budgetRefusal(withEffect(this.faultState(), effect), snap);
+      const after = withEffect(this.faultState(), effect);
+      return budgetRefusal(after, snap) ?? evictionRefusal(snap, this.outIntervals(after, effect, f.durationMs), Math.max(0, this.o.schedule.evictionTimeoutMs - 10_000));
     };
 
     if (f.kind === 'partition') {
@@ -479,7 +486,7 @@ export class Nemesis {
       const isolated = isolatedNodes(nodes, plan.grudge);
       Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge, isolated, ...(f.flap ? { flap: { ...f.flap, cycle: 0 } } : {}) });
       if (st.nodes.length === 0) st.nodes = plan.cutOff;
-      const h: Holding = { index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
       this.holdings.set(index, h);
       const id = this.record(h, { kind: 'partition', nodes: plan.cutOff, target, plannedMs, isolated, detail: JSON.stringify(detail) });
       return { started: { holding: h, apply: () => this.install(h, id) } };
@@ -493,7 +500,7 @@ export class Nemesis {
       if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
       detail.node = node;
       st.nodes = [node];
-      const h: Holding = { index, kind: 'client-cut', records: [], nodes: [node], installed: false, cut: node };
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'client-cut', records: [], nodes: [node], installed: false, cut: node };
       this.holdings.set(index, h);
       const id = this.record(h, { kind: 'client-cut', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
       const apply = async (): Promise<void> => {
@@ -517,7 +524,7 @@ export class Nemesis {
       if (refusal) return { skip: refusal };
       Object.assign(detail, { node, mode, ...(mode === 'wall' ? { offsetMs: setting.offsetMs } : { rate: setting.rate }) });
       st.nodes = [node];
-      const h: Holding = { index, kind: 'clock', records: [], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'clock', records: [], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
       this.holdings.set(index, h);
       const id = this.record(h, { kind: 'clock', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
       const apply = async (): Promise<void> => {
@@ -544,7 +551,7 @@ export class Nemesis {
     for (const v of victims) this.held.set(v, f.kind === 'pause' ? 'paused' : 'down');
     st.nodes = victims;
     const recKind: RecordedKind = f.kind === 'power' ? 'kill' : (f.kind as RecordedKind);
-    const h: Holding = { index, kind: f.kind, records: [], nodes: victims, installed: false };
+    const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: f.kind, records: [], nodes: victims, installed: false };
     this.holdings.set(index, h);
     try {
       for (const v of victims) {
@@ -664,6 +671,37 @@ export class Nemesis {
     return { nodes: this.o.runtime.nodeIds(), down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
   }
 
+  /** The nodes out (paused, or cut off from a majority) in a state. */
+  private outNodes(s: FaultState): Set<string> {
+    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge)].filter((n) => !s.down.has(n)));
+  }
+
+  /**
+   * Every node out after a change, with how long it stays out continuously: since it went out
+   * (now when it is not out yet), until the latest planned end of the faults keeping it out (the
+   * new fault's included, `durationMs` from now).
+   */
+  private outIntervals(after: FaultState, effect: Parameters<typeof withEffect>[1], durationMs: number): Map<string, { since: number; until: number }> {
+    const now = this.o.clock.now();
+    const out = new Map<string, { since: number; until: number }>();
+    const touched = (h: { nodes: string[]; grudge?: Grudge }, n: string): boolean => h.nodes.includes(n) || (h.grudge !== undefined && Object.entries(h.grudge).some(([to, from]) => to === n || from.includes(n)));
+    for (const n of this.outNodes(after)) {
+      let until = now;
+      for (const h of this.holdings.values()) if (touched(h, n)) until = Math.max(until, h.untilMs);
+      if ((effect.paused ?? []).includes(n) || (effect.grudge && touched({ nodes: [], grudge: effect.grudge }, n))) until = Math.max(until, now + durationMs);
+      out.set(n, { since: this.outSince.get(n) ?? now, until });
+    }
+    return out;
+  }
+
+  /** Updates when each node went out (after every start and end). */
+  private noteOut(): void {
+    const now = this.o.clock.now();
+    const out = this.outNodes(this.faultState());
+    for (const n of out) if (!this.outSince.has(n)) this.outSince.set(n, now);
+    for (const n of [...this.outSince.keys()]) if (!out.has(n)) this.outSince.delete(n);
+  }
+
   /** Installs a partition's cut, recorded as row `id` just before. */
   private async install(h: Holding, id: number): Promise<void> {
     h.installed = true;
@@ -748,6 +786,7 @@ export class Nemesis {
       }
     } finally {
       this.holdings.delete(h.index);
+      this.noteOut();
       st.ended = true;
       this.poke();
     }
