@@ -406,7 +406,8 @@ export class Nemesis {
     const fired = (): boolean => {
       switch (t.event) {
         case 'catching-up':
-          return ref !== undefined && ref.restarted && !ref.caughtUp;
+          // from its restart on (a fast catch-up must not make the trigger wait for nothing)
+          return ref !== undefined && ref.restarted;
         case 'caught-up':
           return ref !== undefined && ref.caughtUp;
         case 'ended':

@@ -69,7 +69,7 @@ export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', '
 
 /**
  * Events a fault can wait for before it starts (after its `atMs`):
- * - `catching-up`: the node of crash fault `fault` was restarted and is not caught up yet;
+ * - `catching-up`: the node of crash fault `fault` was restarted (it catches up from then on);
  * - `caught-up`: the node of crash fault `fault` is back in sync everywhere;
  * - `failback`: a failback (handoff) is under way; with `fault`, one handing to that fault's node;
  * - `ended`: fault `fault` ended (restart / resume / heal done).
