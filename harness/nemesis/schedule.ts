@@ -676,12 +676,12 @@ function checkPositiveInt(v: number, what: string): void {
 }
 
 /**
- * Plans a seeded schedule of episodes (issue 12): the opening gives, among the selected kinds, a
- * kill of an active owner, an isolation of an active owner longer than the escalation timeout, a
- * kill, a pause of an active owner longer than the escalation timeout and a kill (so that at
- * least {@link MIN_KILLS} kills are planned whenever the phase can hold them), then, when the
- * phase can hold one twice over, one fault longer than the eviction timeout; then episodes drawn
- * by the preset's weights. Each episode starts after the previous one's nominal end plus a calm
+ * Plans a seeded schedule of episodes (issue 12): the opening gives, among the selected kinds,
+ * three short kills of active owners (so that at least {@link MIN_KILLS} kills are planned
+ * whenever the phase can hold them), an isolation and a pause of an active owner longer than the
+ * escalation timeout, a clock fault, a client cut and a power failure; then episodes drawn by the
+ * preset's weights; when the phase can hold it twice over, one fault longer than the eviction
+ * timeout ends 40 s before the phase. Each episode starts after the previous one's nominal end plus a calm
  * gap (1-4 s), or, 30 % of the time (55 % beyond budget), while it still runs. Steps that would
  * end after the phase are dropped.
  * @throws ScheduleError on a bad option (non-integer seed, durationMs <= 0, partitions with fewer
@@ -744,8 +744,11 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const names = (Object.keys(preset.episodes) as EpisodeName[]).filter((n) => (preset.episodes[n] ?? 0) > 0);
   const weights = names.map((n) => preset.episodes[n]!);
   // the opening: three short kills of active owners first (a run is certified against them, and
-  // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation timeout
-  const opening: EpisodeName[] = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active'];
+  // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation
+  // timeout, then one of each rarer kind that is selected (a clock fault and a client cut run beside
+  // what follows; a power failure where the budget can allow one)
+  const opening: Array<EpisodeName | 'stop-active'> = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
+  const beside = new Set<EpisodeName>(['clock', 'client-cut']);
   let episode = 0;
   /** Lays episodes from `from` until `to` (ms of the phase). */
   const fill = (from: number, to: number): void => {
@@ -755,9 +758,16 @@ export function planSchedule(opts: PlanOptions): Schedule {
       let steps: Step[] | null;
       const inOpening = episode < opening.length;
       if (inOpening) {
-        steps = EPISODES[opening[episode]](c);
-        if (!steps) continue;
-        if (opening[episode] === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+        const name = opening[episode];
+        if (name === 'stop-active') {
+          // a stop early too, when both crash kinds are selected (the kills above are all kills)
+          if (!c.kinds.has('stop') || !c.kinds.has('kill')) continue;
+          steps = [{ kind: 'stop', target: ownerTarget(c), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }), offsetMs: 0 }];
+        } else {
+          steps = EPISODES[name](c);
+          if (!steps) continue;
+          if (name === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+        }
       } else {
         const name = rng.weighted(names, weights);
         steps = EPISODES[name](c);
@@ -774,6 +784,10 @@ export function planSchedule(opts: PlanOptions): Schedule {
       }
       misses = 0;
       const len = episodeLength(steps);
+      if (inOpening && beside.has(opening[episode] as EpisodeName)) {
+        cursor += rng.int(1_000, 3_000);
+        continue;
+      }
       const overlap = !inOpening && rng.chance(beyondBudget ? 0.55 : 0.45);
       cursor = overlap ? cursor + rng.int(Math.min(1_000, len), Math.max(1_000, len)) : cursor + len + draw(rng, inOpening ? { lo: 500, hi: 1_500 } : c.D.calm);
     }
