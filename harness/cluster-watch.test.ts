@@ -51,3 +51,21 @@ describe('cluster watch: the fault budget gate', () => {
     expect(await watchOf(view({ n1: 'a', n2: 'b', n3: 'c', n4: 'd' }, [{ partition: 0 }])).caughtUp('n4')).toBe(true);
   });
 });
+
+describe('cluster watch: the nemesis snapshot (nemesis/budget.ts)', () => {
+  it('lists in-sync members only under the incarnation each runs now, with the handoff and replication factor', async () => {
+    const w = watchOf(view({ n1: 'a', n2: 'b2', n3: 'c' }, [{ partition: 0, handoffTo: 'n3' }, { partition: 1, inSyncIncs: ['a', 'b2', 'c'], health: 'Degraded' }]));
+    expect(await w.snapshot()).toEqual({
+      leader: 'n1',
+      answered: ['n1', 'n2', 'n3'],
+      partitions: [
+        { store: 's', partition: 0, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n1', health: 'Healthy', inSync: ['n1', 'n3'], handoffTo: 'n3' },
+        { store: 's', partition: 1, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n1', health: 'Degraded', inSync: ['n1', 'n2', 'n3'], handoffTo: null },
+      ],
+    });
+    expect(await w.partitions()).toEqual([
+      { store: 's', partition: 0, replicationFactor: 3 },
+      { store: 's', partition: 1, replicationFactor: 3 },
+    ]);
+  });
+});
