@@ -3,12 +3,15 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../nodes/cluster-config.js';
 import { ZarisClient } from '../nodes/client/zaris-client.js';
+import type { RetryOptions } from '../nodes/client/retry-policy.js';
+import { DEFAULT_BATCH_GET_TABLE } from '../nodes/multikey/retry-range-table.js';
 import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
 import { META, parseWriteId } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
+import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis } from './nemesis/nemesis.js';
@@ -54,6 +57,12 @@ export interface CertifyOptions {
   keysPerWriter: number;
   /** Suspicion escalation timeout of the nodes (seed 002: 10 s). */
   escalationTimeoutMs: number;
+  /**
+   * How long the store may keep an acknowledged async write unreplicated while nothing disrupts
+   * replication, ms (`ASYNC_LAG=`, history-format.md v2 `run.asyncLagMaxMs`); default
+   * {@link DEFAULT_ASYNC_LAG_MS}.
+   */
+  asyncLagMaxMs?: number;
   /** A deliberate store bug (self-test: the run must come out FAILED). */
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
@@ -78,6 +87,15 @@ export interface CertifyOutcome {
 }
 
 const NODE_IDS = ['n1', 'n2', 'n3'];
+
+/** Default lag bound of async replication, ms (issue 10: `ASYNC_LAG=` defaults to 1 s). */
+export const DEFAULT_ASYNC_LAG_MS = 1_000;
+
+/**
+ * Retry bounds of the harness's OWN client (cluster watch, nemesis probes, final reads): fixed,
+ * whatever ZARIS_* variables the user set for the client under test.
+ */
+const HARNESS_CLIENT_RETRY: RetryOptions = { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false };
 
 function utcStamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -130,6 +148,10 @@ const dockerSweeper: Sweeper = {
  */
 export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);
+  // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
+  checkClientEnv();
+  const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
+  if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
   let kinds = [...o.faults];
   // process runtime: partitions are iptables rules on this host, which needs CAP_NET_ADMIN
@@ -171,7 +193,10 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // the SQLite work runs on a worker thread: the harness's event loop only queues rows
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
   log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
+  /** The client under test: the workload's, routing and refreshing only by seed 000's rules. */
   let client: ZarisClient | null = null;
+  /** The harness's own client: runtime-map samples, nemesis probes, final reads. */
+  let harnessClient: ZarisClient | null = null;
   let watch: ClusterWatch | null = null;
   let workload: Workload | null = null;
   let status: 'complete' | 'interrupted' = 'complete';
@@ -184,13 +209,16 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
-    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null }));
+    // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
+    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
     const config: ClusterConfig = await runtime.start({
       runDir,
       nodeIds: NODE_IDS,
-      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
+      // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
+      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
     });
     writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
     ledger.registerTopology({
@@ -198,16 +226,26 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       stores: config.stores,
       partitions: assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas })),
     });
-    client = new ZarisClient({ seeds: NODE_IDS.map((id) => runtime.clientEndpoint(id)), attemptTimeoutMs: 2_000, retry: { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false } });
-    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
+    const seeds = NODE_IDS.map((id) => runtime.clientEndpoint(id));
+    // the harness watches the cluster through a client of its own: the client under test gets no
+    // map from the harness, it refreshes only when its own operations tell it to (seed 000)
+    harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
+    await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
     const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
-    watch = new ClusterWatch(client, ledger, clock, (s) => rf.get(s) ?? 1);
+    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1);
     await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
     const upMs = clock.now() - started;
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
-    const view = client.clusterView;
+    // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
+    client = new ZarisClient({ seeds });
+    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
+    runConfig.clientOptions = clientOptionsRecord(client.options);
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}`);
+
+    const view = harnessClient.clusterView;
     const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
     const rng = createPrng(seed ^ 0x5eed);
     workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
@@ -260,7 +298,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
       const t0 = clock.now();
-      const n = await finalReads(client, ledger, clock);
+      // the harness's own client, on a fresh map: the final reads are the judge's, not the client under test's
+      await harnessClient.fetchView().catch(() => undefined);
+      const n = await finalReads(harnessClient, ledger, clock);
       log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
@@ -275,6 +315,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
+    harnessClient?.close();
     await runtime.close().catch(() => undefined);
     ledger.close();
   }
@@ -285,6 +326,37 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     exitCode = results.exitCode;
   }
   return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
+}
+
+/**
+ * The run meta `runConfig` (META.runConfig, JSON; CONTRACT.md "Run meta"): the options of the run,
+ * `asyncLagMaxMs` (ms), `leaseMs` (ms, the owner lease the store declares; null until known),
+ * `clientOptions` (the workload client's, null until it is made) and the seed 004 table the nodes
+ * advertise.
+ */
+export interface RunConfig {
+  durationMs: number;
+  seed: number;
+  runtime: RuntimeKind;
+  runtimeReason: string;
+  faults: FaultKind[];
+  beyondBudget: boolean;
+  replay: string | null;
+  rate: number;
+  writersPerStore: number;
+  keysPerWriter: number;
+  escalationTimeoutMs: number;
+  selfTestBug: SelfTestBug | null;
+  asyncLagMaxMs: number;
+  leaseMs: number | null;
+  clientOptions: ClientOptionsRecord | null;
+  multiKeyLongTailRetryThresholdsMs: string;
+}
+
+/** One line for the console: the workload client's bounds and the variables that set them. */
+function describeClientOptions(c: ClientOptionsRecord): string {
+  const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
+  return `${c.disableRetries ? '1 attempt (retries disabled)' : `${c.maxAttempts} attempts`}, backoff ${c.backoffMillis} ms, deadline ${c.timeoutMs === null ? 'none' : `${c.timeoutMs / 1000} s`}, map refresh wait ${c.mapRefreshWaitMs / 1000} s (${env.length > 0 ? `set by ${env.join(' ')}` : 'library defaults'})`;
 }
 
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
