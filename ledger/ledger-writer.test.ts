@@ -3,7 +3,10 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { SqliteLedger } from './ledger-writer.js';
+import { NullLedger, SqliteLedger, type Ledger } from './ledger-writer.js';
+import { applySchema, LEDGER_DDL, sealLedger } from './schema.js';
+import { expectV2, recordV2 } from './test-support/v2-recording.js';
+import { CMP_FIELDS_V1, f64Bytes, INV_FIELDS } from './write-batches.js';
 
 describe('SQLite ledger', () => {
   const dirs: string[] = [];
@@ -101,5 +104,60 @@ describe('SQLite ledger', () => {
     expect((ledger.db.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number }).n).toBe(1);
     await expect(ledger.invoke(3, 1, 'put', 4).committed).rejects.toThrow(/ledger commit failed/);
     ledger.close();
+  });
+
+  it('records the v2 additions: ack copies, reads, per-node samples with in-sync sets and revisions, isolated nodes', async () => {
+    const file = fresh();
+    const ledger = new SqliteLedger(file);
+    await recordV2(ledger);
+    ledger.close();
+    const db = new Database(file, { readonly: true });
+    expectV2(db);
+    db.close();
+  });
+
+  it('the null ledger takes every call and records nothing', async () => {
+    const ledger: Ledger = new NullLedger();
+    await ledger.invoke(1, 1, 'put', 1).committed;
+    ledger.read({ keyId: 1, invokeMs: 1, completeMs: 2, outcome: 'ok', node: 'n1', value: null, kind: 'get' });
+    expect(ledger.keysPage(0, 10)).toEqual([]);
+  });
+
+  it('opens a ledger of the first schema: adds the new columns, rebuilds the findings table, unpacks its old batches', () => {
+    const file = fresh();
+    const old = new Database(file);
+    // the first schema, as it shipped: no v2 columns, findings with NOT NULL key and write
+    for (const ddl of LEDGER_DDL) {
+      if (/^CREATE INDEX/.test(ddl)) continue;
+      const name = /CREATE TABLE IF NOT EXISTS (\w+)/.exec(ddl)![1];
+      const firstShape: Record<string, string> = {
+        write_batches: 'CREATE TABLE write_batches (id INTEGER PRIMARY KEY, inv BLOB NOT NULL, cmp BLOB NOT NULL, dict TEXT NOT NULL, traces TEXT NOT NULL)',
+        completions: 'CREATE TABLE completions (w INTEGER PRIMARY KEY, complete_ms REAL NOT NULL, outcome TEXT NOT NULL, status TEXT, attempts INTEGER, ack_node TEXT, ack_epoch INTEGER, ack_version INTEGER, ack_revision INTEGER, ack_mode TEXT, trace TEXT)',
+        samples: 'CREATE TABLE samples (t_ms REAL NOT NULL, store TEXT NOT NULL, partition INTEGER NOT NULL, active TEXT, epoch INTEGER NOT NULL, health TEXT NOT NULL, replicated_revision INTEGER NOT NULL)',
+        faults: 'CREATE TABLE faults (id INTEGER PRIMARY KEY, kind TEXT NOT NULL, nodes TEXT NOT NULL, target TEXT, planned_ms REAL, start_ms REAL NOT NULL, end_ms REAL, caught_up_ms REAL, detail TEXT)',
+        findings: 'CREATE TABLE findings (class TEXT NOT NULL, kind TEXT NOT NULL, store TEXT NOT NULL, key TEXT NOT NULL, write TEXT NOT NULL, detail TEXT)',
+        writes: 'CREATE TABLE writes (key_id INTEGER NOT NULL, seq INTEGER NOT NULL, op TEXT NOT NULL, invoke_ms REAL NOT NULL, complete_ms REAL, outcome TEXT, status TEXT, attempts INTEGER, ack_node TEXT, ack_epoch INTEGER, ack_version INTEGER, ack_revision INTEGER, ack_mode TEXT, trace TEXT, wid TEXT, PRIMARY KEY (key_id, seq)) WITHOUT ROWID',
+      };
+      if (name === 'read_log' || name === 'reads') continue;
+      old.exec(firstShape[name] ?? ddl);
+    }
+    old.exec("INSERT INTO findings VALUES ('violation', 'lost', 's', 'k', 'w', NULL)");
+    // an unsealed batch of the first layout: one invoke, one ack of 10 fields
+    const inv = new Float64Array([1, 7, 1, 0, 5]);
+    const cmp = new Float64Array([1, 6, 0, 0, 1, 1, 3, 1, 9, 1]);
+    expect(inv.length).toBe(INV_FIELDS);
+    expect(cmp.length).toBe(CMP_FIELDS_V1);
+    old.prepare('INSERT INTO write_batches (inv, cmp, dict, traces) VALUES (?, ?, ?, ?)').run(f64Bytes(inv), f64Bytes(cmp), '[[0,"Ok"],[1,"n2"]]', '[]');
+    applySchema(old);
+    applySchema(old);
+    expect(sealLedger(old)).toBe(1);
+    expect(old.prepare('SELECT key_id, seq, outcome, status, ack_node, ack_epoch, ack_revision, ack_mode, ack_copies FROM writes').raw().all()).toEqual([[7, 1, 'ok', 'Ok', 'n2', 3, 9, 'async', null]]);
+    for (const [table, column] of [['samples', 'in_sync'], ['faults', 'isolated'], ['findings', 'partition'], ['findings', 'read']]) {
+      expect((old.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name), table).toContain(column);
+    }
+    // the old findings were the verifier's output: gone with the old table, rewritten by the next verification
+    expect(old.prepare('SELECT count(*) FROM findings').pluck().get()).toBe(0);
+    old.prepare('INSERT INTO findings (class, kind, store, key, write, partition) VALUES (?, ?, ?, NULL, NULL, 0)').run('violation', 'epoch-conflict', 's');
+    old.close();
   });
 });

@@ -1,7 +1,7 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { LEDGER_DDL, META, SCHEMA_VERSION, sealLedger } from './schema.js';
-import { f64Bytes, type WriteBatch } from './write-batches.js';
+import { applySchema, META, parseWriteId, SCHEMA_VERSION, sealLedger } from './schema.js';
+import { BATCH_FMT, f64Bytes, READ_KINDS, type WriteBatch } from './write-batches.js';
 import type { WriteInfo } from '../nodes/client-protocol.js';
 
 /** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
@@ -22,8 +22,11 @@ export interface WriteCompletion {
   /** Final status name (KvStatus name or transport error kind). */
   status: string;
   attempts: number;
-  /** Present on ok only (DESIGN.md §2: what an Ok write response carries). */
-  ack?: Omit<WriteInfo, 'partition'>;
+  /**
+   * Present on ok only (DESIGN.md §2: what an Ok write response carries). `copies`: how many
+   * copies held the write when it was acknowledged, the active included (CONTRACT.md, store).
+   */
+  ack?: Omit<WriteInfo, 'partition' | 'copies'> & { copies?: number };
   /** JSON attempt trace, stored when there was more than one attempt or no ack. */
   trace?: string;
 }
@@ -32,13 +35,18 @@ export interface WriteCompletion {
 export interface FaultStart {
   kind: 'kill' | 'stop' | 'pause' | 'partition';
   nodes: string[];
+  /** Partition faults: the nodes that cannot reach a majority of the nodes while it lasts. */
+  isolated?: string[];
   target?: string;
   plannedMs?: number;
   startMs: number;
   detail?: unknown;
 }
 
-/** One runtime-map sample row. */
+/**
+ * One runtime-map sample row (history-format.md v2 `ownership[]`). Without `node` (or with null)
+ * it is the harness's merged view; with a node, that node's own committed entry.
+ */
 export interface SampleRow {
   store: string;
   partition: number;
@@ -46,6 +54,36 @@ export interface SampleRow {
   epoch: number;
   health: string;
   replicatedRevision: number;
+  /** The node whose own committed entry this row is; null/absent = the merged view. */
+  node?: string | null;
+  /** The partition's in-sync members (the active included); absent = unknown. */
+  inSync?: string[];
+  /** node -> the last revision that node reported holding; absent = unknown. */
+  revisions?: Record<string, number>;
+  /** The partition's replicas in the partition map of that moment; absent = as at the start. */
+  replicas?: string[];
+}
+
+/** How a read was made: a single get, one key of a batch get, or a probe of one replica. */
+export type ReadKind = 'get' | 'getMany' | 'probe';
+
+/**
+ * One read the workload made during the run (history-format.md v2 `reads[]`; CONTRACT.md
+ * "Ledger"). A batch get is one record per key, sharing invokeMs and completeMs.
+ */
+export interface ReadRecord {
+  keyId: number;
+  /** ms: when the read was sent. */
+  invokeMs: number;
+  /** ms: when its outcome was known. */
+  completeMs: number;
+  /** ok: the value is `value`; fail / info: no value. */
+  outcome: Outcome;
+  /** The node that answered (null: unknown / none). */
+  node: string | null;
+  /** The write id read; null = the key was absent (and always null unless outcome is ok). */
+  value: string | null;
+  kind: ReadKind;
 }
 
 /** One per-second figure row (stats table). */
@@ -95,6 +133,11 @@ export interface Ledger {
   invoke(keyId: number, seq: number, op: WriteOp, invokeMs: number): Invoked;
   /** Records the outcome of write w (group-committed within ~50 ms). */
   complete(w: number, c: WriteCompletion): void;
+  /**
+   * Records a read the workload made (non-blocking, packed like complete(); group-committed
+   * within ~50 ms). Reads are moved into the clustered `reads` table by the seal.
+   */
+  read(r: ReadRecord): void;
   /** Moves the appended writes into the clustered `writes` table (end of run). */
   seal(): void;
   /** Records a fault start; committed before it returns (so before the fault takes effect). Returns its id. */
@@ -142,6 +185,7 @@ export class SqliteLedger implements Ledger {
   /** The first commit failure; every later call throws it (the run ends as a harness error). */
   failure: Error | null = null;
   private completions: Row[] = [];
+  private reads: Row[] = [];
   private other: Array<[Database.Statement, Row]> = [];
   private scheduled: NodeJS.Timeout | null = null;
   private lastCommitAt = 0;
@@ -156,7 +200,7 @@ export class SqliteLedger implements Ledger {
     this.db.pragma('synchronous = NORMAL');
     // 8 MiB of page cache: the hot path appends one row per group commit; the harness's RSS must stay flat
     this.db.pragma('cache_size = -8192');
-    for (const ddl of LEDGER_DDL) this.db.exec(ddl);
+    applySchema(this.db);
     this.st = {
       meta: this.db.prepare('INSERT INTO meta(key, value) VALUES (?, ?) ON CONFLICT(key) DO UPDATE SET value = excluded.value'),
       node: this.db.prepare('INSERT OR REPLACE INTO nodes(id, host, client_port, cluster_port, preferred_primary) VALUES (?, ?, ?, ?, ?)'),
@@ -165,19 +209,24 @@ export class SqliteLedger implements Ledger {
       key: this.db.prepare('INSERT INTO keys(key_id, store, key, partition, writer) VALUES (?, ?, ?, ?, ?)'),
       invoke: this.db.prepare('INSERT INTO invokes(w, key_id, seq, op, invoke_ms) VALUES (?, ?, ?, ?, ?)'),
       complete: this.db.prepare(
-        'INSERT INTO completions(w, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO completions(w, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace, ack_copies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
-      faultStart: this.db.prepare('INSERT INTO faults(kind, nodes, target, planned_ms, start_ms, detail) VALUES (?, ?, ?, ?, ?, ?)'),
+      read: this.db.prepare(
+        'INSERT INTO read_log(key_id, invoke_ms, complete_ms, outcome, node, value, value_key_id, value_seq, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
+      faultStart: this.db.prepare('INSERT INTO faults(kind, nodes, target, planned_ms, start_ms, detail, isolated) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
       faultEffective: this.db.prepare('UPDATE faults SET effective_ms = ? WHERE id = ?'),
       faultCaughtUp: this.db.prepare('UPDATE faults SET caught_up_ms = ? WHERE id = ?'),
-      sample: this.db.prepare('INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      sample: this.db.prepare(
+        'INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ),
       finalRead: this.db.prepare('INSERT OR REPLACE INTO final_reads(key_id, value, value_key_id, value_seq, unreadable, t_ms) VALUES (?, ?, ?, ?, ?, ?)'),
       stats: this.db.prepare(
         'INSERT OR REPLACE INTO stats(t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       event: this.db.prepare('INSERT INTO events(t_ms, kind, detail) VALUES (?, ?, ?)'),
-      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces) VALUES (?, ?, ?, ?)'),
+      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       keysPage: this.db.prepare('SELECT key_id AS keyId, store, key, partition, writer FROM keys WHERE key_id > ? ORDER BY key_id LIMIT ?'),
     };
     this.commitBatch = this.db.transaction(() => {
@@ -187,9 +236,13 @@ export class SqliteLedger implements Ledger {
       for (const r of this.invokes) inv.run(r);
       const cmp = this.st.complete;
       for (const r of this.completions) cmp.run(r);
+      const rd = this.st.read;
+      for (const r of this.reads) rd.run(r);
       for (const [s, r] of this.other) s.run(r);
     });
     this.setMeta(META.schemaVersion, String(SCHEMA_VERSION));
+    // a ledger the harness writes is judged by the rules of zaris-history/2
+    this.setMeta(META.rules, 'zaris-history/2');
     this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
     this.timer.unref();
   }
@@ -227,8 +280,11 @@ export class SqliteLedger implements Ledger {
    * number of writes; committed with the next flush.
    */
   appendWriteBatch(b: WriteBatch): void {
-    if (b.inv.length === 0 && b.cmp.length === 0) return;
-    this.other.push([this.st.writeBatch, [f64Bytes(b.inv), f64Bytes(b.cmp), JSON.stringify(b.dict), JSON.stringify(b.traces)]]);
+    if (b.inv.length === 0 && b.cmp.length === 0 && b.rd.length === 0) return;
+    this.other.push([
+      this.st.writeBatch,
+      [f64Bytes(b.inv), f64Bytes(b.cmp), JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, b.rd.length === 0 ? null : f64Bytes(b.rd), b.rdx.length === 0 ? null : JSON.stringify(b.rdx)],
+    ]);
   }
 
   /** Queues the invoke row of write w (the worker ledger numbers writes on its own side). */
@@ -274,13 +330,29 @@ export class SqliteLedger implements Ledger {
       a ? a.revision : null,
       a ? a.ackMode : null,
       c.trace ?? null,
+      a?.copies ?? null,
     ]);
     if (this.completions.length >= MAX_BATCH) this.flush();
   }
 
+  read(r: ReadRecord): void {
+    const value = r.outcome === 'ok' ? r.value : null;
+    const named = value === null ? null : parseWriteId(value);
+    this.reads.push([r.keyId, r.invokeMs, r.completeMs, r.outcome, r.node, value, named?.keyId ?? null, named?.seq ?? null, READ_KINDS.includes(r.kind) ? r.kind : null]);
+    if (this.reads.length >= MAX_BATCH) this.flush();
+  }
+
   faultStart(f: FaultStart): number {
     this.flush();
-    const r = this.st.faultStart.run(f.kind, JSON.stringify(f.nodes), f.target ?? null, f.plannedMs ?? null, f.startMs, f.detail === undefined ? null : JSON.stringify(f.detail));
+    const r = this.st.faultStart.run(
+      f.kind,
+      JSON.stringify(f.nodes),
+      f.target ?? null,
+      f.plannedMs ?? null,
+      f.startMs,
+      f.detail === undefined ? null : JSON.stringify(f.detail),
+      f.isolated === undefined ? null : JSON.stringify(f.isolated),
+    );
     return Number(r.lastInsertRowid);
   }
 
@@ -298,7 +370,13 @@ export class SqliteLedger implements Ledger {
   }
 
   sample(tMs: number, rows: SampleRow[]): void {
-    for (const r of rows) this.other.push([this.st.sample, [tMs, r.store, r.partition, r.active, r.epoch, r.health, r.replicatedRevision]]);
+    const json = (v: unknown): string | null => (v === undefined || v === null ? null : JSON.stringify(v));
+    for (const r of rows) {
+      this.other.push([
+        this.st.sample,
+        [tMs, r.store, r.partition, r.active, r.epoch, r.health, r.replicatedRevision, r.node ?? null, json(r.inSync), json(r.revisions), json(r.replicas)],
+      ]);
+    }
   }
 
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
@@ -319,7 +397,7 @@ export class SqliteLedger implements Ledger {
       clearTimeout(this.scheduled);
       this.scheduled = null;
     }
-    if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.other.length === 0 && this.keyRowsQueue.length === 0)) return;
+    if (this.closed || this.failure || (this.invokes.length === 0 && this.completions.length === 0 && this.reads.length === 0 && this.other.length === 0 && this.keyRowsQueue.length === 0)) return;
     const waiters = this.batchCommit;
     this.batchCommit = null;
     try {
@@ -335,6 +413,7 @@ export class SqliteLedger implements Ledger {
       this.keyRowsQueue = [];
       this.invokes = [];
       this.completions = [];
+      this.reads = [];
       this.other = [];
     }
     waiters?.resolve();
@@ -371,6 +450,7 @@ export class NullLedger implements Ledger {
   }
   seal(): void {}
   complete(): void {}
+  read(): void {}
   faultStart(): number {
     return 0;
   }

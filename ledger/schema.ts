@@ -14,7 +14,7 @@ import { unpackWriteBatches } from './write-batches.js';
  *   'info' (indeterminate), as Jepsen names them.
  * - op: 'put' | 'cas' (put with ifMatchVersion) | 'create' (put with ifAbsent) | 'delete'.
  */
-export const SCHEMA_VERSION = 1;
+export const SCHEMA_VERSION = 2;
 
 /** DDL applied to a new ledger, in order. Idempotent (IF NOT EXISTS). */
 export const LEDGER_DDL: readonly string[] = [
@@ -56,12 +56,17 @@ export const LEDGER_DDL: readonly string[] = [
   // into `writes`, the table the verifier streams. A write with no completion is indeterminate.
   // the hot path's packed form of invokes and completions: one row per group commit (see
   // write-batches.ts); unpacked into `invokes` / `completions` by the seal
+  // fmt: NULL = the first layout (completions of 10 fields, no reads); 2 = completions of 11
+  // fields (ack_copies) and the reads of the batch in rd / rdx (write-batches.ts)
   `CREATE TABLE IF NOT EXISTS write_batches (
      id     INTEGER PRIMARY KEY,
      inv    BLOB NOT NULL,
      cmp    BLOB NOT NULL,
      dict   TEXT NOT NULL,
-     traces TEXT NOT NULL
+     traces TEXT NOT NULL,
+     fmt    INTEGER,
+     rd     BLOB,
+     rdx    TEXT
    )`,
   `CREATE TABLE IF NOT EXISTS invokes (
      w         INTEGER PRIMARY KEY,
@@ -81,7 +86,8 @@ export const LEDGER_DDL: readonly string[] = [
      ack_version  INTEGER,
      ack_revision INTEGER,
      ack_mode     TEXT,
-     trace        TEXT
+     trace        TEXT,
+     ack_copies   INTEGER
    )`,
   // one row per write, clustered by key: (key_id, seq) orders one key's writes
   `CREATE TABLE IF NOT EXISTS writes (
@@ -100,7 +106,42 @@ export const LEDGER_DDL: readonly string[] = [
      ack_mode     TEXT,
      trace        TEXT,
      wid          TEXT,
+     ack_copies   INTEGER,
      PRIMARY KEY (key_id, seq)
+   ) WITHOUT ROWID`,
+  // Reads the workload made during the run (history-format.md v2 `reads[]`). The hot path packs
+  // them into write_batches.rd; the seal unpacks them into read_log (rid = the order recorded) and
+  // then moves them, in (key_id, invoke_ms, rid) order, into `reads`, the table the verifier scans.
+  // outcome: ok | fail | info. value: the write id read (NULL = absent, or no value: fail/info);
+  // value_key_id / value_seq: the write it names (parsed `w<key_id>.<seq>`, or resolved by id on
+  // import), NULL when it names none. kind: get | getMany | probe. id: an imported read's own id
+  // (NULL: `r<rid>`).
+  `CREATE TABLE IF NOT EXISTS read_log (
+     rid          INTEGER PRIMARY KEY,
+     key_id       INTEGER NOT NULL,
+     invoke_ms    REAL NOT NULL,
+     complete_ms  REAL,
+     outcome      TEXT NOT NULL,
+     node         TEXT,
+     value        TEXT,
+     value_key_id INTEGER,
+     value_seq    INTEGER,
+     kind         TEXT,
+     id           TEXT
+   )`,
+  `CREATE TABLE IF NOT EXISTS reads (
+     key_id       INTEGER NOT NULL,
+     invoke_ms    REAL NOT NULL,
+     rid          INTEGER NOT NULL,
+     complete_ms  REAL,
+     outcome      TEXT NOT NULL,
+     node         TEXT,
+     value        TEXT,
+     value_key_id INTEGER,
+     value_seq    INTEGER,
+     kind         TEXT,
+     id           TEXT,
+     PRIMARY KEY (key_id, invoke_ms, rid)
    ) WITHOUT ROWID`,
   // kind: kill | stop | pause | partition. nodes: JSON array (for partition: the nodes cut off
   // from the rest). end_ms: restart (kill/stop), resume (pause) or heal (partition).
@@ -109,6 +150,8 @@ export const LEDGER_DDL: readonly string[] = [
   // effective_ms when the runtime call that applies it returned (the fault is surely in effect).
   // The crash of a node happened somewhere in [start_ms, effective_ms]; an ack the node sent is
   // before its crash, so the verifier dates a crash at effective_ms ("crashed after the ack").
+  // isolated: JSON array, partition faults: the nodes that cannot reach a majority while it lasts
+  // (NULL: unknown, the rules then use `nodes`).
   `CREATE TABLE IF NOT EXISTS faults (
      id           INTEGER PRIMARY KEY,
      kind         TEXT NOT NULL,
@@ -119,9 +162,14 @@ export const LEDGER_DDL: readonly string[] = [
      effective_ms REAL,
      end_ms       REAL,
      caught_up_ms REAL,
-     detail       TEXT
+     detail       TEXT,
+     isolated     TEXT
    )`,
-  // runtime-map samples, at least every 500 ms
+  // runtime-map samples, at least every 500 ms. node: NULL = the harness's merged view, else the
+  // node whose own committed entry the row is. in_sync: JSON array of node ids (active included),
+  // NULL unknown. revisions: JSON object node -> last revision that node reported holding, NULL
+  // unknown. replicas: JSON array, the partition's replicas in the partition map of that moment
+  // (NULL: as in `partitions`).
   `CREATE TABLE IF NOT EXISTS samples (
      t_ms                REAL NOT NULL,
      store               TEXT NOT NULL,
@@ -129,7 +177,11 @@ export const LEDGER_DDL: readonly string[] = [
      active              TEXT,
      epoch               INTEGER NOT NULL,
      health              TEXT NOT NULL,
-     replicated_revision INTEGER NOT NULL
+     replicated_revision INTEGER NOT NULL,
+     node                TEXT,
+     in_sync             TEXT,
+     revisions           TEXT,
+     replicas            TEXT
    )`,
   `CREATE INDEX IF NOT EXISTS samples_by_partition ON samples (store, partition, t_ms)`,
   // value: the write id read (absent: NULL); value_key_id/value_seq: the write it resolves to,
@@ -163,14 +215,18 @@ export const LEDGER_DDL: readonly string[] = [
      kind   TEXT NOT NULL,
      detail TEXT
    )`,
-  // the verifier's output (all of it; results.json keeps at most 1,000 per class)
+  // the verifier's output (all of it; results.json keeps at most 1,000 per class). A key's finding
+  // has key and (but for a stale read of an absent value) write; a read finding also names the
+  // read (its id); a partition finding has key and write NULL and names the partition.
   `CREATE TABLE IF NOT EXISTS findings (
-     class  TEXT NOT NULL,
-     kind   TEXT NOT NULL,
-     store  TEXT NOT NULL,
-     key    TEXT NOT NULL,
-     write  TEXT NOT NULL,
-     detail TEXT
+     class     TEXT NOT NULL,
+     kind      TEXT NOT NULL,
+     store     TEXT NOT NULL,
+     key       TEXT,
+     write     TEXT,
+     detail    TEXT,
+     partition INTEGER,
+     read      TEXT
    )`,
   // the verifier's report order: results.json and the HTML read findings class by class
   `CREATE INDEX IF NOT EXISTS findings_by_class ON findings (class, store, key)`,
@@ -180,39 +236,66 @@ export const LEDGER_DDL: readonly string[] = [
  * Columns added after a table first shipped: [table, column, type]. {@link applySchema} adds the
  * missing ones to an older ledger.
  */
-export const ADDED_COLUMNS: ReadonlyArray<[string, string, string]> = [['faults', 'effective_ms', 'REAL']];
+export const ADDED_COLUMNS: ReadonlyArray<[string, string, string]> = [
+  ['faults', 'effective_ms', 'REAL'],
+  ['faults', 'isolated', 'TEXT'],
+  ['samples', 'node', 'TEXT'],
+  ['samples', 'in_sync', 'TEXT'],
+  ['samples', 'revisions', 'TEXT'],
+  ['samples', 'replicas', 'TEXT'],
+  ['completions', 'ack_copies', 'INTEGER'],
+  ['writes', 'ack_copies', 'INTEGER'],
+  ['write_batches', 'fmt', 'INTEGER'],
+  ['write_batches', 'rd', 'BLOB'],
+  ['write_batches', 'rdx', 'TEXT'],
+];
 
-/** Applies the DDL and adds columns an older ledger lacks. Idempotent. */
+/**
+ * Applies the DDL and brings an older ledger up to this schema: adds the columns it lacks
+ * ({@link ADDED_COLUMNS}) and rebuilds an old-shaped `findings` table (key and write NOT NULL, no
+ * partition or read column; its rows are the verifier's output, which every verification
+ * rewrites). Idempotent.
+ */
 export function applySchema(db: { exec(sql: string): unknown; prepare(sql: string): { all(...a: unknown[]): unknown[] } }): void {
-  for (const ddl of LEDGER_DDL) db.exec(ddl);
-  for (const [table, column, type] of ADDED_COLUMNS) {
-    const cols = db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>;
-    if (!cols.some((c) => c.name === column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  const columns = (table: string): string[] => (db.prepare(`PRAGMA table_info(${table})`).all() as Array<{ name: string }>).map((c) => c.name);
+  const oldFindings = columns('findings');
+  if (oldFindings.length > 0 && !oldFindings.includes('partition')) db.exec('DROP TABLE findings');
+  for (const ddl of LEDGER_DDL) {
+    // an index over a column an older table lacks is made after the column is added
+    if (/^CREATE INDEX/.test(ddl)) continue;
+    db.exec(ddl);
   }
+  for (const [table, column, type] of ADDED_COLUMNS) {
+    if (!columns(table).includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
+  }
+  for (const ddl of LEDGER_DDL) if (/^CREATE INDEX/.test(ddl)) db.exec(ddl);
 }
 
 /**
- * Moves the run's packed batches and appended invokes and completions into `writes`, in key
- * order, in one transaction (all or nothing), then empties them. Idempotent: a sealed ledger has
- * nothing to move.
+ * Moves the run's packed batches and appended invokes, completions and reads into `writes` and
+ * `reads`, in key order, in one transaction (all or nothing), then empties them. Idempotent: a
+ * sealed ledger has nothing to move.
  * @returns the number of writes moved.
  */
 export function sealLedger(db: Database.Database): number {
-  const packed = db.prepare('SELECT count(*) AS n FROM write_batches').get() as { n: number };
-  const pending = db.prepare('SELECT count(*) AS n FROM invokes').get() as { n: number };
-  if (pending.n === 0 && packed.n === 0) return 0;
+  const count = (table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
+  if (count('invokes') === 0 && count('write_batches') === 0 && count('read_log') === 0) return 0;
   return db.transaction(() => {
     unpackWriteBatches(db);
     const r = db
       .prepare(
-        `INSERT INTO writes (key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace)
-         SELECT i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace
+        `INSERT INTO writes (key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace, ack_copies)
+         SELECT i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace, c.ack_copies
          FROM invokes i LEFT JOIN completions c ON c.w = i.w
          ORDER BY i.key_id, i.seq`,
       )
       .run();
+    db.exec(`INSERT INTO reads (key_id, invoke_ms, rid, complete_ms, outcome, node, value, value_key_id, value_seq, kind, id)
+             SELECT key_id, invoke_ms, rid, complete_ms, outcome, node, value, value_key_id, value_seq, kind, id
+             FROM read_log ORDER BY key_id, invoke_ms, rid`);
     db.exec('DELETE FROM invokes');
     db.exec('DELETE FROM completions');
+    db.exec('DELETE FROM read_log');
     return r.changes;
   })();
 }
@@ -234,6 +317,8 @@ export interface WritesRow {
   ack_mode: string | null;
   trace: string | null;
   wid: string | null;
+  /** Copies holding the write at its ack (sync at RF > 1), the active included; NULL unknown. */
+  ack_copies: number | null;
 }
 
 /** The write id (and stored value) of a key's seq-th write: `w<key_id>.<seq>`. */
@@ -241,9 +326,12 @@ export function writeId(keyId: number, seq: number): string {
   return `w${keyId}.${seq}`;
 }
 
-/** Parses a value written by the harness back into (keyId, seq); null if it is not one. */
+/**
+ * Parses a value written by the harness back into (keyId, seq); null if it is not one. Only the
+ * exact form {@link writeId} writes is one (no leading zeros): `writeId(parsed) === value`.
+ */
 export function parseWriteId(value: string): { keyId: number; seq: number } | null {
-  const m = /^w(\d{1,15})\.(\d{1,15})$/.exec(value);
+  const m = /^w(0|[1-9]\d{0,14})\.(0|[1-9]\d{0,14})$/.exec(value);
   if (!m) return null;
   return { keyId: Number(m[1]), seq: Number(m[2]) };
 }
@@ -266,4 +354,34 @@ export const META = {
   durationMs: 'duration_ms',
   /** Why the run is inconclusive beyond the verifier's rules (e.g. the cluster never healed). */
   inconclusiveReason: 'inconclusive_reason',
+  /**
+   * Which rules judge this ledger: the tag of the history format whose rules apply
+   * ('zaris-history/1' or 'zaris-history/2', shared/cases/history-format.md). A ledger the harness
+   * writes is judged by v2; an imported history by its own version; a ledger without the key
+   * (written before v2 existed) by v1.
+   */
+  rules: 'rules',
 } as const;
+
+/** The history-format tag whose rules judge a ledger (meta `rules`). */
+export type RulesVersion = 'zaris-history/1' | 'zaris-history/2';
+
+/**
+ * What the rules read from the run config (meta `run_config`, JSON) besides the harness's own
+ * settings (history-format.md v2 `run`). The harness writes these fields into the run config.
+ */
+export interface RunRulesConfig {
+  /** The nemesis was allowed past the fault budget (beyond-budget losses are allowed only then). */
+  beyondBudget?: boolean;
+  /** ms: how long the store may keep an acknowledged async write unreplicated (ASYNC_LAG; default 1,000). */
+  asyncLagMaxMs?: number;
+  /** ms: the longest an owner cut off from a majority may go on acknowledging (declared by the store); null unknown. */
+  leaseMs?: number | null;
+  /** The deliberate store bug of a self-test run, or null. */
+  selfTestBug?: string | null;
+  /** The workload client's retry options and which ZARIS_* variables set them (free-form object). */
+  clientOptions?: Record<string, unknown> | null;
+}
+
+/** ASYNC_LAG's default, ms (issue 10: `ASYNC_LAG=` default 1 s). */
+export const DEFAULT_ASYNC_LAG_MS = 1000;

@@ -3,6 +3,7 @@ import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
+import { expectV2, recordV2 } from './test-support/v2-recording.js';
 import { WorkerLedger } from './worker-ledger.js';
 import { bytesF64, OPS } from './write-batches.js';
 
@@ -67,5 +68,15 @@ describe('worker-thread ledger', () => {
 
   it('refuses a path it cannot create with a one-line error', () => {
     expect(() => new WorkerLedger('/nonexistent-zaris-dir/x/ledger.sqlite')).toThrow(/cannot open the ledger/);
+  });
+
+  it('records the v2 additions like the SQLite ledger: ack copies, reads packed with the writes, samples, isolated nodes', async () => {
+    const file = fresh();
+    const ledger = new WorkerLedger(file);
+    await recordV2(ledger);
+    ledger.close();
+    const db = new Database(file, { readonly: true });
+    expectV2(db);
+    db.close();
   });
 });

@@ -1,7 +1,19 @@
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { distPath } from '../harness/dist-path.js';
-import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES } from './write-batches.js';
-import { SqliteLedger, type FaultStart, type Invoked, type KeyRow, type Ledger, type SampleRow, type StatsRow, type WriteCompletion, type WriteOp } from './ledger-writer.js';
+import { parseWriteId } from './schema.js';
+import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS } from './write-batches.js';
+import {
+  SqliteLedger,
+  type FaultStart,
+  type Invoked,
+  type KeyRow,
+  type Ledger,
+  type ReadRecord,
+  type SampleRow,
+  type StatsRow,
+  type WriteCompletion,
+  type WriteOp,
+} from './ledger-writer.js';
 
 /** Calls queued on the main thread and applied, in order, by the worker (the rarer rows). */
 type Call =
@@ -17,15 +29,18 @@ type SyncMethod = 'setMeta' | 'registerTopology' | 'registerKeys' | 'keysPage' |
 
 /**
  * The hot rows, packed as numbers (the structured clone of objects per write cost the harness's
- * event loop more than SQLite did): invokes as [w, key_id, seq, op, invoke_ms] and completions as
- * [w, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision,
- * ack_mode] (strings as codes of `dict`, -1 for none); traces apart.
+ * event loop more than SQLite did), in the layouts of write-batches.ts: invokes, completions and
+ * reads (strings as codes of `dict`, -1 for none); traces and read values that are not write ids
+ * apart.
  */
 interface Packed {
   calls: Call[];
   inv: Float64Array;
   cmp: Float64Array;
+  rd: Float64Array;
   traces: Array<[number, string]>;
+  /** Values of reads that are not harness write ids: [index of the read in rd, text]. */
+  rdx: Array<[number, string]>;
   /** New string codes: [code, text]. */
   dict: Array<[number, string]>;
 }
@@ -66,6 +81,9 @@ export class WorkerLedger implements Ledger {
   private invN = 0;
   private cmp: Float64Array<ArrayBuffer> = new Float64Array(CMP_FIELDS * 1024);
   private cmpN = 0;
+  private rd: Float64Array<ArrayBuffer> = new Float64Array(RD_FIELDS * 256);
+  private rdN = 0;
+  private rdx: Array<[number, string]> = [];
   private traces: Array<[number, string]> = [];
   private readonly codes = new Map<string, number>();
   private newCodes: Array<[number, string]> = [];
@@ -135,17 +153,27 @@ export class WorkerLedger implements Ledger {
 
   /** Takes what is queued, as one message body (the number arrays are transferred, not copied). */
   private take(): Packed {
-    const out: Packed = { calls: this.calls, inv: this.inv.slice(0, this.invN * INV_FIELDS), cmp: this.cmp.slice(0, this.cmpN * CMP_FIELDS), traces: this.traces, dict: this.newCodes };
+    const out: Packed = {
+      calls: this.calls,
+      inv: this.inv.slice(0, this.invN * INV_FIELDS),
+      cmp: this.cmp.slice(0, this.cmpN * CMP_FIELDS),
+      rd: this.rd.slice(0, this.rdN * RD_FIELDS),
+      traces: this.traces,
+      rdx: this.rdx,
+      dict: this.newCodes,
+    };
     this.calls = [];
     this.invN = 0;
     this.cmpN = 0;
+    this.rdN = 0;
     this.traces = [];
+    this.rdx = [];
     this.newCodes = [];
     return out;
   }
 
   private get queued(): boolean {
-    return this.calls.length > 0 || this.invN > 0 || this.cmpN > 0;
+    return this.calls.length > 0 || this.invN > 0 || this.cmpN > 0 || this.rdN > 0;
   }
 
   /** Sends the queued calls as one batch (one transaction in the worker). */
@@ -156,7 +184,7 @@ export class WorkerLedger implements Ledger {
     const body = this.take();
     const id = this.current ? this.current.id : this.nextBatch++;
     this.current = null;
-    this.worker.postMessage({ k: 'batch', id, ...body } satisfies ToWorker, [body.inv.buffer as ArrayBuffer, body.cmp.buffer as ArrayBuffer]);
+    this.worker.postMessage({ k: 'batch', id, ...body } satisfies ToWorker, [body.inv.buffer as ArrayBuffer, body.cmp.buffer as ArrayBuffer, body.rd.buffer as ArrayBuffer]);
   }
 
   private syncCall<T>(method: SyncMethod, args: unknown[]): T {
@@ -169,7 +197,7 @@ export class WorkerLedger implements Ledger {
     const pending = this.current;
     this.current = null;
     Atomics.store(this.flag, 0, 0);
-    this.worker.postMessage({ k: 'call', method, args, ...body } satisfies ToWorker, [body.inv.buffer as ArrayBuffer, body.cmp.buffer as ArrayBuffer]);
+    this.worker.postMessage({ k: 'call', method, args, ...body } satisfies ToWorker, [body.inv.buffer as ArrayBuffer, body.cmp.buffer as ArrayBuffer, body.rd.buffer as ArrayBuffer]);
     if (Atomics.wait(this.flag, 0, 0, SYNC_TIMEOUT_MS) === 'timed-out') throw new Error(`ledger worker did not answer ${method} within ${SYNC_TIMEOUT_MS / 1000} s`);
     const reply = receiveMessageOnPort(this.replies)?.message as { ok: true; result: T } | { ok: false; message: string } | undefined;
     if (!reply) throw new Error(`ledger worker sent no answer to ${method}`);
@@ -235,7 +263,36 @@ export class WorkerLedger implements Ledger {
     a[b + 7] = ack ? ack.version : 0;
     a[b + 8] = ack ? ack.revision : 0;
     a[b + 9] = ack ? (ack.ackMode === 'async' ? 1 : 0) : -1;
+    a[b + 10] = ack?.copies ?? -1;
     if (c.trace !== undefined) this.traces.push([w, c.trace]);
+    this.arm();
+  }
+  read(r: ReadRecord): void {
+    if ((this.rdN + 1) * RD_FIELDS > this.rd.length) this.rd = grow(this.rd);
+    const i = this.rdN++;
+    const b = i * RD_FIELDS;
+    const a = this.rd;
+    a[b] = r.keyId;
+    a[b + 1] = r.invokeMs;
+    a[b + 2] = r.completeMs;
+    a[b + 3] = OUTCOMES.indexOf(r.outcome);
+    a[b + 4] = this.code(r.node);
+    const value = r.outcome === 'ok' ? r.value : null;
+    if (value === null) {
+      a[b + 5] = RD_ABSENT;
+      a[b + 6] = 0;
+    } else {
+      const named = parseWriteId(value);
+      if (named === null) {
+        a[b + 5] = RD_TEXT;
+        a[b + 6] = 0;
+        this.rdx.push([i, value]);
+      } else {
+        a[b + 5] = named.keyId;
+        a[b + 6] = named.seq;
+      }
+    }
+    a[b + 7] = READ_KINDS.indexOf(r.kind);
     this.arm();
   }
   faultStart(f: FaultStart): number {
@@ -319,7 +376,7 @@ function runWorker(): void {
       }
     }
     // the hot rows go in as one packed row (unpacked by the seal)
-    l.appendWriteBatch({ inv: m.inv, cmp: m.cmp, dict: m.dict, traces: m.traces });
+    l.appendWriteBatch({ inv: m.inv, cmp: m.cmp, dict: m.dict, traces: m.traces, rd: m.rd, rdx: m.rdx });
   };
   const commit = (): void => {
     ledger!.flush();

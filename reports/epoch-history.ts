@@ -3,7 +3,8 @@ import type Database from 'better-sqlite3';
 /**
  * Per-partition runtime-map history for the report (DESIGN.md §6 "per-partition epoch
  * history"), from the ledger's `samples` table (store, partition, t_ms, active, epoch, health,
- * replicated_revision; one row per partition at least every 500 ms). Only the changes are kept:
+ * replicated_revision; one row per partition at least every 500 ms; only the merged view, node
+ * NULL: per-node rows are judged by the verifier, not charted). Only the changes are kept:
  * a transition is a sample whose active owner, epoch or health differs from the partition's
  * previous sample (seed 002: epochs fence owners; health Healthy / Degraded / Recovering /
  * Unavailable).
@@ -85,7 +86,7 @@ function toSample(r: SampleRowDb): RuntimeSample {
  */
 export function sampledPartitions(db: Database.Database): { store: string; partition: number }[] {
   const order = new Map((db.prepare('SELECT name FROM stores ORDER BY rowid').pluck().all() as string[]).map((n, i) => [n, i]));
-  const list = db.prepare('SELECT DISTINCT store, partition FROM samples').all() as { store: string; partition: number }[];
+  const list = db.prepare('SELECT DISTINCT store, partition FROM samples WHERE node IS NULL').all() as { store: string; partition: number }[];
   const rank = (s: string): number => order.get(s) ?? Number.MAX_SAFE_INTEGER;
   return list.sort((a, b) => rank(a.store) - rank(b.store) || (a.store < b.store ? -1 : a.store > b.store ? 1 : 0) || a.partition - b.partition);
 }
@@ -107,7 +108,7 @@ export function scanEpochHistory(
   const keep = opts.keep ?? TRANSITIONS_KEPT;
   const onSample = opts.onSample;
   const rows = db
-    .prepare('SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? ORDER BY t_ms, rowid')
+    .prepare('SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? AND node IS NULL ORDER BY t_ms, rowid')
     .raw(true);
   return sampledPartitions(db).map(({ store, partition }, index) => {
     const tracker = new TransitionTracker();
@@ -146,13 +147,13 @@ export function scanEpochHistory(
  */
 export function transitionsBetween(db: Database.Database, store: string, partition: number, fromMs: number, toMs: number, limit = 50): Transition[] {
   const before = db
-    .prepare('SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? AND t_ms < ? ORDER BY t_ms DESC, rowid DESC LIMIT 1')
+    .prepare('SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? AND node IS NULL AND t_ms < ? ORDER BY t_ms DESC, rowid DESC LIMIT 1')
     .get(store, partition, fromMs) as SampleRowDb | undefined;
   const tracker = new TransitionTracker();
   const out: Transition[] = [];
   if (before !== undefined) out.push(tracker.push(toSample(before))!);
   const rows = db.prepare(
-    'SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? ORDER BY t_ms, rowid',
+    'SELECT t_ms, active, epoch, health, replicated_revision FROM samples WHERE store = ? AND partition = ? AND node IS NULL AND t_ms >= ? AND t_ms <= ? ORDER BY t_ms, rowid',
   );
   for (const r of rows.iterate(store, partition, fromMs, toMs) as IterableIterator<SampleRowDb>) {
     if (out.length >= limit) break;

@@ -85,7 +85,7 @@ export function synthetic4h(path: string): Database.Database {
           JSON.stringify(hit ? { Ok: 400, Unavailable: 20 + (t % 5), ConnectRefused: 10, Timeout: t % 3 } : { Ok: 1000 }));
       }
     }
-    const sample = db.prepare('INSERT INTO samples VALUES (?, ?, ?, ?, ?, ?, ?)');
+    const sample = db.prepare('INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (?, ?, ?, ?, ?, ?, ?)');
     const epoch = new Map<string, number>();
     for (let ms = 0; ms < seconds * 1000; ms += 250) {
       for (const [name] of stores) {

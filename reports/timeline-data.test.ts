@@ -26,7 +26,7 @@ describe('timelineEndS', () => {
     expect(timelineEndS(db)).toBe(0);
     insStats(db).run(9, 'sync3', 1, 0, 0, 1, 1, 1, 1, '{}');
     expect(timelineEndS(db)).toBe(10);
-    db.exec("INSERT INTO samples VALUES (12500, 'sync3', 0, 'n1', 1, 'Healthy', 0)");
+    db.exec("INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (12500, 'sync3', 0, 'n1', 1, 'Healthy', 0)");
     expect(timelineEndS(db)).toBe(12.5);
     db.exec("INSERT INTO events VALUES (20000, 'failover', '{}')");
     expect(timelineEndS(db)).toBe(12.5); // only phase events count
@@ -86,7 +86,7 @@ describe('scanTimeline', () => {
 
   it('keeps the last epoch per bucket per partition, and the faults and phases in time order', () => {
     const db = ledger();
-    const s = db.prepare("INSERT INTO samples VALUES (?, 'sync3', ?, ?, ?, 'Healthy', 0)");
+    const s = db.prepare("INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision) VALUES (?, 'sync3', ?, ?, ?, 'Healthy', 0)");
     for (const [t, p, a, e] of [[0, 0, 'n1', 1], [600, 0, 'n1', 1], [1700, 0, 'n2', 2], [1900, 0, 'n1', 3], [0, 1, 'n2', 1]] as const) s.run(t, p, a, e);
     db.exec(`INSERT INTO faults (id, kind, nodes, start_ms, end_ms) VALUES (2, 'pause', 'not json', 1500, NULL), (1, 'kill', '["n1","n2"]', 1500, 1800.4567);
              INSERT INTO events VALUES (1000, 'phase', '{"phase":"heal"}'), (100, 'phase', '{"phase":"faults"}'), (1200, 'phase', 'garbled')`);

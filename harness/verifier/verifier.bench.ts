@@ -84,7 +84,7 @@ function generate(path: string, writes: number): void {
         CASE WHEN h % 50 = 7 OR h % 25 = 3 THEN NULL ELSE seq END,
         CASE WHEN h % 50 = 7 OR h % 25 = 3 THEN NULL ELSE x END,
         CASE WHEN h % 50 = 7 OR h % 25 = 3 THEN NULL WHEN k % 3 = 1 THEN 'async' ELSE 'sync' END,
-        NULL, NULL
+        NULL, NULL, NULL
       FROM (SELECT k, seq, x, (x * 1.0 / ${WRITES_PER_SEC}) * 1000 AS t, ((x * 2654435761) % 4294967296) / 7 AS h
             FROM (SELECT 1 + y / ${WRITES_PER_KEY} AS k, 1 + y % ${WRITES_PER_KEY} AS seq,
                          (y % ${WRITES_PER_KEY}) * ${keys} + y / ${WRITES_PER_KEY} AS x FROM (SELECT x AS y FROM c)))`);
@@ -100,7 +100,7 @@ function generate(path: string, writes: number): void {
       faults.run(i + 1, kind, JSON.stringify([NODES[i % 3]]), start, end, kind === 'kill' || kind === 'stop' ? end + Math.round(spacing * 0.1) : null);
     }
     db.exec(`WITH RECURSIVE c(t) AS (SELECT 0 UNION ALL SELECT t + 500 FROM c WHERE t < ${durationMs})
-      INSERT INTO samples SELECT c.t, s.name, p.partition, 'n' || (1 + p.partition), 1, 'Healthy', CAST(c.t * 10 AS INTEGER)
+      INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision) SELECT c.t, s.name, p.partition, 'n' || (1 + p.partition), 1, 'Healthy', CAST(c.t * 10 AS INTEGER)
       FROM c, stores s JOIN partitions p ON p.store = s.name`);
     // final reads: the key's last acknowledged state; for 1 key in LOSS_EVERY the state before it
     db.exec(`CREATE TEMP TABLE last_ok AS SELECT key_id, MAX(seq) FILTER (WHERE outcome = 'ok') AS s FROM writes GROUP BY key_id`);
