@@ -1,0 +1,353 @@
+/**
+ * The target seam (DESIGN.md §3 "Targets"; issue 15): everything the harness needs to certify a
+ * store it did not build. A target says
+ * - how its nodes start, stop, are killed, paused and addressed on each runtime ({@link NodeLaunch},
+ *   run by a {@link TargetRuntime}: `process` puts every node on its own loopback address with its
+ *   outgoing connections leaving from it too, so the existing iptables grudges cut its links;
+ *   `docker` runs the same launch in a container of the offline node image, which carries the
+ *   store's Debian packages);
+ * - how a client talks to it ({@link TargetClient}): a write carries a unique value id, a read
+ *   returns the value id it found, and every outcome follows that store's client rules
+ *   ({@link ErrorOutcome}: `ok` acknowledged, `fail` definitely not applied, `info` indeterminate);
+ * - which ownership facts it can sample ({@link OwnershipSampler}: the active owner and its epoch,
+ *   e.g. the Raft leader and its term, or the master Sentinel names and its config epoch), as rows
+ *   of the ledger's runtime-map samples;
+ * - its contract for the verifier ({@link TargetContract}): its stores with replication factor and
+ *   ack mode, and the allowed-loss classes it claims.
+ *
+ * The nemesis, ledger, verifier and report do not know which target runs: they see node ids,
+ * faults, writes with acks, reads, and samples. Zaris is one target among them (phase 2 of issue 15).
+ */
+import type { Outcome, WriteOp } from '../../ledger/ledger-writer.js';
+import type { Runtime, RuntimeKind } from '../runtime/runtime.js';
+
+/** The names `make certify TARGET=` accepts. */
+export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel';
+
+// ---------------------------------------------------------------------------------------------
+// Nodes: launch and addresses
+
+/** Where the nodes of a running target cluster are: every node has its own address. */
+export interface TargetCluster {
+  /** The nodes in order; `host` is an IPv4 address (127.a.b.N on `process`, the container's on `docker`). */
+  nodes: ReadonlyArray<{ id: string; host: string }>;
+  /** The target's named ports (the same numbers on every node: each node has its own address). */
+  ports: Readonly<Record<string, number>>;
+}
+
+/** `host:port` of one named port of one node. @throws Error for an unknown node or port name. */
+export function endpointOf(cluster: TargetCluster, nodeId: string, port: string): { host: string; port: number } {
+  const n = cluster.nodes.find((x) => x.id === nodeId);
+  if (!n) throw new Error(`unknown node ${nodeId}`);
+  const p = cluster.ports[port];
+  if (p === undefined) throw new Error(`unknown port name ${port}`);
+  return { host: n.host, port: p };
+}
+
+/** The node whose address is `host`, or null. */
+export function nodeOfHost(cluster: TargetCluster, host: string): string | null {
+  return cluster.nodes.find((n) => n.host === host)?.id ?? null;
+}
+
+/** What a runtime tells a target when it asks for a node's launch. */
+export interface LaunchContext {
+  /** Every node's address (configs name their peers). */
+  cluster: TargetCluster;
+  /**
+   * The node's data folder as the node sees it. It survives kill, stop and restart of the node (a
+   * node is a machine whose processes crash; its disk stays), and is removed when the runtime closes.
+   */
+  dataDir: string;
+  runtime: RuntimeKind;
+  /** Unique per run (for cluster tokens and names): `[a-z0-9-]+`. */
+  runTag: string;
+}
+
+/** One process of a node (etcd: one; Redis with Sentinel: redis-server and redis-sentinel). */
+export interface NodeProcessSpec {
+  /** Short name, `[a-z0-9-]+` (log file suffix, messages). */
+  name: string;
+  /** Absolute path of the executable (the same on the host and in the node image: Debian packages). */
+  command: string;
+  args: string[];
+  env?: Record<string, string>;
+  /** The named port (a key of the target's ports) that accepts TCP once the process is up. */
+  readyPort: string;
+}
+
+/** How one node starts. A restart starts the same processes again with the same data folder. */
+export interface NodeLaunch {
+  /** Started in order, each waited for (readyPort) before the next; signals go to all of them. */
+  processes: NodeProcessSpec[];
+  /**
+   * Files written into the data folder before the node's FIRST start only (paths relative to it):
+   * stores that rewrite their own config (Redis, Sentinel) keep what they wrote across restarts.
+   */
+  files?: Array<{ path: string; content: string }>;
+}
+
+/**
+ * The runtime side of a target cluster: the nemesis-facing part of {@link Runtime} (kill, stop,
+ * restart, pause, resume, partition by grudge, heal, isUp, nodeIds, close; same semantics) plus a
+ * start that runs a target's {@link NodeLaunch}. Implementations: target-process-runtime.ts
+ * (loopback addresses, gid-owner SNAT so outgoing connections leave from the node's address,
+ * iptables grudges); docker (phase 2: the offline node image with the Debian packages added, one
+ * container per node, the data folder a host folder mounted into it).
+ */
+export interface TargetRuntime extends Pick<Runtime, 'kind' | 'kill' | 'stop' | 'restart' | 'pause' | 'resume' | 'partition' | 'heal' | 'isUp' | 'nodeIds' | 'close'> {
+  /**
+   * Starts every node of the target (nodes in parallel, a node's processes in order); resolves
+   * when each process's ready port accepts connections. Node logs go to `<runDir>/nodes/`.
+   * @throws Error (one line) when a node does not come up; everything started is stopped first.
+   */
+  start(opts: { runDir: string; target: Target; nodeIds: readonly string[] }): Promise<TargetCluster>;
+  /** The running cluster (after start). @throws Error before start. */
+  readonly cluster: TargetCluster;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client adapter
+
+/** One write of the workload: a unique value id (the ledger's write id `w<key_id>.<seq>`) to a key. */
+export interface WriteRequest {
+  store: string;
+  key: string;
+  /** put: unconditional; cas: only if the key's version is `ifMatchVersion`; create: only if absent; delete. */
+  op: WriteOp;
+  /** The value written (put, cas, create); reads return it. Ignored for delete. */
+  valueId: string;
+  /** cas only: the version the key must have (a version an earlier ack of this key named). */
+  ifMatchVersion?: number;
+}
+
+/**
+ * What an acknowledged write names (the ledger's ack columns; history-format.md `ack`):
+ * - `node`: the active owner that acknowledged it (etcd: the leader of the term; Redis: the master
+ *   the client wrote to);
+ * - `epoch`: its tenure (etcd: Raft term; Redis: Sentinel's config epoch of that master);
+ * - `version`: the key's version after the write, strictly increasing over the key's acked
+ *   writes, also across owners (etcd: mod revision; Redis: kept by the write script);
+ * - `revision`: the write's position in its partition's replication order, comparable with the
+ *   `revisions` of samples (etcd: the store revision; Redis: the script's partition counter);
+ * - `copies`: how many copies held it at the ack, when the store says (optional).
+ * The ack mode is the store's configured mode (the verifier never trusts a response's).
+ */
+export interface TargetAck {
+  node: string;
+  epoch: number;
+  version: number;
+  revision: number;
+  copies?: number;
+}
+
+/** One attempt of an operation (the ledger's attempt trace). Times are the run clock's ms. */
+export interface TargetAttempt {
+  n: number;
+  /** The node the attempt went to, when known. */
+  node: string | null;
+  /** `OK`, a store status (`Conflict`, `NotFound`) or an error kind (`READONLY`, `DeadlineExceeded`). */
+  status: string;
+  epoch?: number;
+  startMs: number;
+  endMs: number;
+  /** What the adapter could not establish about this attempt, in words (e.g. the leader of a term). */
+  note?: string;
+}
+
+/** The outcome of a write (never thrown: store and transport errors are outcomes). */
+export interface WriteOutcome {
+  outcome: Outcome;
+  /** The final status name (`OK`, `Conflict`, an error kind). */
+  status: string;
+  /** Present exactly when `outcome` is `ok`. */
+  ack?: TargetAck;
+  attempts: TargetAttempt[];
+}
+
+/** The outcome of reading one key. */
+export interface ReadOutcome {
+  key: string;
+  /** ok: `value` is what the key holds (a value id, or null when absent); fail / info: no value. */
+  outcome: Outcome;
+  status: string;
+  /** The node that answered, when known. */
+  node: string | null;
+  value: string | null;
+}
+
+/** How a store client's error maps to an outcome: `fail` only when the write surely was not applied. */
+export interface ErrorOutcome {
+  outcome: 'fail' | 'info';
+  /** A short status name for the ledger (`NoConnection`, `DeadlineExceeded`, `READONLY`). */
+  status: string;
+}
+
+/**
+ * A client adapter: the store's own well-kept client library under the harness's outcome rules.
+ * Methods never throw for the store's or the network's errors (they are outcomes); they throw only
+ * after close(). One adapter serves all the workload's writers (concurrent calls).
+ */
+export interface TargetClient {
+  /** One write; resolves with its outcome (bounded by the adapter's deadline). */
+  write(req: WriteRequest): Promise<WriteOutcome>;
+  /** One read (linearizable where the store offers it: etcd's default get; Redis: the master). */
+  read(store: string, key: string): Promise<ReadOutcome>;
+  /** A batch read: one outcome per key, in the order of `keys`. */
+  readMany(store: string, keys: readonly string[]): Promise<ReadOutcome[]>;
+  close(): Promise<void>;
+}
+
+/** Options every adapter takes. */
+export interface ClientOptions {
+  /** The run clock (ms since the run started): attempt times are on it. */
+  now: () => number;
+  /** Bound on one operation, ms (default 5,000). */
+  operationTimeoutMs?: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Ownership samples
+
+/** A partition's health as a sample states it. */
+export type SampleHealth = 'Healthy' | 'Degraded' | 'Unavailable';
+
+/**
+ * One row of the ledger's runtime-map samples (CONTRACT.md "Ledger": `Ledger.sample` rows with
+ * `node`, `inSync`, `revisions`; history-format.md v2 `ownership[]`).
+ * - `node` null: the harness's merged view (the highest epoch any node reported, with the nodes
+ *   that follow it); else the view of that one node (etcd: that member's leader and term; Redis:
+ *   the master and config epoch of the Sentinel beside it).
+ * - `inSync`: the nodes holding the active's data (the active included); `revisions`: the last
+ *   revision each reported holding (merged rows only; absent where unknown).
+ * - `health`: Healthy exactly when every replica is in `inSync`.
+ */
+export interface OwnershipSample {
+  store: string;
+  partition: number;
+  node: string | null;
+  active: string | null;
+  epoch: number;
+  health: SampleHealth;
+  replicatedRevision: number;
+  inSync?: string[];
+  revisions?: Record<string, number>;
+}
+
+/** One sampling round. */
+export interface OwnershipView {
+  /** The merged row of each partition first, then one row per node that answered. */
+  rows: OwnershipSample[];
+  /** The node the nemesis means by "the leader" (etcd: the Raft leader; Redis: the master), or null. */
+  leader: string | null;
+  /** Nodes that answered this round. */
+  answered: string[];
+}
+
+/**
+ * Samples a running target's ownership facts. `sample()` asks every node (bounded per node, in
+ * parallel) and never throws for a node that does not answer (it is left out of `answered`).
+ */
+export interface OwnershipSampler {
+  sample(): Promise<OwnershipView>;
+  close(): Promise<void>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// The contract for the verifier
+
+/** A store of the target (history-format.md `stores[]`); its key space is `partitions` partitions. */
+export interface TargetStore {
+  name: string;
+  replicationFactor: number;
+  ackMode: 'sync' | 'async';
+  /** Partitions of the key space (etcd, Redis: 1, replicated on every node). */
+  partitions: number;
+  /** The ledger's segment count (1 where the store does not split keys). */
+  segments: number;
+}
+
+/** Allowed-loss classes a store may claim (DESIGN.md §5). `beyond-budget` is a run option, not a claim. */
+export type ClaimedLoss = 'rf1' | 'async-ack';
+
+/**
+ * What the store promises, as the verifier judges it (history-format.md v2). The claims follow from
+ * the stores (the verifier applies `rf1` to RF1 stores and `async-ack` to async stores only):
+ * {@link checkContract} refuses a contract whose `claims` say otherwise.
+ */
+export interface TargetContract {
+  stores: TargetStore[];
+  claims: ClaimedLoss[];
+  /**
+   * The longest time an owner cut off from a majority may go on acknowledging, ms (run.leaseMs;
+   * Redis: `min-replicas-max-lag` plus its check's slack), or null when the store declares none.
+   */
+  leaseMs: number | null;
+  /** One sentence per claim for the report: what the claim is tied to. */
+  explain: string[];
+}
+
+/** The claims a set of stores implies: `rf1` if some store has RF1, `async-ack` if some store is async. */
+export function impliedClaims(stores: readonly TargetStore[]): ClaimedLoss[] {
+  const out: ClaimedLoss[] = [];
+  if (stores.some((s) => s.replicationFactor === 1)) out.push('rf1');
+  if (stores.some((s) => s.ackMode === 'async')) out.push('async-ack');
+  return out;
+}
+
+/**
+ * Checks a contract: store names unique and `[a-z0-9-]+`, RF >= 1, partitions and segments >= 1,
+ * claims equal to {@link impliedClaims}, leaseMs null or > 0, one explanation per claim.
+ * @throws RangeError (one line) naming the first problem.
+ */
+export function checkContract(c: TargetContract): void {
+  const names = new Set<string>();
+  for (const s of c.stores) {
+    if (!/^[a-z0-9-]+$/.test(s.name)) throw new RangeError(`contract: store name "${s.name}" must be [a-z0-9-]+`);
+    if (names.has(s.name)) throw new RangeError(`contract: store ${s.name} appears twice`);
+    names.add(s.name);
+    if (!Number.isInteger(s.replicationFactor) || s.replicationFactor < 1) throw new RangeError(`contract: store ${s.name} has replication factor ${s.replicationFactor}`);
+    if (!Number.isInteger(s.partitions) || s.partitions < 1 || !Number.isInteger(s.segments) || s.segments < s.partitions) throw new RangeError(`contract: store ${s.name} needs 1 <= partitions <= segments`);
+  }
+  if (c.stores.length === 0) throw new RangeError('contract: no store');
+  const want = impliedClaims(c.stores).sort().join(',');
+  const got = [...c.claims].sort().join(',');
+  if (want !== got) throw new RangeError(`contract: the stores imply claims [${want}] but the contract claims [${got}]`);
+  if (c.leaseMs !== null && !(c.leaseMs > 0)) throw new RangeError(`contract: leaseMs must be null or > 0, got ${c.leaseMs}`);
+  if (c.explain.length < c.claims.length) throw new RangeError('contract: every claim needs its explanation');
+}
+
+// ---------------------------------------------------------------------------------------------
+// The target
+
+/**
+ * A store the harness can certify. Implementations: etcd/etcd-target.ts, redis/redis-target.ts
+ * (and Zaris, phase 2). A target object holds configuration only; running state lives in the
+ * runtime, client and sampler it makes.
+ */
+export interface Target {
+  readonly name: TargetName;
+  /** Node ids in order (three nodes). */
+  readonly nodeIds: readonly string[];
+  /** Named ports every node listens on (e.g. etcd `client` 2379, `peer` 2380). */
+  readonly ports: Readonly<Record<string, number>>;
+  readonly contract: TargetContract;
+  /** The client library the adapter uses, `name version` (e.g. `etcd3 1.1.2`), for the report. */
+  readonly clientLibrary: string;
+  /**
+   * Null when the target can run on `runtime` here, else a one-line reason naming what is missing
+   * (e.g. "etcd is not installed (apt-get install etcd-server)"). Tests skip on it, certify refuses.
+   */
+  unavailableReason(runtime: RuntimeKind): Promise<string | null>;
+  /** The store's version as its installed binary reports it, e.g. `etcd 3.4.23`. @throws Error (one line). */
+  version(): Promise<string>;
+  /** The partition of a key (0 where the store does not split its key space). */
+  partitionOf(store: string, key: string): number;
+  /** How node `nodeId` starts. Pure: the same context gives the same launch. */
+  launch(nodeId: string, ctx: LaunchContext): NodeLaunch;
+  /** The client adapter for a running cluster (it connects lazily; the first calls may fail or be info). */
+  client(cluster: TargetCluster, opts: ClientOptions): TargetClient;
+  /** The ownership sampler for a running cluster. */
+  sampler(cluster: TargetCluster): OwnershipSampler;
+  /** The outcome rules of the store's client for an error a write met (pure; tested on its own). */
+  classifyError(error: unknown): ErrorOutcome;
+}
