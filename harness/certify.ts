@@ -28,6 +28,9 @@ import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
 import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
 import { Workload, type WorkloadStore } from './workload.js';
+import { formatBytes, ledgerBytes } from './disk-guard.js';
+import { startRunMonitor, type RunMonitor } from './run-monitor.js';
+import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 
 /** The stores of a certification run (DESIGN.md §3): sync RF3, async RF3, RF1. */
@@ -71,6 +74,16 @@ export interface CertifyOptions {
   skipVerify?: boolean;
   /** Print progress lines to stderr. */
   log?: (line: string) => void;
+  /**
+   * Where the progress line goes (a terminal redraws it in place: run-progress.ts). Default: a
+   * plain progress line through `log` every 30 s.
+   */
+  output?: ProgressOutput;
+  /**
+   * The disk guard (disk-guard.ts): ends the run cleanly, INCONCLUSIVE with the reason, before the
+   * run directory's file system fills. false turns it off. Default: on, checked every 5 s.
+   */
+  diskGuard?: false | { floorBytes?: number; checkEveryMs?: number };
   /** Stop signal (SIGINT): the run ends early, heals, and is INCONCLUSIVE. */
   signal?: AbortSignal;
 }
@@ -201,6 +214,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let workload: Workload | null = null;
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
+  let monitor: RunMonitor | null = null;
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
@@ -266,31 +280,36 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    const progress = setInterval(() => {
-      const t = workload!.totals;
-      const m = process.memoryUsage();
-      const rssMb = Math.round(m.rss / 1048576);
-      // the harness's own memory, in the ledger: a soak shows it flat (DESIGN.md §8)
-      ledger.event(clock.now(), 'harness', { rssMb, heapUsedMb: Math.round(m.heapUsed / 1048576), acked: t.ok });
-      log(`t=${Math.round((clock.now() - faultPhaseStart) / 1000)}s ok=${t.ok} fail=${t.fail} info=${t.info} faults=${JSON.stringify(nemesis.counts())} rss=${rssMb}MB`);
-    }, 10_000);
+    const phaseDurationMs = replayed ? replayed.durationMs : o.durationMs;
+    // the fault phase ends at its duration, on SIGINT, or when the disk guard says so
+    const endPhase = new AbortController();
+    o.signal?.addEventListener('abort', () => endPhase.abort(), { once: true });
+    let diskLow: string | null = null;
+    monitor = watchRunMeans(o, runDir, ledger, clock, faultPhaseStart, phaseDurationMs, workload, nemesis, (reason) => {
+      diskLow = reason;
+      endPhase.abort();
+    });
     const nemesisRun = nemesis.run(stopFaults.signal);
     // a replay runs as long as the recorded run did
-    await sleep(replayed ? replayed.durationMs : o.durationMs, o.signal);
+    await sleep(phaseDurationMs, endPhase.signal);
     stopFaults.abort();
     await nemesisRun;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
+    if (diskLow !== null) {
+      // the ledger must stop growing now: no more writes, then heal, read, seal and verify
+      log(diskLow);
+      await workload.stop();
+    }
+    endOfPhaseLedgerLine(monitor, log);
 
     ledger.event(clock.now(), 'phase', { phase: 'heal' });
     log('healing: heal partitions, resume and restart nodes, wait for Healthy');
     const healed = await nemesis.healAll();
-    if (!healed.healed) {
-      ledger.setMeta(META.inconclusiveReason, healed.reason ?? 'the cluster did not return to Healthy');
-      log(`cluster did not heal: ${healed.reason}`);
-    }
-    clearInterval(progress);
+    if (!healed.healed) log(`cluster did not heal: ${healed.reason}`);
+    const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
+    if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
     watch.stop();
     await watch.sample();
@@ -312,6 +331,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
     throw e;
   } finally {
+    monitor?.stop();
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
@@ -319,6 +339,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     await runtime.close().catch(() => undefined);
     ledger.close();
   }
+  if (!o.ledgerOff) log(`ledger: ${formatBytes(ledgerBytes(runDir))} sealed`);
   let results: Results | null = null;
   let exitCode = 0;
   if (!o.skipVerify && !o.ledgerOff) {
@@ -357,6 +378,35 @@ export interface RunConfig {
 function describeClientOptions(c: ClientOptionsRecord): string {
   const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
   return `${c.disableRetries ? '1 attempt (retries disabled)' : `${c.maxAttempts} attempts`}, backoff ${c.backoffMillis} ms, deadline ${c.timeoutMs === null ? 'none' : `${c.timeoutMs / 1000} s`}, map refresh wait ${c.mapRefreshWaitMs / 1000} s (${env.length > 0 ? `set by ${env.join(' ')}` : 'library defaults'})`;
+}
+
+/**
+ * Starts the run monitor (run-monitor.ts) for the fault phase: progress line, harness memory in
+ * the ledger, the ledger's expected size, the disk guard (which calls `onDiskLow` once).
+ */
+function watchRunMeans(o: CertifyOptions, runDir: string, ledger: Ledger, clock: RunClock, phaseStartMs: number, durationMs: number, workload: Workload, nemesis: Nemesis, onDiskLow: (reason: string) => void): RunMonitor {
+  const log = o.log ?? (() => undefined);
+  return startRunMonitor({
+    runDir,
+    durationMs,
+    now: () => clock.now(),
+    phaseStartMs,
+    acked: () => workload.totals.ok,
+    faults: () => Object.values(nemesis.counts()).reduce((a, b) => a + b, 0),
+    ledger: o.ledgerOff ? null : ledger,
+    output: o.output ?? plainProgressOutput(log),
+    diskGuard: o.ledgerOff ? false : o.diskGuard,
+    onDiskLow,
+  });
+}
+
+/** At the end of the fault phase: the ledger's size against the estimate printed at its start. */
+function endOfPhaseLedgerLine(monitor: RunMonitor, log: (line: string) => void): void {
+  const bytes = monitor.stop();
+  const e = monitor.estimate;
+  if (bytes === null) return;
+  const vs = e ? ` (expected ~${formatBytes(e.expectedBytes)}, ${e.expectedBytes > 0 ? `${bytes >= e.expectedBytes ? '+' : ''}${Math.round(((bytes - e.expectedBytes) / e.expectedBytes) * 100)}%` : 'n/a'})` : '';
+  log(`ledger: ${formatBytes(bytes)} at the end of the fault phase${vs}`);
 }
 
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {

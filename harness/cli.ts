@@ -76,12 +76,15 @@ export function buildCli(): Command {
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
     .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
       const { certify } = await import('./certify.js');
+      const { createProgressOutput } = await import('./run-progress.js');
+      // on a terminal the progress line is redrawn in place, the run's lines printed above it
+      const output = createProgressOutput({ stream: process.stderr, prefix: 'zaris-certify: ' });
       const ac = new AbortController();
       let interrupts = 0;
       const onSignal = (sig: string): void => {
         interrupts++;
         if (interrupts === 1) {
-          process.stderr.write(`\nzaris-certify: ${sig}: stopping faults, healing, cleaning up (again to force)\n`);
+          output.log(`${sig}: stopping faults, healing, cleaning up (again to force)`);
           ac.abort();
         } else fail(`${sig} again: forced exit; the next run sweeps what is left`, 130);
       };
@@ -104,7 +107,8 @@ export function buildCli(): Command {
         asyncLagMaxMs: opts.asyncLag,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
-        log: (line) => process.stderr.write(`zaris-certify: ${line}\n`),
+        log: (line) => output.log(line),
+        output,
       });
       const r = out.results;
       process.stdout.write(`${out.runDir}\n`);

@@ -3,6 +3,7 @@ import { BucketSeries, bucketStarts, MAX_POINTS, timeGrid } from './downsample.j
 import type { TimeGrid } from './downsample.js';
 import type { PartitionHistory } from './epoch-history.js';
 import { scanEpochHistory } from './epoch-history.js';
+import { harnessMemoryChart } from './harness-memory.js';
 import { parseJson } from './html-kit.js';
 
 /**
@@ -117,7 +118,8 @@ const r3 = (v: number): number => Math.round(v * 1000) / 1000;
  *   (a store without any stats row gets these two charts without lines: nothing was measured);
  * - `statuses`: client attempts per second by status over all stores, `Ok` left out, statuses
  *   by total (largest first), then name (bucket mean);
- * - `epochs`: each partition's epoch (the last sample per bucket), stepped.
+ * - `epochs`: each partition's epoch (the last sample per bucket), stepped;
+ * - `harness-memory`: the harness's RSS and heap (harness-memory.ts), when the ledger has them.
  * Rows whose statuses are not a JSON object count no statuses. Deterministic: a function of
  * the ledger's rows only.
  */
@@ -222,6 +224,8 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
     lines: histories.map((h) => ({ label: `${h.store}/${h.partition}`, step: true })),
     values: histories.map((_, i) => epochSeries[i]?.values(0) ?? new Array<number | null>(grid.count).fill(null)),
   });
+  const memory = harnessMemoryChart(db, grid);
+  if (memory) charts.push(memory);
 
   return {
     data: { widthS: grid.widthS, endS: grid.endS, x: bucketStarts(grid), faults, phases, charts },

@@ -1,5 +1,4 @@
-import { performance } from 'node:perf_hooks';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { ClusterConfig } from '../../nodes/cluster-config.js';
 import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from '../runtime/runtime.js';
 import { canReach } from './grudge.js';
@@ -32,6 +31,7 @@ class FakeCluster implements Runtime, ClusterProbe {
   private lastChange = -Infinity;
   private readonly restartedAt = new Map<string, number>();
   private nextId = 1;
+  // the global performance (not node:perf_hooks'): vi.useFakeTimers can make it virtual
   private readonly t0 = performance.now();
   /** most faults active at once (start recorded, end not yet) */
   maxActive = 0;
@@ -186,6 +186,28 @@ function nemesisOn(c: FakeCluster, schedule: Schedule, o: Partial<NemesisOptions
   return new Nemesis({ runtime: c, probe: c, recorder: recorderOf(c), clock: c, schedule, pollMs: 5, healthyWaitMs: 2_000, catchUpWaitMs: 2_000, healTimeoutMs: 2_000, probeTimeoutMs: 200, ...o });
 }
 
+/**
+ * Runs `body` on a virtual clock (setTimeout and performance faked): timers fire in order as the
+ * clock moves, 1 ms at a time, never by the wall clock, so a loaded machine cannot reorder them.
+ * `body` gets `settle(p)`, which moves the clock until `p` settles (at most `limitMs` virtual ms).
+ */
+async function onVirtualClock(body: (settle: <T>(p: Promise<T>, limitMs?: number) => Promise<T>) => Promise<void>): Promise<void> {
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] });
+  try {
+    await body(async <T,>(p: Promise<T>, limitMs = 60_000): Promise<T> => {
+      let settled = false;
+      const tracked = p.finally(() => {
+        settled = true;
+      });
+      for (let t = 0; !settled && t < limitMs; t++) await vi.advanceTimersByTimeAsync(1);
+      if (!settled) throw new Error(`did not settle within ${limitMs} virtual ms`);
+      return tracked;
+    });
+  } finally {
+    vi.useRealTimers();
+  }
+}
+
 describe('Nemesis executor', () => {
   it('records each start before applying it and each end before undoing it', async () => {
     const c = new FakeCluster();
@@ -259,41 +281,44 @@ describe('Nemesis executor', () => {
     expect(n.counts().kill).toBe(0);
   });
 
-  it('the stop signal ends the fault phase promptly and undoes every active fault', async () => {
-    const c = new FakeCluster();
-    const s = sched(
-      [
-        { kind: 'kill', target: { role: 'node', node: 'n2' }, atMs: 0, durationMs: 30_000, calmMs: 0 },
-        { kind: 'pause', target: { role: 'node', node: 'n3' }, atMs: 5, durationMs: 30_000, calmMs: 0 },
-        { kind: 'partition', topology: 'halves', target: { role: 'random' }, atMs: 10, durationMs: 30_000, calmMs: 0 },
-        { kind: 'kill', target: { role: 'random' }, atMs: 40_000, durationMs: 1_000, calmMs: 0 },
-      ],
-      { beyondBudget: true },
-    );
-    const ac = new AbortController();
-    const n = nemesisOn(c, s);
-    const t0 = c.now();
-    setTimeout(() => ac.abort(), 100);
-    await n.run(ac.signal);
-    expect(c.now() - t0).toBeLessThan(1_000);
-    expect(c.maxActive).toBe(3);
-    expect(n.activeCount()).toBe(0);
-    expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
-    expect(c.grudge).toEqual({});
-    // every end recorded before its undo
-    for (const [id, undo] of [
-      [1, 'restart n2'],
-      [2, 'resume n3'],
-      [3, 'heal'],
-    ] as const) {
-      expect(c.log.indexOf(`end#${id}`)).toBeGreaterThanOrEqual(0);
-      expect(c.log.indexOf(`end#${id}`)).toBeLessThan(c.log.indexOf(undo));
-    }
-    expect(c.log.filter((l) => l.startsWith('start#')).length).toBe(3); // the 40 s fault never started
-    const heal = await n.healAll();
-    expect(heal).toEqual({ healed: true });
-    expect(c.log).toContain('caughtUp#1'); // caught up after the abort: recorded by healAll
-  });
+  it('the stop signal ends the fault phase promptly and undoes every active fault (virtual clock)', () =>
+    onVirtualClock(async (settle) => {
+      const c = new FakeCluster();
+      const s = sched(
+        [
+          { kind: 'kill', target: { role: 'node', node: 'n2' }, atMs: 0, durationMs: 30_000, calmMs: 0 },
+          { kind: 'pause', target: { role: 'node', node: 'n3' }, atMs: 5, durationMs: 30_000, calmMs: 0 },
+          { kind: 'partition', topology: 'halves', target: { role: 'random' }, atMs: 10, durationMs: 30_000, calmMs: 0 },
+          { kind: 'kill', target: { role: 'random' }, atMs: 40_000, durationMs: 1_000, calmMs: 0 },
+        ],
+        { beyondBudget: true },
+      );
+      const ac = new AbortController();
+      const n = nemesisOn(c, s);
+      const t0 = c.now();
+      setTimeout(() => ac.abort(), 100);
+      await settle(n.run(ac.signal));
+      // the abort came at 100 virtual ms; the phase ended promptly after it (virtual ms, not the wall clock's)
+      expect(c.now() - t0).toBeGreaterThanOrEqual(100);
+      expect(c.now() - t0).toBeLessThan(1_000);
+      expect(c.maxActive).toBe(3);
+      expect(n.activeCount()).toBe(0);
+      expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
+      expect(c.grudge).toEqual({});
+      // every end recorded before its undo
+      for (const [id, undo] of [
+        [1, 'restart n2'],
+        [2, 'resume n3'],
+        [3, 'heal'],
+      ] as const) {
+        expect(c.log.indexOf(`end#${id}`)).toBeGreaterThanOrEqual(0);
+        expect(c.log.indexOf(`end#${id}`)).toBeLessThan(c.log.indexOf(undo));
+      }
+      expect(c.log.filter((l) => l.startsWith('start#')).length).toBe(3); // the 40 s fault never started
+      const heal = await settle(n.healAll());
+      expect(heal).toEqual({ healed: true });
+      expect(c.log).toContain('caughtUp#1'); // caught up after the abort: recorded by healAll
+    }));
 
   it('beyond budget, faults overlap, never share a crashed or paused node, and partitions compose', async () => {
     const c = new FakeCluster();
@@ -328,16 +353,17 @@ describe('Nemesis executor', () => {
     expect(c.grudge).toEqual({});
   });
 
-  it('injects nothing once the stop signal fired, even while a probe was answering', async () => {
-    const c = new FakeCluster();
-    c.leaderDelayMs = 150;
-    const s = sched([{ kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 1_000, calmMs: 0 }]);
-    const ac = new AbortController();
-    setTimeout(() => ac.abort(), 50);
-    await nemesisOn(c, s).run(ac.signal);
-    expect(c.log).toEqual([]);
-    expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
-  });
+  it('injects nothing once the stop signal fired, even while a probe was answering (virtual clock)', () =>
+    onVirtualClock(async (settle) => {
+      const c = new FakeCluster();
+      c.leaderDelayMs = 150;
+      const s = sched([{ kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 1_000, calmMs: 0 }]);
+      const ac = new AbortController();
+      setTimeout(() => ac.abort(), 50);
+      await settle(nemesisOn(c, s).run(ac.signal));
+      expect(c.log).toEqual([]);
+      expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
+    }));
 
   it('resolves the leader and active owners through the probe, and falls back to a random node', async () => {
     const c = new FakeCluster();

@@ -3,17 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../test-support/capabilities.js';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig } from '../../nodes/cluster-config.js';
-import { docker, dockerEngineVersion } from '../docker/docker-cli.js';
+import { docker } from '../docker/docker-cli.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { standInRequest } from './test-support/stand-in-client.js';
 
 // Container tests: a real 3-node cluster of stand-in nodes (test-support/stand-in-node.mjs, started
-// exactly as the store node is) in containers of the node image. They need a Docker engine; when
-// none answers they are NOT run, and say so.
-const engine = await dockerEngineVersion();
-const NOT_RUN = 'CONTAINER TESTS NOT RUN: no Docker engine answers (start dockerd, or run .ci/run)';
-if (engine === undefined) console.warn(`\n*** ${NOT_RUN} ***\n`);
+// exactly as the store node is) in containers of the node image. They need a Docker engine and the
+// node image's base (present or makeable); without them they are NOT run, and say why.
+const containers = needs('docker');
 
 const STAND_IN = fileURLToPath(new URL('./test-support/stand-in-node.mjs', import.meta.url));
 const STAND_IN_IN_IMAGE = '/opt/zaris-certify/test-support/stand-in-node.mjs';
@@ -26,7 +25,7 @@ const template: Omit<ClusterConfig, 'nodes'> = {
   multiKeyLongTailRetryThresholdsMs: '',
 };
 
-describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime: ${NOT_RUN}` : `docker runtime (engine ${engine})`, () => {
+describe.skipIf(containers.skip)(containers.title('docker runtime'), () => {
   let runtime: DockerRuntime;
   let runDir: string;
   let config: ClusterConfig;
@@ -170,7 +169,7 @@ describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime: ${
   });
 });
 
-describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime start failure: ${NOT_RUN}` : 'docker runtime start failure', () => {
+describe.skipIf(containers.skip)(containers.title('docker runtime start failure'), () => {
   it('a node that exits at start fails start() with its exit code, keeps its log, and leaves nothing behind', async () => {
     const runDir = mkdtempSync(join(tmpdir(), 'zaris-certify-docker-test-'));
     const runtime = new DockerRuntime({
@@ -192,7 +191,7 @@ describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime sta
   });
 });
 
-describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime side by side: ${NOT_RUN}` : 'docker runtime side by side', () => {
+describe.skipIf(containers.skip)(containers.title('docker runtime side by side'), () => {
   it('two runs started at once get distinct networks and subnets and do not disturb each other', async () => {
     const dirs = [0, 1].map(() => mkdtempSync(join(tmpdir(), 'zaris-certify-docker-test-')));
     const rts = [0, 1].map(

@@ -2,22 +2,20 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../test-support/capabilities.js';
 import { DEFAULT_MAX_FRAME_BYTES } from '../../nodes/cluster-config.js';
 import { ZarisClient } from '../../nodes/client/zaris-client.js';
 import { KvStatus } from '../../nodes/kv-status.js';
-import { dockerEngineVersion } from '../docker/docker-cli.js';
 import { TEST_STORES, TEST_TIMING, waitFor, waitHealthy } from '../test-support/process-cluster.js';
 import { DockerRuntime } from './docker-runtime.js';
 
 // Container test with the real store node (dist/nodes/node-main.js in the node image): writes,
 // a SIGKILL of an active owner through the engine, a pause, a partition inside the containers,
-// restart at the same address, and every acknowledged write read back. Needs a Docker engine; when
-// none answers it is NOT run, and says so.
-const engine = await dockerEngineVersion();
-const NOT_RUN = 'CONTAINER TESTS NOT RUN: no Docker engine answers (start dockerd, or run .ci/run)';
-if (engine === undefined) console.warn(`\n*** ${NOT_RUN} ***\n`);
+// restart at the same address, and every acknowledged write read back. Needs a Docker engine and the
+// node image's base (present or makeable); without them it is NOT run, and says why.
+const containers = needs('docker');
 
-describe.skipIf(engine === undefined)(engine === undefined ? `store in containers: ${NOT_RUN}` : `store in containers (engine ${engine})`, () => {
+describe.skipIf(containers.skip)(containers.title('store in containers'), () => {
   let runtime: DockerRuntime;
   let runDir: string;
   let client: ZarisClient;

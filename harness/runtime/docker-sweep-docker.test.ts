@@ -1,17 +1,17 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../test-support/capabilities.js';
 import { ensureBaseImage } from '../docker/base-image.js';
-import { docker, dockerEngineVersion } from '../docker/docker-cli.js';
+import { docker } from '../docker/docker-cli.js';
 import { OWNER_LABEL, ownerAlive, ownerToken, RUN_LABEL } from './docker-owner.js';
 import { sweepDockerLeftovers } from './docker-sweep.js';
 
-// Container test: needs a Docker engine; when none answers it is NOT run, and says so.
-const engine = await dockerEngineVersion();
-const NOT_RUN = 'CONTAINER TESTS NOT RUN: no Docker engine answers (start dockerd, or run .ci/run)';
-if (engine === undefined) console.warn(`\n*** ${NOT_RUN} ***\n`);
+// Container test: needs a Docker engine and the base image (present or makeable); without them
+// it is NOT run, and says why.
+const containers = needs('docker');
 
-describe.skipIf(engine === undefined)(engine === undefined ? `sweepDockerLeftovers: ${NOT_RUN}` : 'sweepDockerLeftovers', () => {
+describe.skipIf(containers.skip)(containers.title('sweepDockerLeftovers'), () => {
   const tag = `sweeptest-${randomBytes(4).toString('hex')}`;
   const net = `zaris-certify-${tag}`;
   let image: string;

@@ -6,7 +6,11 @@ import { execa } from 'execa';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { createServer, Socket, type AddressInfo, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../test-support/capabilities.js';
 import { chainName, checkNetAdmin, grudgeRules, IptablesPartitioner, newRunTag, ownerPid, sweepIptables } from './iptables.js';
+
+// the rules need the iptables command and CAP_NET_ADMIN; without them those tests are NOT run
+const net = needs('iptables');
 
 // addresses of this test only (other suites use 127.0.0.N): 127.77.<pid-derived>.{1,2,3}
 const NET = `127.77.${process.pid % 250}`;
@@ -110,11 +114,11 @@ describe('iptables partitions on loopback', () => {
     expect(() => grudgeRules({ a: ['z'] }, ADDRS)).toThrow('node "z" has no address');
   });
 
-  it('can change iptables here', async () => {
+  it.skipIf(net.skip)(net.title('can change iptables here'), async () => {
     expect(await checkNetAdmin()).toBeNull();
   });
 
-  it('a grudge cuts exactly the links it names; heal reconnects; close leaves nothing', async () => {
+  it.skipIf(net.skip)(net.title('a grudge cuts exactly the links it names; heal reconnects; close leaves nothing'), async () => {
     expect(await connect(A, ports.a, C)).toBe('connected');
     expect(await connect(B, ports.b, C)).toBe('connected');
 
@@ -151,7 +155,7 @@ describe('iptables partitions on loopback', () => {
     expect(after).not.toContain(NET);
   });
 
-  it('sweepIptables removes a dead run leftover chain and its jump, and keeps a live owner chain', async () => {
+  it.skipIf(net.skip)(net.title('sweepIptables removes a dead run leftover chain and its jump, and keeps a live owner chain'), async () => {
     const child = await execa('sh', ['-c', 'echo $$']);
     const deadPid = Number(child.stdout.trim()); // that shell has exited
     leftover = chainName(`p${deadPid}-t${(process.pid % 1000).toString(36)}`);

@@ -11,9 +11,9 @@ import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { distPath } from '../dist-path.js';
 import { isolate } from '../nemesis/grudge.js';
-import { checkNetAdmin, sweepIptables } from '../runtime/iptables.js';
+import { sweepIptables } from '../runtime/iptables.js';
+import { needs } from '../../test-support/capabilities.js';
 import { makeTempDir, sweepLeftovers, tempDirSweeper } from '../sweep.js';
-import { processRuntimeMissing } from './installed.js';
 import { nodeGid, NODE_GID_BASE, snatRule, sweepSourceNat } from './loopback-snat.js';
 import { TargetProcessRuntime } from './target-process-runtime.js';
 import { endpointOf } from './target.js';
@@ -23,10 +23,9 @@ import { fileURLToPath } from 'node:url';
 import { rmSync } from 'node:fs';
 import path from 'node:path';
 
-const missing = processRuntimeMissing();
-const noNetAdmin = missing ? null : await checkNetAdmin();
-if (missing) console.warn(`\n*** target process runtime tests NOT RUN: ${missing} ***\n`);
-else if (noNetAdmin) console.warn(`\n*** target runtime partition tests NOT RUN: ${noNetAdmin} ***\n`);
+// setpriv (util-linux) starts the nodes; their addresses and grudges need iptables: without them NOT run
+const runtime = needs('targetRuntime');
+const net = needs('iptables');
 
 describe('node group ids and nat rules', () => {
   it('a node group id encodes its loopback address; other addresses are refused', () => {
@@ -39,7 +38,7 @@ describe('node group ids and nat rules', () => {
   });
 });
 
-describe.skipIf(missing !== null)(missing ? `target process runtime: NOT RUN: ${missing}` : 'target process runtime (stand-in nodes)', () => {
+describe.skipIf(runtime.skip)(runtime.title('target process runtime (stand-in nodes)'), () => {
   const target = new StandInTarget();
   let rt: TargetProcessRuntime;
   let runDir: string;
@@ -47,7 +46,7 @@ describe.skipIf(missing !== null)(missing ? `target process runtime: NOT RUN: ${
 
   beforeAll(async () => {
     runDir = await makeTempDir('target-test');
-    rt = new TargetProcessRuntime({ runTag: `t${randomBytes(4).toString('hex')}`, partitions: noNetAdmin === null });
+    rt = new TargetProcessRuntime({ runTag: `t${randomBytes(4).toString('hex')}`, partitions: !net.skip });
     await rt.start({ runDir, target, nodeIds: target.nodeIds });
   });
   afterAll(async () => {
@@ -110,7 +109,7 @@ describe.skipIf(missing !== null)(missing ? `target process runtime: NOT RUN: ${
     expect(await ask(at('n3', 'main').host, at('n3', 'main').port, 'who')).toMatch(/ 2 \d+$/);
   });
 
-  it.skipIf(noNetAdmin !== null)('outgoing connections leave from the node address, and a grudge cuts exactly the isolated node off', async () => {
+  it.skipIf(net.skip)(net.title('outgoing connections leave from the node address, and a grudge cuts exactly the isolated node off'), async () => {
     const n1 = at('n1', 'main');
     const n2 = at('n2', 'main');
     const n3 = at('n3', 'main');
@@ -132,11 +131,11 @@ describe.skipIf(missing !== null)(missing ? `target process runtime: NOT RUN: ${
   });
 });
 
-describe.skipIf(missing !== null)(missing ? `target runtime crash: NOT RUN: ${missing}` : 'target runtime: a harness killed with SIGKILL', () => {
+describe.skipIf(runtime.skip)(runtime.title('target runtime: a harness killed with SIGKILL'), () => {
   it('its node processes die with it; the sweeps remove its data folders and chains', async () => {
     const runDir = await makeTempDir('target-test');
     const script = fileURLToPath(new URL('./test-support/crashing-harness.mjs', import.meta.url));
-    const child = execa(process.execPath, [script, distPath(import.meta.url, 'harness/targets/target-process-runtime.js'), runDir, noNetAdmin === null ? '1' : '0'], { reject: false, stdin: 'ignore' });
+    const child = execa(process.execPath, [script, distPath(import.meta.url, 'harness/targets/target-process-runtime.js'), runDir, !net.skip ? '1' : '0'], { reject: false, stdin: 'ignore' });
     try {
       const line = await new Promise<string>((resolve, reject) => {
         let out = '';

@@ -32,10 +32,11 @@ export interface LongTailRetryOptions {
   readonly batchGetLimit?: number;
   /**
    * The effective retry delay in ms for a whole request of `distinctKeyCount` keys (e.g. the
-   * batch-get precedence over the currently published server policy). Called at most once per
-   * request, before fan-out, never for an empty request.
+   * batch-get precedence over the currently published server policy), or null for no retry (no
+   * timer is scheduled). Called at most once per request, before fan-out, never for an empty
+   * request.
    */
-  readonly delayMsFor: (distinctKeyCount: number) => number;
+  readonly delayMsFor: (distinctKeyCount: number) => number | null;
 }
 
 /** What the helper needs from the client. */
@@ -125,7 +126,7 @@ function groupBy(keys: readonly string[], targetOf: (key: string) => string): Ma
  * 3. no keys: resolve empty at once, without a delay lookup or timer (the empty request is
  *    delegated as is: there is no target to ask);
  * 4. capture the delay once from the whole distinct key count (later policy changes do not
- *    retime it); route every key; send one fetch per primary target;
+ *    retime it; null: no retry timer at all); route every key; send one fetch per primary target;
  * 5. when the delay elapses, send every key still unanswered that has an alternate (other than its
  *    primary) once to that alternate, one fetch per alternate target; a failed first attempt does
  *    not advance the retry (error handling is not changed by this policy);
@@ -147,7 +148,7 @@ export async function getManyWithLongTailRetry<V>(
   if (distinct.length === 0) return { answers: new Map(), delayMs: null, retryFired: false, retriedKeys: [] };
 
   const delayMs = opts.delayMsFor(distinct.length);
-  if (!Number.isFinite(delayMs) || delayMs <= 0) throw new RangeError(`long-tail retry delay must be a positive number of ms, got ${delayMs}`);
+  if (delayMs !== null && (!Number.isFinite(delayMs) || delayMs <= 0)) throw new RangeError(`long-tail retry delay must be a positive number of ms, got ${delayMs}`);
   const routes = new Map<string, KeyRoute>();
   for (const k of distinct) routes.set(k, deps.routeKey(k));
   const hasAlternate = (k: string): boolean => {
@@ -217,7 +218,7 @@ export async function getManyWithLongTailRetry<V>(
 
     for (const [target, group] of groupBy(distinct, (k) => routes.get(k)!.primary)) send(target, group, false);
 
-    if (distinct.some(hasAlternate)) {
+    if (delayMs !== null && distinct.some(hasAlternate)) {
       timerPending = true;
       timer = timers.setTimeout(() => {
         if (!timerPending) return;

@@ -37,9 +37,11 @@ describe('batch-get precedence (seed 004)', () => {
     expect(resolveBatchGetRetryDelay({ batchGetFixedThresholdMicros: 0, computeRange: local }, null, 5)).toEqual({ delayMs: 8, source: 'default' });
   });
 
-  it('refuses an empty or fractional key count and a non-finite fixed threshold', () => {
-    expect(() => resolveBatchGetRetryDelay(NO_LOCAL_SETTINGS, server, 0)).toThrow(RangeError);
+  it('answers "no retry" for an empty request, and refuses a fractional or negative key count and a non-finite fixed threshold', () => {
+    expect(resolveBatchGetRetryDelay(NO_LOCAL_SETTINGS, server, 0)).toEqual({ delayMs: null, source: 'no-keys' });
+    expect(resolveComputeRetryDelay(NO_LOCAL_SETTINGS, server, 0)).toEqual({ delayMs: null, source: 'no-keys' });
     expect(() => resolveBatchGetRetryDelay(NO_LOCAL_SETTINGS, server, 2.5)).toThrow(RangeError);
+    expect(() => resolveBatchGetRetryDelay(NO_LOCAL_SETTINGS, server, -1)).toThrow(RangeError);
     expect(() => resolveBatchGetRetryDelay({ batchGetFixedThresholdMicros: Number.NaN }, server, 1)).toThrow(RangeError);
   });
 

@@ -37,18 +37,33 @@ export const NO_LOCAL_SETTINGS: LocalMultiKeyRetrySettings = Object.freeze({ bat
 /** Where an effective delay came from, highest precedence first. */
 export type RetryDelaySource = 'fixed-local' | 'local-range' | 'server' | 'default';
 
-/** The effective long-tail retry delay of one request. */
-export interface RetryDelayDecision {
-  /** Delay before the retry, ms (fractional only for a fixed threshold not a multiple of 1000 µs). */
-  readonly delayMs: number;
-  /** The rule that supplied it. */
-  readonly source: RetryDelaySource;
-}
+/**
+ * The effective long-tail retry delay of one request: a delay and the rule that supplied it, or,
+ * for a request of no keys, no retry at all (seed 004: "Empty requests delegate without looking up
+ * a range or scheduling a retry timer").
+ */
+export type RetryDelayDecision =
+  | {
+      /** Delay before the retry, ms (fractional only for a fixed threshold not a multiple of 1000 µs). */
+      readonly delayMs: number;
+      /** The rule that supplied it. */
+      readonly source: RetryDelaySource;
+    }
+  | {
+      /** No retry: nothing to look up, no timer (an empty request). */
+      readonly delayMs: null;
+      readonly source: 'no-keys';
+    };
 
-function checkCount(distinctKeyCount: number): void {
-  if (!Number.isSafeInteger(distinctKeyCount) || distinctKeyCount < 1) {
-    throw new RangeError(`distinct key count must be a positive integer, got ${distinctKeyCount}`);
+/** The decision for a request of no keys: no range looked up, no retry timer (seed 004). */
+export const NO_KEYS_NO_RETRY: RetryDelayDecision = Object.freeze({ delayMs: null, source: 'no-keys' });
+
+/** @returns true for an empty request (0 keys); throws for a count that is no key count at all. */
+function isEmptyRequest(distinctKeyCount: number): boolean {
+  if (!Number.isSafeInteger(distinctKeyCount) || distinctKeyCount < 0) {
+    throw new RangeError(`distinct key count must be a non-negative integer, got ${distinctKeyCount}`);
   }
+  return distinctKeyCount === 0;
 }
 
 /**
@@ -57,17 +72,18 @@ function checkCount(distinctKeyCount: number): void {
  *
  * @param local the client's local settings.
  * @param serverPolicy the server policy currently published for this store's cluster, or null.
- * @param distinctKeyCount the request's whole distinct key count, >= 1.
- * @returns the delay in ms (fixed µs / 1000) and its source.
- * @throws RangeError for a key count that is not a positive integer, or a fixed threshold that is
- *   not a finite number.
+ * @param distinctKeyCount the request's whole distinct key count, >= 0.
+ * @returns the delay in ms (fixed µs / 1000) and its source; {@link NO_KEYS_NO_RETRY} for 0 keys
+ *   (no range is looked up, whatever the settings).
+ * @throws RangeError for a key count that is not a non-negative integer, or a fixed threshold
+ *   that is not a finite number.
  */
 export function resolveBatchGetRetryDelay(
   local: LocalMultiKeyRetrySettings,
   serverPolicy: RetryRangeTable | null,
   distinctKeyCount: number,
 ): RetryDelayDecision {
-  checkCount(distinctKeyCount);
+  if (isEmptyRequest(distinctKeyCount)) return NO_KEYS_NO_RETRY;
   const fixed = local.batchGetFixedThresholdMicros;
   if (!Number.isFinite(fixed)) throw new RangeError(`fixed batch-get threshold must be a finite number of microseconds, got ${fixed}`);
   if (fixed > 0) return { delayMs: fixed / 1000, source: 'fixed-local' };
@@ -81,16 +97,16 @@ export function resolveBatchGetRetryDelay(
  *
  * @param local the client's local settings (only `computeRange` matters).
  * @param serverPolicy the server policy currently published for this store's cluster, or null.
- * @param distinctKeyCount the request's whole distinct key count, >= 1.
- * @returns the delay in ms and its source.
- * @throws RangeError for a key count that is not a positive integer.
+ * @param distinctKeyCount the request's whole distinct key count, >= 0.
+ * @returns the delay in ms and its source; {@link NO_KEYS_NO_RETRY} for 0 keys.
+ * @throws RangeError for a key count that is not a non-negative integer.
  */
 export function resolveComputeRetryDelay(
   local: LocalMultiKeyRetrySettings,
   serverPolicy: RetryRangeTable | null,
   distinctKeyCount: number,
 ): RetryDelayDecision {
-  checkCount(distinctKeyCount);
+  if (isEmptyRequest(distinctKeyCount)) return NO_KEYS_NO_RETRY;
   if (local.computeRange !== undefined) return { delayMs: local.computeRange.delayMsFor(distinctKeyCount), source: 'local-range' };
   if (serverPolicy !== null) return { delayMs: serverPolicy.delayMsFor(distinctKeyCount), source: 'server' };
   return { delayMs: COMPUTE_DEFAULT.delayMsFor(distinctKeyCount), source: 'default' };

@@ -4,14 +4,15 @@
  */
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../../test-support/capabilities.js';
 import { alive, startTargetCluster, type TestTargetCluster } from '../test-support/target-cluster.js';
 import { EtcdTarget } from './etcd-target.js';
 
 const target = new EtcdTarget();
-const why = await target.unavailableReason('process');
-if (why) console.warn(`\n*** etcd adapter tests NOT RUN: ${why} ***\n`);
+// etcd-server and setpriv (Debian packages): without them NOT run
+const etcd = needs('etcd');
 
-describe.skipIf(why !== null)(why ? `etcd adapter: NOT RUN: ${why}` : 'etcd adapter (one member)', () => {
+describe.skipIf(etcd.skip)(etcd.title('etcd adapter (one member)'), () => {
   let c: TestTargetCluster;
   const store = target.store;
 

@@ -7,17 +7,16 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolate } from '../../nemesis/grudge.js';
-import { checkNetAdmin } from '../../runtime/iptables.js';
+import { needs } from '../../../test-support/capabilities.js';
 import { alive, sampleUntil, startTargetCluster, type TestTargetCluster } from '../test-support/target-cluster.js';
 import { WriteLoop } from '../test-support/write-loop.js';
 import type { OwnershipView } from '../target.js';
 import { EtcdTarget } from './etcd-target.js';
 
 const target = new EtcdTarget();
-const why = await target.unavailableReason('process');
-const noNetAdmin = why ? null : await checkNetAdmin();
-if (why) console.warn(`\n*** etcd cluster tests NOT RUN: ${why} ***\n`);
-else if (noNetAdmin) console.warn(`\n*** etcd partition test NOT RUN: ${noNetAdmin} ***\n`);
+// etcd-server and setpriv (Debian packages); partitions need iptables: without them NOT run
+const etcd = needs('etcd');
+const net = needs('iptables');
 const NODES = ['n1', 'n2', 'n3'];
 const KEYS = ['a', 'b', 'c', 'd'];
 const healthy = (v: OwnershipView): boolean => v.rows[0].health === 'Healthy' && v.rows[0].inSync?.length === 3;
@@ -52,13 +51,13 @@ async function scenario(c: TestTargetCluster, fault: (leader: string) => Promise
   }
 }
 
-describe.skipIf(why !== null)(why ? `etcd cluster: NOT RUN: ${why}` : 'etcd cluster (three members, process runtime)', () => {
+describe.skipIf(etcd.skip)(etcd.title('etcd cluster (three members, process runtime)'), () => {
   let c: TestTargetCluster;
   let pids: number[] = [];
   let dataDirs: string[] = [];
 
   beforeAll(async () => {
-    c = await startTargetCluster(target, NODES, { partitions: noNetAdmin === null, operationTimeoutMs: 2_000 });
+    c = await startTargetCluster(target, NODES, { partitions: !net.skip, operationTimeoutMs: 2_000 });
   });
   afterAll(async () => {
     if (!c) return;
@@ -92,7 +91,7 @@ describe.skipIf(why !== null)(why ? `etcd cluster: NOT RUN: ${why}` : 'etcd clus
     console.log(`etcd kill of leader ${leader}: ${JSON.stringify(loop.counts())}`);
   });
 
-  it.skipIf(noNetAdmin !== null)('the leader isolated by a partition: the majority elects a new leader at a higher term; nothing acknowledged is lost', async () => {
+  it.skipIf(net.skip)(net.title('the leader isolated by a partition: the majority elects a new leader at a higher term; nothing acknowledged is lost'), async () => {
     const { loop, after, leader } = await scenario(
       c,
       (l) => c.runtime.partition(isolate(NODES, l).grudge),

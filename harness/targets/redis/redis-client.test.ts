@@ -7,16 +7,17 @@
 import { existsSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { needs } from '../../../test-support/capabilities.js';
 import { endpointOf } from '../target.js';
 import { alive, sampleUntil, startTargetCluster, type TestTargetCluster } from '../test-support/target-cluster.js';
 import { scriptArgs, TENURE_STRIDE, WRITE_SCRIPT } from './redis-script.js';
 import { RedisSentinelTarget } from './redis-target.js';
 
 const target = new RedisSentinelTarget({ minReplicasToWrite: 0 });
-const why = await target.unavailableReason('process');
-if (why) console.warn(`\n*** Redis adapter tests NOT RUN: ${why} ***\n`);
+// redis-server, redis-sentinel and setpriv (Debian packages): without them NOT run
+const redis = needs('redis');
 
-describe.skipIf(why !== null)(why ? `Redis adapter: NOT RUN: ${why}` : 'Redis adapter (one node: redis-server and its Sentinel)', () => {
+describe.skipIf(redis.skip)(redis.title('Redis adapter (one node: redis-server and its Sentinel)'), () => {
   let c: TestTargetCluster;
   let side: Redis;
   const store = target.store;

@@ -7,17 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { isolate } from '../../nemesis/grudge.js';
-import { checkNetAdmin } from '../../runtime/iptables.js';
+import { needs } from '../../../test-support/capabilities.js';
 import type { OwnershipView } from '../target.js';
 import { alive, sampleUntil, startTargetCluster, type TestTargetCluster } from '../test-support/target-cluster.js';
 import { WriteLoop, type LoggedWrite } from '../test-support/write-loop.js';
 import { RedisSentinelTarget } from './redis-target.js';
 
 const target = new RedisSentinelTarget({ downAfterMs: 5_000, failoverTimeoutMs: 6_000 });
-const why = await target.unavailableReason('process');
-const noNetAdmin = why ? null : await checkNetAdmin();
-if (why) console.warn(`\n*** Redis cluster tests NOT RUN: ${why} ***\n`);
-else if (noNetAdmin) console.warn(`\n*** Redis partition test NOT RUN: ${noNetAdmin} ***\n`);
+// redis-server, redis-sentinel and setpriv (Debian packages); partitions need iptables: without them NOT run
+const redis = needs('redis');
+const net = needs('iptables');
 const NODES = ['n1', 'n2', 'n3'];
 const KEYS = ['a', 'b', 'c', 'd'];
 const healthy = (v: OwnershipView): boolean => v.rows[0].health === 'Healthy' && v.rows[0].inSync?.length === 3;
@@ -51,11 +50,11 @@ async function finals(c: TestTargetCluster): Promise<Map<string, string | null>>
   throw new Error('final reads never succeeded');
 }
 
-describe.skipIf(why !== null)(why ? `Redis cluster: NOT RUN: ${why}` : 'Redis with Sentinel (three nodes, process runtime)', () => {
+describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, process runtime)'), () => {
   let c: TestTargetCluster;
 
   beforeAll(async () => {
-    c = await startTargetCluster(target, NODES, { partitions: noNetAdmin === null, operationTimeoutMs: 2_000 });
+    c = await startTargetCluster(target, NODES, { partitions: !net.skip, operationTimeoutMs: 2_000 });
   });
   afterAll(async () => {
     if (!c) return;
@@ -97,8 +96,8 @@ describe.skipIf(why !== null)(why ? `Redis cluster: NOT RUN: ${why}` : 'Redis wi
     console.log(`Redis kill of master ${master}: ${JSON.stringify(loop.counts())}`);
   }, 120_000);
 
-  it.skipIf(noNetAdmin !== null)(
-    'the master isolated with the clients on its side: it acknowledges until its replicas lag, those writes are lost when Sentinel promotes a replica at a higher epoch',
+  it.skipIf(net.skip)(
+    net.title('the master isolated with the clients on its side: it acknowledges until its replicas lag, those writes are lost when Sentinel promotes a replica at a higher epoch'),
     async () => {
       const before = await sampleUntil(c.sampler, healthy, 40_000, 'the master with both replicas in sync');
       const master = before.leader!;
