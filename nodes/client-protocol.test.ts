@@ -11,6 +11,7 @@ const arbReq: fc.Arbitrary<ClientRequest> = fc.oneof(
   fc.record({ op: fc.constant(Op.Put), reqId: fc.nat(), store: arbStore, key: arbKey, value: fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a)), ifMatchVersion: fc.nat() }),
   fc.record({ op: fc.constant(Op.Put), reqId: fc.nat(), store: arbStore, key: arbKey, value: fc.uint8Array({ maxLength: 8 }).map((a) => Buffer.from(a)), ifAbsent: fc.constant(true) }),
   fc.record({ op: fc.constant(Op.Get), reqId: fc.nat(), store: arbStore, key: arbKey }),
+  fc.record({ op: fc.constant(Op.Get), reqId: fc.nat(), store: arbStore, key: arbKey, local: fc.constant(true) }),
   fc.record({ op: fc.constant(Op.Delete), reqId: fc.nat(), store: arbStore, key: arbKey }),
   fc.record({ op: fc.constant(Op.GetMany), reqId: fc.nat(), store: arbStore, keys: fc.array(arbKey, { maxLength: 20 }), allowReplica: fc.boolean() }),
   fc.record({ op: fc.constant(Op.Metadata), reqId: fc.nat() }),
@@ -47,8 +48,8 @@ describe('client protocol framing', () => {
 
   it('round-trips write, read, batch and error responses', () => {
     const rs: ClientResponse[] = [
-      { op: Op.Put, reqId: 7, status: KvStatus.Ok, flags: 0, info: { node: 'n2', partition: 1, epoch: 9, version: 3, revision: 1234, ackMode: 'async' } },
-      { op: Op.Delete, reqId: 8, status: KvStatus.Conflict, flags: 1, info: { node: 'n1', partition: 0, epoch: 2, version: 5, revision: 0, ackMode: 'sync' } },
+      { op: Op.Put, reqId: 7, status: KvStatus.Ok, flags: 0, info: { node: 'n2', partition: 1, epoch: 9, version: 3, revision: 1234, ackMode: 'async', copies: 1 } },
+      { op: Op.Delete, reqId: 8, status: KvStatus.Conflict, flags: 1, info: { node: 'n1', partition: 0, epoch: 2, version: 5, revision: 0, ackMode: 'sync', copies: 0 } },
       { op: Op.Get, reqId: 9, status: KvStatus.Ok, flags: 0, node: 'n3', epoch: 4, version: 2, value: Buffer.from('w1.2') },
       { op: Op.Get, reqId: 10, status: KvStatus.NotFound, flags: 0, node: 'n3', epoch: 4, version: 0, value: null },
       { op: Op.GetMany, reqId: 11, status: KvStatus.Ok, flags: 0, node: 'n1', items: [{ status: KvStatus.Ok, version: 1, value: Buffer.from('a') }, { status: KvStatus.Moved, version: 0, value: null }] },

@@ -13,14 +13,15 @@ import { KvStatus } from './kv-status.js';
  * Ops and their fields:
  * - Put (1):      str8 store, str16 key, u8 flags (1 ifMatchVersion, 2 ifAbsent),
  *                 [f64 expectedVersion if flag 1], bytes32 value
- * - Get (2):      str8 store, str16 key
+ * - Get (2):      str8 store, str16 key, u8 flags (1 local: the node answers from its own copy,
+ *                 for probes; see NodeCore)
  * - Delete (3):   str8 store, str16 key, u8 flags (1 ifMatchVersion), [f64 expectedVersion]
  * - GetMany (4):  str8 store, u8 flags (1 allowReplica), u16 n, n x str16 key
  * - Metadata (5): nothing; answered with a JSON document (schema 5)
  * - Ping (6):     nothing
  * Responses:
  * - Put/Delete: str8 node, u16 partition, f64 epoch, f64 version, f64 revision, u8 ackMode
- *   (0 sync, 1 async). On Conflict, version is the key's current version.
+ *   (0 sync, 1 async), u16 copies. On Conflict, version is the key's current version.
  * - Get: str8 node, f64 epoch, f64 version, bytes32 value (empty unless Ok)
  * - GetMany: str8 node, u16 n, n x (u8 status, f64 version, bytes32 value)
  * - Metadata: bytes32 JSON
@@ -45,7 +46,8 @@ export const FLAG_INDETERMINATE = 1;
 
 export type ClientRequest =
   | { op: typeof Op.Put; reqId: number; store: string; key: string; value: Buffer; ifMatchVersion?: number; ifAbsent?: boolean }
-  | { op: typeof Op.Get; reqId: number; store: string; key: string }
+  /** `local` (probes): answered from the node's own copy, never routed to by ordinary calls. */
+  | { op: typeof Op.Get; reqId: number; store: string; key: string; local?: boolean }
   | { op: typeof Op.Delete; reqId: number; store: string; key: string; ifMatchVersion?: number }
   | { op: typeof Op.GetMany; reqId: number; store: string; keys: string[]; allowReplica: boolean }
   | { op: typeof Op.Metadata; reqId: number }
@@ -59,6 +61,11 @@ export interface WriteInfo {
   version: number;
   revision: number;
   ackMode: 'sync' | 'async';
+  /**
+   * How many copies held the write when it was acknowledged, the active included (sync at
+   * RF > 1: the in-sync members that had applied it; async and RF1: 1; 0 on a refusal).
+   */
+  copies: number;
 }
 
 export interface GetManyItem {
@@ -103,6 +110,7 @@ export function encodeRequest(w: FrameWriter, r: ClientRequest): void {
     case Op.Get:
       w.str8(r.store);
       w.str16(r.key);
+      w.u8(r.local ? 1 : 0);
       break;
     case Op.Delete:
       w.str8(r.store);
@@ -149,9 +157,15 @@ export function decodeRequest(payload: Buffer): ClientRequest {
         if (flags & 2) out.ifAbsent = true;
         break;
       }
-      case Op.Get:
-        out = { op, reqId, store: r.str8(), key: r.str16() };
+      case Op.Get: {
+        const store = r.str8();
+        const key = r.str16();
+        const flags = r.u8();
+        if (flags & ~1) throw new ProtocolError(`unknown get flags ${flags}`, reqId);
+        out = { op, reqId, store, key };
+        if (flags & 1) out.local = true;
         break;
+      }
       case Op.Delete: {
         const store = r.str8();
         const key = r.str16();
@@ -201,6 +215,7 @@ export function encodeResponse(w: FrameWriter, r: ClientResponse): void {
       w.f64(r.info.version);
       w.f64(r.info.revision);
       w.u8(r.info.ackMode === 'async' ? 1 : 0);
+      w.u16(r.info.copies);
       break;
     case Op.Get:
       w.str8(r.node);
@@ -250,7 +265,8 @@ export function decodeResponse(payload: Buffer): ClientResponse {
         const version = r.f64();
         const revision = r.f64();
         const ackMode = r.u8() === 1 ? 'async' : 'sync';
-        return { op, reqId, status, flags, info: { node, partition, epoch, version, revision, ackMode } };
+        const copies = r.u16();
+        return { op, reqId, status, flags, info: { node, partition, epoch, version, revision, ackMode, copies } };
       }
       case Op.Get: {
         const node = r.str8();

@@ -7,13 +7,16 @@ import type { ReplicatedOp } from './partition-data.js';
  * Cluster-port frame payloads. The first byte says what follows:
  * - 0: a batch of control messages, v8-serialized (low rate: elections, heartbeats, proposals)
  * - 1: one replication batch (`rep`), hand-encoded because it carries every write:
- *      str16 pkey, f64 epoch, str16 tag, u32 n, n x (f64 rev, u16 seg, str16 key, u8 hasValue,
- *      [bytes32 value], f64 version)
+ *      str16 pkey, f64 epoch, str16 tag, f64 echo, f64 leaseLeft, u32 n, n x (f64 rev, u16 seg,
+ *      str16 key, u8 hasValue, [bytes32 value], f64 version)
  * - 2: hello: str16 node id, str16 incarnation, f64 term (the first frame of a connection)
+ * - 3: link-ack: f64 bytes read so far on this connection. The only frame that travels back on a
+ *      connection, from the accepting end to the dialling end (link-watch.ts).
  */
 export const KIND_BATCH = 0;
 export const KIND_REP = 1;
 export const KIND_HELLO = 2;
+export const KIND_LINK_ACK = 3;
 
 /** Appends one frame holding a batch of control messages. */
 export function encodeBatch(w: FrameWriter, msgs: ClusterMsg[]): void {
@@ -31,6 +34,8 @@ export function encodeRep(w: FrameWriter, msg: Extract<ClusterMsg, { t: 'rep' }>
   w.str16(msg.pkey);
   w.f64(msg.epoch);
   w.str16(msg.tag);
+  w.f64(msg.echo);
+  w.f64(msg.leaseLeft);
   w.u32(msg.ops.length);
   for (const op of msg.ops) {
     w.f64(op.rev);
@@ -54,6 +59,27 @@ export function encodeHello(w: FrameWriter, node: string, inc: string, term: num
   w.str16(inc);
   w.f64(term);
   w.end();
+}
+
+/** Appends a link-ack frame: `total` bytes read so far on this connection. */
+export function encodeLinkAck(w: FrameWriter, total: number): void {
+  w.begin();
+  w.u8(KIND_LINK_ACK);
+  w.f64(total);
+  w.end();
+}
+
+/**
+ * Decodes a frame read on a dialled connection: only link-acks travel that way.
+ * @throws Error for any other frame (the connection is then reset).
+ */
+export function decodeLinkAck(payload: Buffer): number {
+  const r = new PayloadReader(payload);
+  const kind = r.u8();
+  if (kind !== KIND_LINK_ACK) throw new Error(`unexpected frame kind ${kind} on a dialled connection`);
+  const total = r.f64();
+  if (r.remaining !== 0) throw new Error('trailing bytes in link-ack frame');
+  return total;
 }
 
 /** A decoded cluster frame. */
@@ -82,6 +108,8 @@ export function decodeClusterFrame(payload: Buffer): ClusterFrame {
     const pkey = r.str16();
     const epoch = r.f64();
     const tag = r.str16();
+    const echo = r.f64();
+    const leaseLeft = r.f64();
     const n = r.u32();
     const ops: ReplicatedOp[] = new Array(n);
     for (let i = 0; i < n; i++) {
@@ -93,7 +121,7 @@ export function decodeClusterFrame(payload: Buffer): ClusterFrame {
       ops[i] = { rev, seg, key, value, version };
     }
     if (r.remaining !== 0) throw new Error('trailing bytes in rep frame');
-    return { kind: 'msgs', msgs: [{ t: 'rep', pkey, epoch, tag, ops }] };
+    return { kind: 'msgs', msgs: [{ t: 'rep', pkey, epoch, tag, ops, echo, leaseLeft }] };
   }
   throw new Error(`unknown cluster frame kind ${kind}`);
 }

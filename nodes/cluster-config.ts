@@ -48,6 +48,12 @@ export interface TimingConfig {
   leaseMs: number;
   /** A write still unresolved this long after it was applied is answered as indeterminate. */
   writeResolveTimeoutMs: number;
+  /**
+   * A peer link on which a write has waited this long for the peer's read acknowledgement
+   * delivers nothing (a connection cut by a partition sits in TCP retransmission backoff): the
+   * shell resets it and dials a new one (issue 11; link-watch.ts).
+   */
+  linkStallMs: number;
 }
 
 /** The whole cluster config file (`zaris-certify node --config FILE`). */
@@ -66,14 +72,20 @@ export interface ClusterConfig {
   multiKeyLongTailRetryThresholdsMs: string;
   /**
    * A deliberate bug, for the harness's self-test only (a certifier that never says FAILED proves
-   * nothing): `lose-on-promotion` makes a node that becomes the active owner of a partition by
-   * failover or failback start from an empty copy, losing acknowledged writes.
+   * nothing; issue 10):
+   * - `lose-on-promotion`: a node that becomes the active owner of a partition by failover or
+   *   failback starts from an empty copy, losing acknowledged writes;
+   * - `stale-owner-acks`: an owner keeps acknowledging async writes for 5 s after its lease
+   *   lapsed (a cut-off or paused owner acknowledges what its successor never sees);
+   * - `never-replicate-async`: an async store's active acknowledges and never streams its writes
+   *   to the replicas, nor reports them lagging (they stay in sync on paper).
+   * A node started with one logs it loudly at start.
    */
   selfTestBug?: SelfTestBug;
 }
 
 /** The deliberate bugs a node can be started with (self-test only). */
-export const SELF_TEST_BUGS = ['lose-on-promotion'] as const;
+export const SELF_TEST_BUGS = ['lose-on-promotion', 'stale-owner-acks', 'never-replicate-async'] as const;
 export type SelfTestBug = (typeof SELF_TEST_BUGS)[number];
 
 /** Defaults for production-like runs (seed 002: 10 s escalation). */
@@ -88,7 +100,20 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
   recoveryCooldownMs: 1_000,
   leaseMs: 1_500,
   writeResolveTimeoutMs: 5_000,
+  linkStallMs: 2_000,
 });
+
+/**
+ * The longest time an owner cut off from a majority may go on acknowledging, ms (the store's
+ * declared lease, recorded by the harness as the run's `leaseMs`; history-format.md v2,
+ * async-ack rule 6): the lease the node uses plus one heartbeat of slack. The lease is
+ * timing.leaseMs, capped below suspectAfterMs + escalationTimeoutMs by four heartbeats: no leader
+ * can promote another owner before a cut-off owner's lease lapsed (node-core.ts, `leaseMs`).
+ */
+export function ownerLeaseMs(t: TimingConfig): number {
+  const lease = Math.max(t.heartbeatMs, Math.min(t.leaseMs, t.suspectAfterMs + t.escalationTimeoutMs - 4 * t.heartbeatMs));
+  return lease + t.heartbeatMs;
+}
 
 /** Default largest frame: 4 MiB. */
 export const DEFAULT_MAX_FRAME_BYTES = 4 * 1024 * 1024;

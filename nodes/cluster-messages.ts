@@ -84,13 +84,30 @@ export type ClusterMsg =
   | { t: 'prevote-r'; term: number; granted: boolean }
   | { t: 'vote'; term: number }
   | { t: 'vote-r'; term: number; granted: boolean; accepted: RuntimeEntry[]; committed: RuntimeEntry[] }
-  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[] }
-  | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[] }
+  /**
+   * The leader's heartbeat. Lease fields (issue 10: an owner's lease counts from when the leader's
+   * message was SENT, measured on the owner's own clock, never from when it arrived):
+   * `at`: the leader's clock when sent; `echo`: the `at` of this follower's latest hb-r the leader
+   * had received (the follower's clock; -1: none this term), `echoInc` the incarnation whose clock
+   * that is (a restarted process's clock starts again near 0: an echo only ever counts for the
+   * incarnation that sent it); `leaseLeft`: how long the leader's own quorum lease still ran when
+   * sent, ms (<= 0: none).
+   */
+  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; echoInc: string; leaseLeft: number }
+  /** The answer: `at` the follower's clock when sent; `echo` the answered hb's `at` (the leader's clock). */
+  | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[]; at: number; echo: number }
   | { t: 'propose'; term: number; entry: RuntimeEntry }
   | { t: 'propose-r'; term: number; pkey: string; epoch: number; ok: boolean }
   | { t: 'commit'; term: number; entry: RuntimeEntry }
-  | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[] }
-  | { t: 'rep-ack'; pkey: string; tag: string; rev: number }
+  /**
+   * A replication batch (or keepalive) of the active's tenure `tag`. Read lease of a sync store's
+   * in-sync replica (hedged reads, seed 004): `echo` the `at` of the replica's latest rep-ack the
+   * active had received (the replica's clock; -1: no grant), `leaseLeft` what remained of the
+   * active's own owner lease when sent, ms.
+   */
+  | { t: 'rep'; pkey: string; epoch: number; tag: string; ops: ReplicatedOp[]; echo: number; leaseLeft: number }
+  /** `at`: the clock of replica incarnation `inc` when sent (echoed back as its read lease's start). */
+  | { t: 'rep-ack'; pkey: string; tag: string; rev: number; at: number; inc: string }
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
   /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
   | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }

@@ -1,4 +1,4 @@
-import type { ClusterConfig, StoreConfig } from './cluster-config.js';
+import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
@@ -31,6 +31,21 @@ export interface CoreEnv {
   probe(node: string): void;
   /** Structured log line. */
   log(event: string, fields?: Record<string, unknown>): void;
+  /** This process's recent event-loop delay (the node shell measures it; absent in the simulation). */
+  loopDelay?(): LoopDelay;
+}
+
+/**
+ * A node's own event-loop delay over a rolling recent window (issue 11: a stall shows here, not
+ * only as silence). Never reset by reading it.
+ */
+export interface LoopDelay {
+  /** Longest delay seen in the window, ms. */
+  maxMs: number;
+  /** The highest 99th percentile of the window's slices, ms. */
+  p99Ms: number;
+  /** How far back the window reaches, ms. */
+  windowMs: number;
 }
 
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
@@ -54,6 +69,14 @@ interface PeerView {
   silentConfirmed: boolean;
   /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
   deadIncs: Set<string>;
+  /**
+   * Leader: the term, incarnation, follower-clock `at` (that incarnation's clock) and leader-clock
+   * `echo` of the peer's latest hb-r.
+   */
+  hbrTerm: number;
+  hbrInc: string;
+  hbrAt: number;
+  hbrEcho: number;
 }
 
 interface FollowerLink {
@@ -65,6 +88,14 @@ interface FollowerLink {
   /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
   paceRev: number;
   paceAt: number;
+  /** The replica's clock in its latest rep-ack (-1: none yet), and our clock when it arrived. */
+  ackAt: number;
+  ackRecvAt: number;
+  /**
+   * Until when (our clock) a read lease we granted this replica may still run: no write it has
+   * not applied is acknowledged before then (hedged reads, seed 004).
+   */
+  grantUntil: number;
 }
 
 interface PendingWrite {
@@ -87,6 +118,17 @@ interface ActiveState {
   lastLeaderReq: number;
   /** The last op this active applied (a keepalive to a lagging follower carries it). */
   lastOp: ReplicatedOp | null;
+  /**
+   * Read leases an earlier tenure may have granted: until `inheritUntil` (our clock) writes also
+   * wait for these members, as for a grant of our own.
+   */
+  inherited: Member[];
+  inheritUntil: number;
+  /**
+   * handoff-ready was sent for the current handoff: the leader may commit the new active any
+   * moment, and it may acknowledge writes before we hear of it, so we answer no more reads.
+   */
+  handoffReady: boolean;
 }
 
 interface LocalPartition {
@@ -104,6 +146,8 @@ interface LocalPartition {
   /** Recovering active: the sync from the more complete holder has been installed. */
   recoveredAtEpoch: number;
   recoveredSentAt: number;
+  /** Replica: read lease granted by the active of tenure `tag`, until `until` (own clock). */
+  readLease: { tag: string; until: number } | null;
 }
 
 interface Proposal {
@@ -136,10 +180,19 @@ const FOLLOW_STALE_MS = 1_000;
 export const VERSION_TENURE_STRIDE = 2 ** 32;
 /** Retry period of sync requests and of requests to the leader (ms). */
 const RETRY_MS = 250;
+/** Self-test bug `stale-owner-acks`: how long past its lease an owner goes on acknowledging async writes, ms. */
+const STALE_OWNER_BUG_MS = 5_000;
+/**
+ * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
+ * (seed 004 long-tail retry) after its latest acknowledgement the active echoed back. While it may
+ * run, the active acknowledges no write that replica has not applied, so a replica read never
+ * misses a write acknowledged before it (issue 10: reads are checked for every store).
+ */
+export const REPLICA_READ_LEASE_MS = 500;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
-const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync' };
+const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync', copies: 0 };
 
 /**
  * The whole behaviour of one store node as a deterministic state machine: messages, client
@@ -190,12 +243,25 @@ export class NodeCore {
   private preVoteTerm = 0;
   private voteStates: Array<{ accepted: RuntimeEntry[]; committed: RuntimeEntry[] }> = [];
   private lastLeaderContact = -Infinity;
+  /**
+   * Until when (own clock) this node may act as an active owner: acknowledge writes and answer
+   * reads (issue 10). Extended only by a leader's heartbeat echoing the send time of one of our
+   * own replies, bounded by that leader's quorum lease; as leader, by heartbeats a majority
+   * answered. A message that waited in a buffer (a paused process, a stalled link) echoes an old
+   * time and extends nothing. See {@link ownerLeaseMs} for why no other owner can be promoted first.
+   */
+  private leaseUntil = -Infinity;
+  /** Leader: until when a majority (ourselves included) answered heartbeats of this term (own clock). */
+  private quorumLeaseUntil = -Infinity;
   private readonly startedAt: number;
   private leader: LeaderState | null = null;
 
   // runtime map knowledge
   private readonly accepted = new Map<string, RuntimeEntry>();
   private readonly committed = new Map<string, RuntimeEntry>();
+
+  /** Self-test bug hits already logged. */
+  private readonly bugLogged = new Set<string>();
 
   /** Counters for the node's own log and for tests. */
   readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
@@ -223,6 +289,10 @@ export class NodeCore {
         suspectedSince: null,
         silentConfirmed: false,
         deadIncs: new Set(),
+        hbrTerm: -1,
+        hbrInc: '',
+        hbrAt: -1,
+        hbrEcho: -Infinity,
       });
     }
     for (const a of assignAll(config)) {
@@ -241,6 +311,7 @@ export class NodeCore {
         act: null,
         recoveredAtEpoch: -1,
         recoveredSentAt: -Infinity,
+        readLease: null,
       });
       const list = this.pkeysByStore.get(a.store) ?? [];
       list.push(pkey);
@@ -367,7 +438,7 @@ export class NodeCore {
       case 'rep':
         return this.onRep(from, msg, now);
       case 'rep-ack':
-        return this.onRepAck(from, msg.pkey, msg.tag, msg.rev, now);
+        return this.onRepAck(from, msg, now);
       case 'rep-nack':
         return this.onRepNack(from, msg.pkey, msg.tag);
       case 'sync-req':
@@ -444,12 +515,35 @@ export class NodeCore {
           // lost ops with a connection (sends on a link that is down vanish) then sees the gap and
           // catches up, where an empty keepalive would leave it behind for good
           const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
-          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops });
+          let echo = -1;
+          let leaseLeft = 0;
+          if (e && this.mayGrantRead(lp, e, f, now)) {
+            echo = f.ackAt;
+            leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.leaseUntil - now);
+            f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
+          }
+          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops, echo, leaseLeft });
           f.queue = [];
           f.lastSentAt = now;
         }
       }
     }
+  }
+
+  /** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read). */
+  private readLeased(store: StoreConfig): boolean {
+    return store.ackMode === 'sync' && store.replicationFactor > 1;
+  }
+
+  /**
+   * May the active grant (renew) follower `f` a read lease now: a sync store, `f` an in-sync
+   * member by the committed entry under its incarnation, we serve as active (our own lease runs)
+   * and no handoff is about to commit.
+   */
+  private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
+    if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
+    if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
+    return this.servingState(lp) === null && this.leaseUntil > now;
   }
 
   /**
@@ -494,6 +588,8 @@ export class NodeCore {
       partitionMap: { version, partitions: pmap },
       runtimeMap: runtime,
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
+      ownerLeaseMs: ownerLeaseMs(this.config.timing),
+      loop: this.env.loopDelay ? this.env.loopDelay() : null,
     };
   }
 
@@ -672,9 +768,14 @@ export class NodeCore {
     this.voteStates = [];
     this.env.log('leader', { term: this.term, reproposals: reproposals.length });
     for (const p of this.peers.values()) {
-      // liveness grace: a new leader has heard from its voters; give the others one window
-      p.lastReply = Math.max(p.lastReply, p.lastHeard, now - this.config.timing.suspectAfterMs / 2);
+      // liveness grace: count every peer as heard at the election. A silent owner is then
+      // confirmed down no sooner than suspectAfterMs + escalationTimeoutMs from now, after any
+      // lease an earlier leader granted it has lapsed (see leaseMs)
+      p.lastReply = Math.max(p.lastReply, now);
+      p.hbrTerm = -1;
+      p.hbrEcho = -Infinity;
     }
+    this.quorumLeaseUntil = -Infinity;
     for (const e of reproposals) this.propose(e, false, now);
     this.sendHeartbeats(now);
   }
@@ -686,12 +787,17 @@ export class NodeCore {
     ls.lastHbAt = now;
     ls.hbSeq++;
     const committed = [...this.committed.values()];
-    for (const p of this.peerIds) this.env.send(p, { t: 'hb', term: this.term, seq: ls.hbSeq, committed });
+    const leaseLeft = this.quorumLeaseUntil - now;
+    for (const id of this.peerIds) {
+      const p = this.peers.get(id)!;
+      const mine = p.hbrTerm === this.term;
+      this.env.send(id, { t: 'hb', term: this.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft });
+    }
   }
 
   private onHeartbeat(from: string, msg: Extract<ClusterMsg, { t: 'hb' }>, now: number): void {
     if (msg.term < this.term) {
-      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [] });
+      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [], at: now, echo: msg.at });
       return;
     }
     if (this.role !== 'follower') this.stepDown('heartbeat from leader');
@@ -707,7 +813,11 @@ export class NodeCore {
       this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
       this.finishRejoin('learnt the runtime map from the leader');
     }
-    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports() });
+    // the owner lease, from our own clock: the leader had heard our reply sent at msg.echo while
+    // its quorum lease still ran for msg.leaseLeft (so it ends no later than msg.echo + leaseLeft)
+    // (an echo of a time our clock gave: an earlier incarnation's clock is not ours)
+    if (msg.echoInc === this.inc && msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
+    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
   }
 
   private onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
@@ -718,6 +828,46 @@ export class NodeCore {
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
+    // `at` values compare only within one incarnation's clock (a restart starts it again)
+    if (peer.hbrTerm !== this.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
+      peer.hbrTerm = this.term;
+      peer.hbrInc = msg.inc;
+      peer.hbrAt = msg.at;
+    }
+    if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
+    this.renewQuorumLease();
+  }
+
+  /**
+   * Leader: the quorum lease runs `leaseMs` from the send time of the latest heartbeat of this
+   * term that a majority (ourselves included) answered (Raft's leader lease).
+   */
+  private renewQuorumLease(): void {
+    const need = this.majority - 1;
+    let start: number;
+    if (need <= 0) start = this.env.now();
+    else {
+      const echoes: number[] = [];
+      for (const p of this.peers.values()) if (p.hbrTerm === this.term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
+      if (echoes.length < need) return;
+      echoes.sort((a, b) => b - a);
+      start = echoes[need - 1];
+    }
+    this.quorumLeaseUntil = Math.max(this.quorumLeaseUntil, start + this.leaseMs);
+    this.leaseUntil = Math.max(this.leaseUntil, this.quorumLeaseUntil);
+  }
+
+  /**
+   * The owner lease actually used, ms: timing.leaseMs, but never so long that a leader could
+   * confirm the owner down and promote another before it lapsed. A leader promotes a silent owner
+   * no sooner than suspectAfterMs + escalationTimeoutMs after the owner's last reply it received
+   * (and a new leader no sooner than that after its election: it counts every peer as heard at its
+   * election); the lease runs from a reply's send time (an earlier instant), and a leader grants
+   * at most what remains of its own quorum lease, which started before any later leader's
+   * election. Four heartbeats of margin cover ticks and message delays.
+   */
+  private get leaseMs(): number {
+    return ownerLeaseMs(this.config.timing) - this.config.timing.heartbeatMs;
   }
 
   private reports(): PartitionReport[] {
@@ -836,8 +986,10 @@ export class NodeCore {
     // check quorum: a leader that cannot hear a majority steps down (a minority never decides)
     let heard = 1;
     for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
-    if (heard >= this.majority) this.lastLeaderContact = now;
-    else if (now - ls.since > t.electionTimeoutMaxMs) {
+    if (heard >= this.majority) {
+      this.lastLeaderContact = now;
+      if (this.majority === 1) this.renewQuorumLease();
+    } else if (now - ls.since > t.electionTimeoutMaxMs) {
       this.stepDown('lost quorum');
       return;
     }
@@ -1145,6 +1297,9 @@ export class NodeCore {
           lastDropReq: new Map(),
           lastLeaderReq: -Infinity,
           lastOp: null,
+          handoffReady: false,
+          inherited: this.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.me)) : [],
+          inheritUntil: this.env.now() + REPLICA_READ_LEASE_MS,
         };
         lp.followTag = tag;
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
@@ -1181,12 +1336,28 @@ export class NodeCore {
    * Null when the active may serve now; otherwise the status to answer. Seed 002: Recovering never
    * serves; DESIGN.md §2: a sync write with RF > 1 is refused when no replica is in sync.
    */
-  private servingState(lp: LocalPartition): KvStatus | null {
+  private servingState(lp: LocalPartition, asyncWrite = false): KvStatus | null {
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return KvStatus.ReplicaWriteRejected;
     if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
-    if (this.env.now() - this.lastLeaderContact > this.config.timing.leaseMs) return KvStatus.Unavailable;
+    // lease lapsed: probably cut off, maybe already replaced; the client refreshes its map (seed 000)
+    const now = this.env.now();
+    if (now > this.leaseUntil) {
+      if (asyncWrite && this.config.selfTestBug === 'stale-owner-acks' && now - this.leaseUntil <= STALE_OWNER_BUG_MS) {
+        this.selfTestBugHit('stale-owner-acks', lp.pkey);
+        return null;
+      }
+      return KvStatus.OwnershipChanging;
+    }
     return null;
+  }
+
+  /** The deliberate bug of the harness's self-test took effect: log it once per partition and tenure. */
+  private selfTestBugHit(bug: string, pkey: string): void {
+    const key = `${bug}:${pkey}:${this.parts.get(pkey)?.act?.tag ?? ''}`;
+    if (this.bugLogged.has(key)) return;
+    this.bugLogged.add(key);
+    this.env.log('self-test-bug', { bug, pkey });
   }
 
   private route(store: string, key: string): { lp: LocalPartition; seg: number } | KvStatus {
@@ -1197,14 +1368,23 @@ export class NodeCore {
     return { lp: this.parts.get(pkey)!, seg };
   }
 
-  /** Status for a request that reached a node which is not the serving active (seed 000's vocabulary). */
+  /**
+   * Status for a request that reached a node which is not the serving active (seed 000's
+   * vocabulary; seed 002: an old owner, fenced or gone, answers Moved or OwnershipChanging). The
+   * client routed here because its map names this node the active; every answer that means "not
+   * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
+   * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
+   */
   private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
     const e = this.committed.get(lp.pkey);
-    if (!e) return KvStatus.Unavailable;
+    // restarted (memory only) and not yet told the runtime map: whatever the client's map names,
+    // it is not this incarnation; the failover of the previous one is under way
+    if (!e) return KvStatus.OwnershipChanging;
     if (!e.replicas.includes(this.id)) return KvStatus.Moved;
     if (!e.active) return KvStatus.Unavailable;
     if (e.handoffTo && (e.handoffTo.node === this.id || e.active.node === this.id)) return KvStatus.OwnershipChanging;
-    if (e.active.node === this.id) return KvStatus.Unavailable; // our old incarnation, or deposed: not yet settled
+    // the entry names an earlier incarnation of ours, or we accepted an entry deposing us
+    if (e.active.node === this.id) return KvStatus.OwnershipChanging;
     return write ? KvStatus.ReplicaWriteRejected : KvStatus.Moved;
   }
 
@@ -1224,10 +1404,10 @@ export class NodeCore {
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return refuse(this.notActiveStatus(lp, true));
     res.info.epoch = e.epoch;
-    const serving = this.servingState(lp);
+    const sync = lp.store.ackMode === 'sync';
+    const serving = this.servingState(lp, !sync);
     if (serving !== null) return refuse(serving);
     if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
-    const sync = lp.store.ackMode === 'sync';
     if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
     const act = lp.act;
     const cur = lp.data.get(seg, req.key);
@@ -1243,10 +1423,15 @@ export class NodeCore {
     const version = Math.max(curVersion, act.activeSince * VERSION_TENURE_STRIDE) + 1;
     const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version };
     lp.data.apply(op);
-    for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
     const now = this.env.now();
-    act.opTimes.push([rev, now]);
-    act.lastOp = op;
+    if (!sync && this.config.selfTestBug === 'never-replicate-async') {
+      // the deliberate bug: acknowledged, never streamed, never reported lagging
+      this.selfTestBugHit('never-replicate-async', lp.pkey);
+    } else {
+      for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
+      act.opTimes.push([rev, now]);
+      act.lastOp = op;
+    }
     res.info.version = op.version;
     res.info.revision = rev;
     if (sync) {
@@ -1254,6 +1439,7 @@ export class NodeCore {
       this.progressPending(lp);
     } else {
       this.counters.writesAcked++;
+      res.info.copies = 1;
       this.env.respond(token, res);
     }
   }
@@ -1275,7 +1461,35 @@ export class NodeCore {
       const acked = f && f.member.inc === member.inc ? f.acked : -1;
       if (acked < min) min = acked;
     }
+    // replicas that may hold a read lease (ours, or an earlier tenure's) must hold what we ack
+    const now = this.env.now();
+    for (const f of act.followers.values()) if (f.grantUntil > now && f.acked < min) min = f.acked;
+    if (now < act.inheritUntil) {
+      for (const m of act.inherited) {
+        const f = act.followers.get(m.node);
+        const acked = f && f.member.inc === m.inc ? f.acked : -1;
+        if (acked < min) min = acked;
+      }
+    }
     return min;
+  }
+
+  /**
+   * Copies of revision `rev` among the partition's in-sync members (ourselves included) by the
+   * committed entry `e`: what a sync ack reports as `copies` (the verifier checks >= 2 at RF > 1).
+   */
+  private copiesHolding(lp: LocalPartition, e: RuntimeEntry, rev: number): number {
+    const act = lp.act!;
+    let n = 0;
+    for (const m of e.inSync) {
+      if (m.node === this.id) {
+        if (m.inc === this.inc && lp.data.revision >= rev) n++;
+        continue;
+      }
+      const f = act.followers.get(m.node);
+      if (f && f.member.inc === m.inc && f.acked >= rev) n++;
+    }
+    return n;
   }
 
   /** The highest revision every in-sync replica has applied (what the harness samples). */
@@ -1299,6 +1513,7 @@ export class NodeCore {
     while (n < act.pending.length && act.pending[n].rev <= acked) {
       const p = act.pending[n];
       p.res.info.epoch = e.epoch;
+      p.res.info.copies = this.copiesHolding(lp, e, p.rev);
       this.counters.writesAcked++;
       this.env.respond(p.token, p.res);
       n++;
@@ -1311,14 +1526,54 @@ export class NodeCore {
     const res = { op: Op.Get, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, epoch: 0, version: 0, value: null as Buffer | null };
     if (typeof r === 'number') return { ...res, status: r };
     const { lp, seg } = r;
+    if (req.local) {
+      const e = this.committed.get(lp.pkey);
+      const status = this.localReadStatus(lp, e);
+      if (status !== null) return { ...res, status };
+      res.epoch = e!.epoch;
+      const rec = lp.data.get(seg, req.key);
+      if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
+      return { ...res, version: rec.version, value: rec.value };
+    }
     const e = this.activeEntry(lp.pkey);
     if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
     const serving = this.servingState(lp);
     if (serving !== null) return { ...res, status: serving };
+    if (lp.act.handoffReady && e.handoffTo) return { ...res, status: KvStatus.OwnershipChanging };
     res.epoch = e.epoch;
     const rec = lp.data.get(seg, req.key);
     if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
     return { ...res, version: rec.version, value: rec.value };
+  }
+
+  /**
+   * A local (probe) read: null when this node may answer from its own copy, else the status to
+   * answer. It may when, by its own committed entry, it is an in-sync member of the partition
+   * under its current incarnation and not catching up: the serving active (not Recovering), or a
+   * replica following the current tenure (its catch-up installed). The copy may lag an async
+   * active: a probe says what this node holds, not what the store acknowledged.
+   */
+  private localReadStatus(lp: LocalPartition, e: RuntimeEntry | undefined): KvStatus | null {
+    if (!e) return KvStatus.Unavailable;
+    if (!e.replicas.includes(this.id)) return KvStatus.Moved;
+    if (!e.active || !e.inSync.some((m) => sameMember(m, this.me))) return KvStatus.Unavailable;
+    if (sameMember(e.active, this.me)) return lp.act && this.activeEntry(lp.pkey) && (e.health === 'Healthy' || e.health === 'Degraded') ? null : KvStatus.Unavailable;
+    return lp.followTag === tenureTag(e.active, e.activeSince) ? null : KvStatus.Unavailable;
+  }
+
+  /**
+   * May this replica answer a hedged batch read (seed 004 long-tail retry) from its own copy: only
+   * an in-sync replica of a sync store (RF > 1), following the serving active's current tenure,
+   * within the read lease that active granted it. An async replica may lack acknowledged writes
+   * and never answers; nor does one whose lease lapsed (dropped from the in-sync set, cut off).
+   */
+  private mayAnswerHedged(lp: LocalPartition): boolean {
+    if (!this.readLeased(lp.store)) return false;
+    const e = this.committed.get(lp.pkey);
+    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded')) return false;
+    const tag = tenureTag(e.active, e.activeSince);
+    if (lp.followTag !== tag || !e.inSync.some((m) => sameMember(m, this.me))) return false;
+    return !!lp.readLease && lp.readLease.tag === tag && this.env.now() <= lp.readLease.until;
   }
 
   private clientGetMany(req: Extract<ClientRequest, { op: typeof Op.GetMany }>): ClientResponse {
@@ -1334,12 +1589,9 @@ export class NodeCore {
         continue;
       }
       const { lp, seg } = r;
-      let ok = this.activeEntry(lp.pkey) !== null && lp.act !== null && this.servingState(lp) === null;
-      if (!ok && req.allowReplica) {
-        // an in-sync replica that follows the serving active may answer a hedged batch read (seed 004)
-        const e = this.committed.get(lp.pkey);
-        ok = !!e && !!e.active && (e.health === 'Healthy' || e.health === 'Degraded') && lp.followTag === tenureTag(e.active, e.activeSince) && e.inSync.some((m) => sameMember(m, this.me));
-      }
+      const ae = this.activeEntry(lp.pkey);
+      let ok = ae !== null && lp.act !== null && this.servingState(lp) === null && !(lp.act.handoffReady && ae.handoffTo);
+      if (!ok && req.allowReplica) ok = this.mayAnswerHedged(lp);
       if (!ok) {
         items[i] = { status: this.notActiveStatus(lp, false), version: 0, value: null };
         continue;
@@ -1374,18 +1626,27 @@ export class NodeCore {
       }
       data.apply(op);
     }
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision });
+    if (msg.echo >= 0 && msg.leaseLeft > 0) {
+      const until = msg.echo + Math.min(REPLICA_READ_LEASE_MS, msg.leaseLeft);
+      if (!lp.readLease || lp.readLease.tag !== msg.tag) lp.readLease = { tag: msg.tag, until };
+      else if (until > lp.readLease.until) lp.readLease.until = until;
+    }
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now, inc: this.inc });
   }
 
-  private onRepAck(from: string, pkey: string, tag: string, rev: number, now: number): void {
-    const lp = this.parts.get(pkey);
+  private onRepAck(from: string, msg: Extract<ClusterMsg, { t: 'rep-ack' }>, now: number): void {
+    const lp = this.parts.get(msg.pkey);
     const act = lp?.act;
-    if (!lp || !act || act.tag !== tag) return;
+    if (!lp || !act || act.tag !== msg.tag) return;
     const f = act.followers.get(from);
-    if (!f) return;
-    if (rev > f.acked) f.acked = rev;
+    // an ack of an earlier incarnation of the follower (its clock, its data) is not this link's
+    if (!f || f.member.inc !== msg.inc) return;
+    if (msg.rev > f.acked) f.acked = msg.rev;
+    if (msg.at > f.ackAt) {
+      f.ackAt = msg.at;
+      f.ackRecvAt = now;
+    }
     this.progressPending(lp);
-    void now;
   }
 
   private onRepNack(from: string, pkey: string, tag: string): void {
@@ -1431,6 +1692,10 @@ export class NodeCore {
       lastSentAt: now,
       paceRev: -1,
       paceAt: -Infinity,
+      ackAt: -1,
+      ackRecvAt: -Infinity,
+      // a read lease granted to the previous link of the same incarnation may still run
+      grantUntil: prev && prev.member.inc === fromInc ? prev.grantUntil : -Infinity,
     };
     act.followers.set(from, link);
     this.counters.syncsServed++;
@@ -1457,7 +1722,7 @@ export class NodeCore {
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
     lp.lastRepAt = now;
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision });
+    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
   }
 
   private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
@@ -1498,6 +1763,8 @@ export class NodeCore {
       }
       return;
     }
+    // read leases lapse with time: writes that waited only for them may go now
+    if (act.pending.length > 0) this.progressPending(lp);
     // writes that waited too long for their replicas: the owner cannot tell their fate
     while (act.pending.length > 0 && now - act.pending[0].at > t.writeResolveTimeoutMs) this.answerIndeterminate(act.pending.shift()!);
     // replicas that do not keep up are reported to the leader (only it changes the in-sync set)
@@ -1548,10 +1815,12 @@ export class NodeCore {
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so
+    if (!e.handoffTo) act.handoffReady = false;
     if (e.handoffTo && act.pending.length === 0 && now - act.lastLeaderReq >= RETRY_MS) {
       const f = act.followers.get(e.handoffTo.node);
       if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
         act.lastLeaderReq = now;
+        act.handoffReady = true;
         this.sendToLeader({ t: 'handoff-ready', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
       }
     }
@@ -1584,7 +1853,11 @@ export interface PartitionMapItem {
   mapVersion: number;
 }
 
-/** The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). */
+/**
+ * The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). Each
+ * runtime map item is THIS node's own committed entry (what per-node samples record) plus its own
+ * last applied revision of the partition.
+ */
 export interface MetadataDoc {
   schema: number;
   cluster: string;
@@ -1598,6 +1871,13 @@ export interface MetadataDoc {
   partitionMap: { version: number; partitions: PartitionMapItem[] };
   runtimeMap: RuntimeMapItem[];
   multiKeyLongTailRetryThresholdsMs: string;
+  /**
+   * The longest time an owner cut off from a majority may go on acknowledging, ms (its lease plus
+   * heartbeat slack; cluster-config.ts ownerLeaseMs). The harness records it as the run's leaseMs.
+   */
+  ownerLeaseMs: number;
+  /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
+  loop: LoopDelay | null;
 }
 
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {

@@ -31,6 +31,7 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }
+  if (config.selfTestBug) process.stderr.write(`zaris-certify node ${values.id}: SELF-TEST BUG "${config.selfTestBug}" ENABLED: this node is deliberately broken (harness self-test only)\n`);
   await shell.start();
   const stop = (sig: string): void => {
     log('stopping', { signal: sig });

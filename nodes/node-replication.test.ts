@@ -16,6 +16,24 @@ describe('store replication across real node processes', () => {
     await c?.close();
   });
 
+  it('a sync ack names its copies, and a local read on each other in-sync member holds the write', async () => {
+    const view = await c.client.fetchView();
+    for (let i = 0; i < 12; i++) {
+      const key = `probe${i}`;
+      const o = await c.client.put('sync3', key, Buffer.from(`p${i}`));
+      expect(o.ledgerOutcome).toBe('ok');
+      const info = o.result!.info;
+      expect(info.copies).toBe(3);
+      const e = view.runtime.get(`sync3/${info.partition}`)!;
+      for (const member of e.inSync.filter((n) => n !== info.node)) {
+        const r = await c.client.getLocal(member, 'sync3', key);
+        expect([member, r.status, r.value?.toString(), r.version]).toEqual([member, KvStatus.Ok, `p${i}`, info.version]);
+      }
+    }
+    const a = await c.client.put('async3', 'probe-a', Buffer.from('a'));
+    expect(a.result!.info.copies).toBe(1);
+  });
+
   it('keeps every acknowledged write across a replica kill and restart', async () => {
     const acked = new Map<string, string>();
     const write = async (round: number): Promise<void> => {

@@ -6,6 +6,7 @@ import { NodeConnection } from './client/node-connection.js';
 import { decodeResponse, Op } from './client-protocol.js';
 import { FrameReader } from './framing.js';
 import { KvStatus } from './kv-status.js';
+import type { MetadataDoc } from './node-core.js';
 import { NodeShell } from './node-shell.js';
 import { loopbackBlock } from '../harness/runtime/process-runtime.js';
 
@@ -123,5 +124,15 @@ describe('node client port', () => {
     const again = await put({ ifAbsent: true });
     expect(again.status).toBe(KvStatus.Ok);
     expect(again.info.version).toBeGreaterThan(del.info.version);
+  });
+
+  it('metadata carries the declared owner lease and the node\'s own event-loop delay', async () => {
+    const r = await good.request({ op: Op.Metadata }, 1_000);
+    const doc = JSON.parse((r as { json: string }).json) as MetadataDoc;
+    expect(doc.ownerLeaseMs).toBe(DEFAULT_TIMING.leaseMs + DEFAULT_TIMING.heartbeatMs);
+    expect(doc.loop).not.toBeNull();
+    expect(doc.loop!.windowMs).toBeGreaterThanOrEqual(5_000);
+    expect(doc.loop!.maxMs).toBeGreaterThanOrEqual(0);
+    expect(doc.loop!.p99Ms).toBeLessThanOrEqual(doc.loop!.maxMs);
   });
 });

@@ -3,10 +3,12 @@ import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { ClusterConfig, NodeConfig } from './cluster-config.js';
 import { decodeRequest, encodeResponse, Op, ProtocolError, type ClientResponse } from './client-protocol.js';
-import { decodeClusterFrame, encodeBatch, encodeHello, encodeRep } from './cluster-codec.js';
+import { decodeClusterFrame, decodeLinkAck, encodeBatch, encodeHello, encodeLinkAck, encodeRep } from './cluster-codec.js';
 import type { ClusterMsg } from './cluster-messages.js';
 import { FrameError, FrameReader, FrameWriter } from './framing.js';
 import { KvStatus } from './kv-status.js';
+import { LinkAcker, LinkWatch } from './link-watch.js';
+import { LoopDelayMonitor } from './loop-delay.js';
 import { NodeCore, type ProbeResult } from './node-core.js';
 
 /** Largest cluster frame (snapshots of a partition travel in one frame): 256 MiB. */
@@ -17,6 +19,10 @@ const TICK_MS = 20;
 const CONNECT_TIMEOUT_MS = 500;
 /** Delay before redialling a peer, ms. */
 const REDIAL_MS = 100;
+/** After a gap in our own ticks, links are not judged for this long, ms. */
+const LINK_CHECK_GRACE_MS = 200;
+/** A gap this long between two ticks is logged as an event-loop stall, ms. */
+const STALL_LOG_MS = 1_000;
 
 interface ClientConn {
   socket: net.Socket;
@@ -33,6 +39,17 @@ interface PeerLink {
   queue: ClusterMsg[];
   out: FrameWriter;
   redialTimer: NodeJS.Timeout | null;
+  /** Delivery watchdog of the current connection (null while not connected). */
+  watch: LinkWatch | null;
+}
+
+/** A connection a peer dialled to us: we read its messages and acknowledge the bytes read. */
+interface InboundLink {
+  socket: net.Socket;
+  from: string | null;
+  acker: LinkAcker;
+  /** Replaced by a newer connection of the same peer: closing it is not a NodeLeft signal. */
+  superseded: boolean;
 }
 
 /** A structured logger: one JSON line per event. */
@@ -52,11 +69,16 @@ export class NodeShell {
   private readonly peers = new Map<string, PeerLink>();
   private readonly clientConns = new Set<ClientConn>();
   private readonly dirtyClients = new Set<ClientConn>();
-  private readonly inbound = new Set<net.Socket>();
+  private readonly inbound = new Set<InboundLink>();
+  private readonly linkAcks = new FrameWriter(64);
   private flushScheduled = false;
   private ticker: NodeJS.Timeout | null = null;
   private stopped = false;
   private readonly t0 = performance.now();
+  private readonly loop = new LoopDelayMonitor();
+  private lastTickAt = -1;
+  /** Our own loop was stopped or blocked until then: links are not judged before their acks are read. */
+  private resumedAt = -Infinity;
 
   /**
    * @param config the validated cluster config; @param id this node's id.
@@ -73,10 +95,11 @@ export class NodeShell {
       respond: (token, res) => this.respond(token as ClientConn, res),
       probe: (node) => this.probe(node),
       log: (event, fields) => this.log(event, { node: id, ...fields }),
+      loopDelay: () => this.loop.stats(),
     });
     for (const n of config.nodes) {
       if (n.id === id) continue;
-      this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null });
+      this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null, watch: null });
     }
   }
 
@@ -87,22 +110,33 @@ export class NodeShell {
     await listen(this.clusterServer, this.self.host, this.self.clusterPort);
     await listen(this.clientServer, this.self.host, this.self.clientPort);
     for (const p of this.peers.values()) this.dial(p);
+    this.loop.start();
     this.ticker = setInterval(() => {
+      const now = performance.now() - this.t0;
+      // the loop was blocked (or the process stopped): say so in the node's own log (issue 11)
+      if (this.lastTickAt >= 0 && now - this.lastTickAt > STALL_LOG_MS) this.log('event-loop-stall', { node: this.self.id, gapMs: Math.round(now - this.lastTickAt) });
+      if (this.lastTickAt >= 0 && now - this.lastTickAt > TICK_MS * 5) this.resumedAt = now;
+      this.lastTickAt = now;
       this.core.tick();
+      this.checkLinks();
       this.scheduleFlush();
     }, TICK_MS);
-    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort });
+    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort, ...(this.config.selfTestBug ? { selfTestBug: this.config.selfTestBug } : {}) });
+    if (this.config.selfTestBug) {
+      this.log('SELF-TEST-BUG', { node: this.self.id, bug: this.config.selfTestBug, warning: `this node runs with the deliberate bug "${this.config.selfTestBug}" (harness self-test): it WILL lose or misreport acknowledged writes` });
+    }
   }
 
   /** Closes every socket and server. */
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.ticker) clearInterval(this.ticker);
+    this.loop.stop();
     for (const p of this.peers.values()) {
       if (p.redialTimer) clearTimeout(p.redialTimer);
       p.socket?.destroy();
     }
-    for (const s of this.inbound) s.destroy();
+    for (const l of this.inbound) l.socket.destroy();
     for (const c of this.clientConns) c.socket.destroy();
     await Promise.all([closeServer(this.clientServer), closeServer(this.clusterServer)]);
   }
@@ -166,10 +200,11 @@ export class NodeShell {
 
   private acceptCluster(socket: net.Socket): void {
     socket.setNoDelay(true);
-    this.inbound.add(socket);
+    const link: InboundLink = { socket, from: null, acker: new LinkAcker(), superseded: false };
+    this.inbound.add(link);
     const reader = new FrameReader(MAX_CLUSTER_FRAME_BYTES);
-    let from: string | null = null;
     socket.on('data', (chunk) => {
+      link.acker.read(chunk.length);
       let frames: Buffer[];
       try {
         frames = reader.push(chunk);
@@ -177,23 +212,32 @@ export class NodeShell {
           const fr = decodeClusterFrame(f);
           if (fr.kind === 'hello') {
             if (!this.peers.has(fr.node)) throw new Error(`hello from unknown node ${fr.node}`);
-            from = fr.node;
-            this.core.onMessage(from, { t: 'hello', inc: fr.inc, term: fr.term });
+            link.from = fr.node;
+            // a peer dials a new connection only after giving up its previous one (closed, or
+            // reset as stalled): what may still arrive on an older one is stale, drop it
+            for (const other of this.inbound) {
+              if (other !== link && other.from === fr.node && !other.superseded) {
+                other.superseded = true;
+                other.socket.destroy();
+              }
+            }
+            this.core.onMessage(fr.node, { t: 'hello', inc: fr.inc, term: fr.term });
             continue;
           }
-          if (!from) throw new Error('cluster frame before hello');
-          for (const m of fr.msgs) this.core.onMessage(from, m);
+          if (!link.from) throw new Error('cluster frame before hello');
+          if (link.superseded) return;
+          for (const m of fr.msgs) this.core.onMessage(link.from, m);
         }
       } catch (e) {
-        this.log('cluster-protocol-error', { from, message: (e as Error).message });
+        this.log('cluster-protocol-error', { from: link.from, message: (e as Error).message });
         socket.destroy();
         return;
       }
       this.scheduleFlush();
     });
     const gone = (): void => {
-      if (!this.inbound.delete(socket)) return;
-      if (from && !this.stopped) this.core.onPeerDown(from);
+      if (!this.inbound.delete(link)) return;
+      if (link.from && !link.superseded && !this.stopped) this.core.onPeerDown(link.from);
     };
     socket.on('close', gone);
     socket.on('error', () => socket.destroy());
@@ -211,27 +255,61 @@ export class NodeShell {
     socket.setNoDelay(true);
     const timer = setTimeout(() => socket.destroy(), CONNECT_TIMEOUT_MS);
     let wasConnected = false;
+    const watch = new LinkWatch();
     socket.on('connect', () => {
       clearTimeout(timer);
       wasConnected = true;
       p.connecting = false;
       p.connected = true;
+      p.watch = watch;
       encodeHello(p.out, this.self.id, this.core.inc, this.core.currentTerm);
       this.scheduleFlush();
     });
-    // replies travel on the peer's own outbound connection; anything it sends here is ignored
-    socket.on('data', () => undefined);
+    // replies travel on the peer's own outbound connection; what comes back here is only the
+    // peer's acknowledgement of the bytes it read (link-watch.ts)
+    const acks = new FrameReader(64);
+    socket.on('data', (chunk) => {
+      try {
+        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f), performance.now() - this.t0);
+      } catch (e) {
+        this.log('cluster-protocol-error', { to: p.cfg.id, message: (e as Error).message });
+        socket.resetAndDestroy();
+      }
+    });
     socket.on('error', () => undefined);
     socket.on('close', () => {
       clearTimeout(timer);
       p.connecting = false;
       p.connected = false;
       p.socket = null;
+      p.watch = null;
       p.queue = [];
       p.out.take();
       if (wasConnected && !this.stopped) this.core.onPeerDown(p.cfg.id);
       if (!this.stopped) p.redialTimer = setTimeout(() => this.dial(p), REDIAL_MS);
     });
+  }
+
+  /**
+   * Resets every peer link on which a write has waited longer than timing.linkStallMs for the
+   * peer's acknowledgement (issue 11): a connection cut by a partition sits in TCP retransmission
+   * backoff and would deliver nothing for as long again after the heal. The close handler redials.
+   */
+  private checkLinks(): void {
+    const now = performance.now() - this.t0;
+    // after a gap in our own loop (SIGSTOP, a long task) the peers' acks wait unread in our socket
+    // buffers: let the loop read them before judging any link
+    if (now - this.resumedAt < LINK_CHECK_GRACE_MS) return;
+    const bound = this.config.timing.linkStallMs;
+    for (const p of this.peers.values()) {
+      if (!p.connected || !p.socket || !p.watch) continue;
+      const ms = p.watch.stalledFor(now);
+      if (ms <= bound) continue;
+      this.log('peer-link-stalled', { node: this.self.id, peer: p.cfg.id, waitedMs: Math.round(ms), sentBytes: p.watch.sentUnits, ackedBytes: p.watch.ackedUnits });
+      // a reset, not a FIN: the kernel drops what is still unsent instead of retransmitting it
+      // to the peer long after (stale messages), and the peer's end dies at its next packet
+      p.socket.resetAndDestroy();
+    }
   }
 
   private send(to: string, msg: ClusterMsg): void {
@@ -272,6 +350,7 @@ export class NodeShell {
 
   private flush(): void {
     this.flushScheduled = false;
+    const now = performance.now() - this.t0;
     this.core.flush();
     for (const p of this.peers.values()) {
       if (!p.connected || !p.socket) continue;
@@ -286,7 +365,17 @@ export class NodeShell {
         if (control.length > 0) encodeBatch(p.out, control);
         p.queue = [];
       }
-      if (p.out.length > 0) p.socket.write(p.out.take());
+      if (p.out.length > 0) {
+        const buf = p.out.take();
+        p.watch?.sent(buf.length, now);
+        p.socket.write(buf);
+      }
+    }
+    for (const l of this.inbound) {
+      const total = l.acker.due(now);
+      if (total === null || l.superseded) continue;
+      encodeLinkAck(this.linkAcks, total);
+      l.socket.write(this.linkAcks.take());
     }
     for (const c of this.dirtyClients) {
       if (!c.closed && c.out.length > 0) c.socket.write(c.out.take());

@@ -163,6 +163,20 @@ export class ZarisClient {
   }
 
   /**
+   * A local (probe) read: asks `node` itself for its own copy of the key, one attempt, no routing
+   * and no retry (never used by the ordinary calls). The node answers Ok (value, version) or
+   * NotFound (version) when, by its own committed entry, it is an in-sync member of the
+   * partition under its current incarnation and not catching up; else a non-Ok status
+   * (Unavailable, Moved). Issue 10: the workload reads a sync ack's other in-sync copies with it.
+   * @throws TransportError when the node is unknown, unreachable, or silent past the attempt timeout.
+   */
+  async getLocal(node: string, store: string, key: string): Promise<ReadResult> {
+    const res = await this.conn(node).request({ op: Op.Get, store, key, local: true }, this.attemptTimeoutMs);
+    if (res.op !== Op.Get) throw new TransportError('Transport', { message: `unexpected response op ${res.op}` });
+    return { status: res.status, node: res.node || node, epoch: res.epoch, version: res.version, value: res.value };
+  }
+
+  /**
    * Batch read with the seed 004 long-tail retry: keys grouped by active owner; a group still
    * pending after the effective delay (captured once from the distinct-key count) is retried
    * once on another in-sync replica.

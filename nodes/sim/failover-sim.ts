@@ -8,7 +8,7 @@ import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { EventQueue } from './event-queue.js';
 import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
-import { classifyFinal, InvariantViolation, SafetyChecker, type FinalClass, type NodeView } from './sim-invariants.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass, type NodeView } from './sim-invariants.js';
 import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, type SimSchedule } from './sim-schedule.js';
 
@@ -33,8 +33,8 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, ty
  *   direction is cut, else `alive` — paused nodes included, as the kernel accepts for them.
  * - every message goes through the real cluster codec (v8 for control messages, the hand-made
  *   frame for `rep`), so no node ever shares an object with another.
- * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation and
- * empty memory. A paused node neither ticks nor reads: what reaches it waits and is handled in
+ * Nodes: a crash discards the core; a restart builds a new NodeCore with a new incarnation,
+ * empty memory and its own clock (starting near 0, as a process's monotonic clock does). A paused node neither ticks nor reads: what reaches it waits and is handled in
  * order on resume (before or after its first tick, at random). Ticks every 20-50 ms.
  * Clients (sim-client.ts) sit outside every grudge, as the harness does: a request to a crashed
  * node is refused, one to a paused node waits, one in flight when its node crashes breaks.
@@ -165,6 +165,8 @@ interface ReqToken {
   /** Partition of the request's key, and `store/key` (null for metadata). */
   pkey: string | null;
   sk: string | null;
+  /** A batch read: its `store/key`s, in request order. */
+  batch: string[] | null;
 }
 
 /** Time for a socket close to be noticed by an end, ms. */
@@ -233,8 +235,11 @@ class Simulator {
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
-  /** Every value a read returned Ok: checked against the histories at the end. */
-  private readonly reads: Array<{ sk: string; valueId: string; node: string; at: number }> = [];
+  /**
+   * Every answer a read got (Ok: the value id; NotFound: null), by single or hedged batch read:
+   * checked against the histories at the end.
+   */
+  private readonly reads: Array<{ sk: string; valueId: string | null; node: string; at: number; hedged: boolean }> = [];
   private readonly maxEvents: number;
   private readonly coreFactory: NonNullable<SimOptions['coreFactory']>;
 
@@ -366,8 +371,12 @@ class Simulator {
     x.gen++;
     const gen = x.gen;
     const inc = `${x.id}.${x.restarts}.${this.rand.int(0, 0xffff).toString(16)}`;
+    // each incarnation has its own monotonic clock, as a process does (performance.now() from its
+    // start, from an arbitrary origin up to a minute away): a time one incarnation sent means
+    // nothing to the next
+    const clockOrigin = this.now - clockOffsetMs(this.s.seed, x.index, x.restarts);
     const env: CoreEnv = {
-      now: () => this.now,
+      now: () => this.now - clockOrigin,
       random: (() => {
         const r = this.rand.fork();
         return () => r.next();
@@ -670,7 +679,7 @@ class Simulator {
     const t = Math.max(this.now + this.clientDelay(), cl.lastReqAt);
     cl.lastReqAt = t;
     const keyed = req.op === Op.Get || req.op === Op.Put || req.op === Op.Delete;
-    const token: ReqToken = { node: y.index, conn, serial, pkey: keyed ? this.pkeyOf(req.store, req.key) : null, sk: keyed ? `${req.store}/${req.key}` : null };
+    const token: ReqToken = { node: y.index, conn, serial, pkey: keyed ? this.pkeyOf(req.store, req.key) : null, sk: keyed ? `${req.store}/${req.key}` : null, batch: req.op === Op.GetMany ? req.keys.map((k) => `${req.store}/${k}`) : null };
     this.at(t, () => {
       if (cl.connId !== conn) return;
       this.onNode(y, gen, (core) => {
@@ -683,11 +692,18 @@ class Simulator {
   /** env.respond of a node: the checks on reads and acks, then the answer travels to the client. */
   private respond(x: SimNode, gen: number, token: ReqToken, res: ClientResponse): void {
     if (x.gen !== gen || !x.view) return;
+    const deposedChecked = this.s.budget !== 'amnesia';
     if (res.op === Op.Get && (res.status === KvStatus.Ok || res.status === KvStatus.NotFound)) {
       this.checker.checkRead(x.view, token.pkey!, KvStatus[res.status]);
-      if (res.status === KvStatus.Ok && res.value) this.reads.push({ sk: token.sk!, valueId: res.value.toString(), node: x.id, at: this.now });
+      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'read');
+      this.reads.push({ sk: token.sk!, valueId: res.status === KvStatus.Ok && res.value ? res.value.toString() : null, node: x.id, at: this.now, hedged: false });
+    } else if (res.op === Op.GetMany && token.batch) {
+      res.items.forEach((it, i) => {
+        if (it.status === KvStatus.Ok || it.status === KvStatus.NotFound) this.reads.push({ sk: token.batch![i], valueId: it.status === KvStatus.Ok && it.value ? it.value.toString() : null, node: x.id, at: this.now, hedged: true });
+      });
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
+      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
     }
     const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
     if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
@@ -942,17 +958,31 @@ class Simulator {
    */
   private finalChecks(): void {
     const durable = new Set(this.config.stores.filter((s) => s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name));
+    const finals = new Map<string, string | null>();
     for (const h of this.clients.histories) {
       const x = this.servingActive(h.pkey);
       if (!x) this.violate('no-convergence', `no serving active for ${h.pkey} at the final read`);
       const rec = x!.core!.peek(h.pkey, h.key);
       const valueId = rec && rec.value !== null ? rec.value.toString() : null;
+      finals.set(`${h.store}/${h.key}`, valueId);
       const cls = classifyFinal(h, valueId);
       this.stats.finals[cls]++;
       if (cls === 'unexpected' || cls === 'phantom' || (cls === 'lost' && durable.has(h.store))) {
         const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
         this.violate(cls, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}; last acknowledged: ${lastOk ? `${lastOk.valueId ?? 'delete'} (seq ${lastOk.seq}, acked by ${lastOk.ack?.node} at epoch ${lastOk.ack?.epoch}, t=${lastOk.completeMs.toFixed(1)})` : 'none'}; writes: ${h.writes.map((w) => `#${w.seq}:${w.kind}:${w.outcome}`).join(' ')}`);
       }
+    }
+    // every read, single or hedged (a replica answering a long-tail retry), saw every write
+    // acknowledged before it was answered (v2 stale-read). Judged where no acknowledged write may
+    // be lost (sync, RF > 1): in an async or RF1 store a read after an allowed loss returns the
+    // older value, and the history cannot tell it from a stale read once the key is written again;
+    // there the stale-owner invariant (checked on every answer) is the store's side of the rule
+    const byKey = new Map(this.clients.histories.map((h) => [`${h.store}/${h.key}`, h]));
+    for (const r of this.reads) {
+      const h = byKey.get(r.sk);
+      if (!h || !durable.has(h.store)) continue;
+      const missed = staleRead(h, r, finals.get(r.sk) ?? null);
+      if (missed) this.violate('stale-read', `${r.node} answered a ${r.hedged ? 'hedged batch' : 'single'} read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId ?? 'absent'}, but ${missed.valueId ?? 'a delete'} (seq ${missed.seq}) was acknowledged at ${missed.completeMs.toFixed(1)} ms by ${missed.ack?.node} and survived`);
     }
     for (const pkey of this.pkeys) {
       const e = this.bestEntry(pkey)!;
@@ -982,6 +1012,7 @@ class Simulator {
   private checkReads(): void {
     const byKey = new Map(this.clients.histories.map((h) => [`${h.store}/${h.key}`, h]));
     for (const r of this.reads) {
+      if (r.valueId === null) continue;
       const w = byKey.get(r.sk)?.writes.find((x) => x.valueId === r.valueId);
       if (!w) this.violate('unexpected-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, which no write carried`);
       if (w!.outcome === 'fail') this.violate('phantom-read', `${r.node} answered a read of ${r.sk} at ${r.at.toFixed(1)} ms with ${r.valueId}, a write that failed definitely (${w!.last})`);
@@ -1017,6 +1048,18 @@ class Simulator {
     h = Math.imul(h ^ Math.round(c * 1000), 0x01000193);
     this.digest = h;
   }
+}
+
+/**
+ * The origin offset of one incarnation's clock, ms in [0, 60,000): a hash of the schedule's seed,
+ * the node and its restart count, so that giving each incarnation its own clock draws nothing
+ * from the run's random stream (every kept schedule replays the events it always did).
+ */
+function clockOffsetMs(seed: number, node: number, restarts: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(node + 1, 0xc2b2ae35) ^ Math.imul(restarts + 1, 0x27d4eb2f);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
+  return ((h ^ (h >>> 15)) >>> 0) % 60_000;
 }
 
 function describeEntry(e: RuntimeEntry | undefined): string {

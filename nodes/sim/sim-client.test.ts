@@ -34,6 +34,8 @@ function metadata(node: string, active: string, epoch: number): MetadataDoc {
     partitionMap: { version: 3, partitions: [0, 1, 2].map((p) => ({ store: 's', partition: p, replicas: ['n1', 'n2', 'n3'], mapVersion: 1 })) },
     runtimeMap: [0, 1, 2].map((p) => ({ store: 's', partition: p, active, activeInc: `${active}.0`, epoch, health: 'Healthy' as const, inSync: ['n1', 'n2', 'n3'], inSyncIncs: ['n1.0', 'n2.0', 'n3.0'], handoffTo: null, replicatedRevision: null, revision: 0 })),
     multiKeyLongTailRetryThresholdsMs: '',
+    ownerLeaseMs: 1_600,
+    loop: null,
   };
 }
 
@@ -83,7 +85,7 @@ function firstWrite(answer: (node: string, req: ClientRequest, n: number) => Ans
 }
 
 function write(status: KvStatus, flags = 0, node = 'n1', epoch = 1): ClientReply {
-  const res: ClientResponse = { op: Op.Put, reqId: 0, status, flags, info: { node, partition: 0, epoch, version: 1, revision: 1, ackMode: 'sync' } };
+  const res: ClientResponse = { op: Op.Put, reqId: 0, status, flags, info: { node, partition: 0, epoch, version: 1, revision: 1, ackMode: 'sync', copies: 2 } };
   return { kind: 'response', res };
 }
 

@@ -64,6 +64,10 @@ export interface ClientStats {
   writesInfo: number;
   reads: number;
   readsAnswered: number;
+  /** Hedged batch reads sent straight to an in-sync replica (seed 004's long-tail retry target). */
+  hedgedReads: number;
+  /** Of those, the ones the replica answered (Ok or NotFound) instead of declining. */
+  hedgedAnswered: number;
   attempts: number;
   refreshes: number;
 }
@@ -113,7 +117,7 @@ const BACKOFF_MS = 100;
  */
 export class SimClients {
   readonly histories: KeyHistory[] = [];
-  readonly stats: ClientStats = { writesOk: 0, writesFail: 0, writesInfo: 0, reads: 0, readsAnswered: 0, attempts: 0, refreshes: 0 };
+  readonly stats: ClientStats = { writesOk: 0, writesFail: 0, writesInfo: 0, reads: 0, readsAnswered: 0, hedgedReads: 0, hedgedAnswered: 0, attempts: 0, refreshes: 0 };
   private view: ClusterView | null = null;
   private refreshing: Array<() => void> | null = null;
   private lastRefreshOk = -Infinity;
@@ -187,6 +191,11 @@ export class SimClients {
     if (this.rand.chance(this.params.readFraction)) {
       this.stats.reads++;
       const target = this.rand.pick(keys);
+      const alternate = this.rand.chance(0.5) ? this.alternateOf(target.h.store, target.h.key) : null;
+      if (alternate !== null) {
+        this.hedged(alternate, target.h.store, target.h.key, again);
+        return;
+      }
       this.run({ op: Op.Get, reqId: 0, store: target.h.store, key: target.h.key }, (_o, last) => {
         if (last.status === KvStatus.Ok || last.status === KvStatus.NotFound) this.stats.readsAnswered++;
         again();
@@ -294,6 +303,42 @@ export class SimClients {
     };
     if (refresh) this.refresh(next);
     else next();
+  }
+
+  /**
+   * The replica a long-tail retry would ask (the real client's choice: an in-sync member other
+   * than the active, from the merged map), or null.
+   */
+  private alternateOf(store: string, key: string): string | null {
+    const v = this.view;
+    const st = v?.stores.get(store);
+    if (!v || !st) return null;
+    const e = v.runtime.get(`${store}/${partitionOfSegment(segmentOf(key, st.segments), st.partitions)}`);
+    return e ? (e.inSync.find((n) => n !== e.active) ?? null) : null;
+  }
+
+  /**
+   * A hedged batch read of one key sent straight to `node` (as seed 004's retry sends still
+   * pending keys to another replica): one attempt; the replica answers or declines per key. What
+   * it answers is checked by the simulator like any read.
+   */
+  private hedged(node: string, store: string, key: string, done: () => void): void {
+    this.stats.hedgedReads++;
+    let settled = false;
+    const finish = (): void => {
+      if (settled) return;
+      settled = true;
+      done();
+    };
+    this.host.request(node, { op: Op.GetMany, reqId: ++this.reqId, store, keys: [key], allowReplica: true }, (reply) => {
+      if (settled) return;
+      if (reply.kind === 'response' && reply.res.op === Op.GetMany && reply.res.items.length === 1) {
+        const st = reply.res.items[0].status;
+        if (st === KvStatus.Ok || st === KvStatus.NotFound) this.stats.hedgedAnswered++;
+      }
+      finish();
+    });
+    this.host.timer(this.params.attemptTimeoutMs, finish);
   }
 
   private route(store: string, key: string): string | null {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { KeyHistory, WriteRecord } from './sim-client.js';
-import { classifyFinal, InvariantViolation, SafetyChecker, type NodeView } from './sim-invariants.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type NodeView } from './sim-invariants.js';
 
 const m = (node: string, inc = `${node}.0`): Member => ({ node, inc });
 
@@ -96,6 +96,28 @@ describe('SafetyChecker', () => {
     expect(violation(() => c.checkAck(view('n2', entry()), 's/0'))).toBe('ack-not-from-active');
     expect(violation(() => c.checkAck(view('n1', entry({ active: null, health: 'Unavailable' })), 's/0'))).toBe('ack-not-from-active');
   });
+
+  it('flags an ack or a read by an owner whose tenure a committed entry elsewhere has ended (issue 10)', () => {
+    const c = new SafetyChecker(['s/0']);
+    const old = view('n1', entry({ epoch: 3, activeSince: 3 }));
+    c.checkCommitted(old);
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('none');
+    // the same tenure at a later epoch (an in-sync change, a health change) deposes nobody
+    c.checkCommitted(view('n3', entry({ epoch: 4, activeSince: 3, health: 'Degraded' })));
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('none');
+    // another active promoted at epoch 5, committed on n2 only
+    c.checkCommitted(view('n2', entry({ epoch: 5, activeSince: 5, active: m('n2') })));
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'ack'))).toBe('stale-owner-ack');
+    expect(violation(() => c.checkNotDeposed(old, 's/0', 'read'))).toBe('stale-owner-read');
+    // the new owner itself is fine; so is n1 once it holds a later tenure of its own
+    expect(violation(() => c.checkNotDeposed(view('n2', entry({ epoch: 5, activeSince: 5, active: m('n2') })), 's/0', 'ack'))).toBe('none');
+    const back = view('n1', entry({ epoch: 7, activeSince: 7 }));
+    c.checkCommitted(back);
+    expect(violation(() => c.checkNotDeposed(back, 's/0', 'ack'))).toBe('none');
+    // an Unavailable entry (no active) ends every tenure
+    c.checkCommitted(view('n3', entry({ epoch: 8, active: null, health: 'Unavailable' })));
+    expect(violation(() => c.checkNotDeposed(back, 's/0', 'read'))).toBe('stale-owner-read');
+  });
 });
 
 function w(seq: number, kind: WriteRecord['kind'], outcome: WriteRecord['outcome']): WriteRecord {
@@ -150,5 +172,29 @@ describe('classifyFinal (DESIGN.md §5 rules)', () => {
         expect(got).toBe(want);
       }),
     );
+  });
+});
+
+describe('staleRead (v2 stale-read, judged when the node answered)', () => {
+  // writes acknowledged to the client at 1.5, 2.5, 3.5 (seq 1..3), then a delete
+  const h = hist(w(1, 'create', 'ok'), w(2, 'put', 'ok'), w(3, 'put', 'ok'));
+  it('a read answered after an ack must hold that write or a later one', () => {
+    expect(staleRead(h, { valueId: 's/k#2', at: 3.0 }, 's/k#3')).toBeNull();
+    expect(staleRead(h, { valueId: 's/k#2', at: 3.6 }, 's/k#3')?.seq).toBe(3);
+    expect(staleRead(h, { valueId: 's/k#3', at: 9 }, 's/k#3')).toBeNull();
+    expect(staleRead(h, { valueId: null, at: 1.6 }, 's/k#3')?.seq).toBe(1);
+    expect(staleRead(h, { valueId: null, at: 1.0 }, 's/k#3')).toBeNull();
+  });
+
+  it('a missed write that was itself lost is the loss rules\' business, not the read\'s', () => {
+    expect(staleRead(h, { valueId: 's/k#2', at: 3.6 }, 's/k#2')).toBeNull();
+    expect(staleRead(h, { valueId: 's/k#2', at: 3.6 }, null)).toBeNull();
+  });
+
+  it('absent after an acknowledged put is fine once a delete of it was invoked', () => {
+    const d = hist(w(1, 'create', 'ok'), w(2, 'delete', 'info'));
+    // the delete (seq 2) was invoked at 2: a read answered absent after it is not stale
+    expect(staleRead(d, { valueId: null, at: 2.1 }, null)).toBeNull();
+    expect(staleRead(d, { valueId: null, at: 1.6 }, null)?.seq).toBe(1);
   });
 });

@@ -1,4 +1,4 @@
-import type { RuntimeEntry } from '../cluster-messages.js';
+import { sameMember, supersedes, type RuntimeEntry } from '../cluster-messages.js';
 import type { KeyHistory } from './sim-client.js';
 
 /**
@@ -31,13 +31,20 @@ export interface NodeView {
  *   and two committed entries with the same (partition, epoch) anywhere are identical;
  * - reads and acknowledgements come from the active: a node answers a read Ok/NotFound, or
  *   acknowledges a write, only when its committed entry names this very incarnation as the
- *   active, in a serving health (Healthy or Degraded; never Recovering) for reads.
+ *   active, in a serving health (Healthy or Degraded; never Recovering) for reads;
+ * - no deposed owner serves: once any node holds a committed entry of a partition that ends an
+ *   owner's tenure (a higher epoch naming another active, or the same node in a later tenure, or
+ *   no active), that owner neither acknowledges a write nor answers a read at its old epoch
+ *   (issue 10: its lease lapsed before the leader could promote anyone; a write it acknowledged
+ *   then is lost to an allowed-loss class it does not belong to, and a read it answered is stale).
  */
 export class SafetyChecker {
   /** `${node}:${inc}` → pkey → last committed entry seen. */
   private readonly lastSeen = new Map<string, Map<string, RuntimeEntry>>();
   /** `${pkey}@${epoch}` → canonical JSON of the first committed entry seen at that epoch. */
   private readonly canonical = new Map<string, string>();
+  /** pkey → the highest committed entry any node has held (a commit is never undone). */
+  private readonly highest = new Map<string, RuntimeEntry>();
 
   constructor(private readonly pkeys: readonly string[]) {}
 
@@ -61,6 +68,8 @@ export class SafetyChecker {
         throw new InvariantViolation('epoch-regression', `${n.id} (inc ${n.inc}) committed ${pkey} epoch ${e.epoch} after epoch ${prev.epoch}`);
       }
       seen.set(pkey, e);
+      const hi = this.highest.get(pkey);
+      if (!hi || supersedes(e, hi)) this.highest.set(pkey, e);
       const ck = `${pkey}@${e.epoch}`;
       const json = canonicalEntry(e);
       const first = this.canonical.get(ck);
@@ -116,6 +125,22 @@ export class SafetyChecker {
       throw new InvariantViolation('ack-not-from-active', `${n.id} (inc ${n.inc}) acknowledged a write of ${pkey} but its committed entry ${e ? `epoch ${e.epoch} names ${e.active?.node ?? 'no active'}` : 'is missing'}`);
     }
   }
+
+  /**
+   * An acknowledgement or a read answered by `n` for `pkey` at its committed entry: no entry ending
+   * that tenure may be committed anywhere yet (see the class doc). Call after the read/ack checks.
+   * @throws InvariantViolation (stale-owner-ack, stale-owner-read).
+   */
+  checkNotDeposed(n: NodeView, pkey: string, what: 'ack' | 'read'): void {
+    const e = n.committedEntry(pkey);
+    const hi = this.highest.get(pkey);
+    if (!e || !hi || hi.epoch <= e.epoch) return;
+    if (hi.active && sameMember(hi.active, e.active) && hi.activeSince === e.activeSince) return;
+    throw new InvariantViolation(
+      `stale-owner-${what}`,
+      `${n.id} (inc ${n.inc}) ${what === 'ack' ? 'acknowledged a write' : 'answered a read'} of ${pkey} as the active of epoch ${e.epoch}, but epoch ${hi.epoch} (active ${hi.active ? `${hi.active.node}/${hi.active.inc} since ${hi.activeSince}` : 'none'}, ${hi.health}) is already committed`,
+    );
+  }
 }
 
 /** A stable JSON form of a runtime entry (key order fixed), for comparing entries across nodes. */
@@ -160,3 +185,51 @@ export function classifyFinal(h: KeyHistory, finalValueId: string | null): Final
   for (let i = lastOk + 1; i < w.length; i++) if (w[i].kind === 'delete' && w[i].outcome === 'info') return 'recovered';
   return 'lost';
 }
+
+/** One answer a read got: the value id read (null: absent), from which node, when it was served. */
+export interface ReadAnswer {
+  valueId: string | null;
+  /** Virtual time the node answered, ms. */
+  at: number;
+}
+
+/**
+ * Is a read stale (history-format.md v2 stale-read, judged at the instant the node answered,
+ * which is no earlier than the read's invocation): with W the last write of the key acknowledged
+ * to its client before that instant, the read returned a write ordered before W, or absent while
+ * W is not a delete and no delete after W had been invoked by then; and the key's final value
+ * holds W or a later write (a lost W is the loss rules' business, not the read's).
+ * @param h the key's writes, in order, all completed.
+ * @param r the read's answer.
+ * @param finalValueId the key's final value (null: absent).
+ * @returns W (the write the read missed), or null when the read is not stale.
+ */
+export function staleRead(h: KeyHistory, r: ReadAnswer, finalValueId: string | null): WriteRecordOf<KeyHistory> | null {
+  const ws = h.writes;
+  let wi = -1;
+  for (let i = ws.length - 1; i >= 0; i--) {
+    if (ws[i].outcome === 'ok' && ws[i].completeMs < r.at) {
+      wi = i;
+      break;
+    }
+  }
+  if (wi < 0) return null;
+  const w = ws[wi];
+  if (r.valueId !== null) {
+    const j = ws.findIndex((x) => x.valueId === r.valueId);
+    if (j < 0 || j >= wi) return null;
+  } else {
+    if (w.kind === 'delete') return null;
+    for (let i = wi + 1; i < ws.length; i++) if (ws[i].kind === 'delete' && ws[i].invokeMs < r.at) return null;
+  }
+  // the final value holds W or a later write
+  if (finalValueId !== null) {
+    const f = ws.findIndex((x) => x.valueId === finalValueId);
+    return f >= wi ? w : null;
+  }
+  for (let i = wi; i < ws.length; i++) if (ws[i].kind === 'delete' && ws[i].outcome !== 'fail') return w;
+  return null;
+}
+
+/** The write record type of a history. */
+type WriteRecordOf<H extends KeyHistory> = H['writes'][number];

@@ -1,4 +1,4 @@
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type StoreConfig, type TimingConfig } from '../cluster-config.js';
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, SELF_TEST_BUGS, type ClusterConfig, type SelfTestBug, type StoreConfig, type TimingConfig } from '../cluster-config.js';
 
 /**
  * A fault schedule for the deterministic failover simulation, as plain JSON data: what fast-check
@@ -119,6 +119,8 @@ export interface SimSchedule {
   survivorBoundMs?: number;
   /** Nodes start at random times within this window at boot, ms (default 50). */
   bootStaggerMs?: number;
+  /** Every node runs with this deliberate bug (the harness's self-test bugs, cluster-config.ts). */
+  selfTestBug?: SelfTestBug;
 }
 
 /** Store sets of the presets (segments kept small: snapshots are cheap, keys spread over every partition). */
@@ -153,9 +155,10 @@ export function simTiming(escalationTimeoutMs: number): TimingConfig {
 }
 
 /** The cluster config a schedule runs: nodes n1..nN (addresses are never dialled), the preset's stores. */
-export function simClusterConfig(s: Pick<SimSchedule, 'cluster' | 'escalationTimeoutMs'>): ClusterConfig {
+export function simClusterConfig(s: Pick<SimSchedule, 'cluster' | 'escalationTimeoutMs' | 'selfTestBug'>): ClusterConfig {
   const n = presetNodeCount(s.cluster);
   return {
+    ...(s.selfTestBug ? { selfTestBug: s.selfTestBug } : {}),
     cluster: `sim-${s.cluster}`,
     nodes: Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, host: `10.0.0.${i + 1}`, clientPort: 7000, clusterPort: 7100, preferredPrimary: true })),
     stores: PRESET_STORES[s.cluster].map((st) => ({ ...st })),
@@ -179,6 +182,7 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(s.workloadMs > 0)) bad('workloadMs must be > 0');
   if (!(s.escalationTimeoutMs > 0)) bad('escalationTimeoutMs must be > 0');
   if (s.bootStaggerMs !== undefined && !(s.bootStaggerMs >= 0)) bad('bootStaggerMs must be >= 0');
+  if (s.selfTestBug !== undefined && !SELF_TEST_BUGS.includes(s.selfTestBug)) bad(`selfTestBug must be one of ${SELF_TEST_BUGS.join(', ')}`);
   const n = s.net;
   if (!(n.minDelayMs >= 0 && n.maxDelayMs >= n.minDelayMs)) bad('net delays must satisfy 0 <= minDelayMs <= maxDelayMs');
   if (!(n.clientMinDelayMs >= 0 && n.clientMaxDelayMs >= n.clientMinDelayMs)) bad('client delays must satisfy 0 <= clientMinDelayMs <= clientMaxDelayMs');

@@ -235,4 +235,112 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // Issue 10, bug 1 (a 15-minute certify run, seed 4042): an owner paused past the escalation
+    // timeout resumed and acknowledged writes at its old epoch although another node's promotion
+    // had already committed. Its lease counted from when the leader's heartbeat ARRIVED: the
+    // heartbeats queued during the pause renewed it on resume, before the proposal deposing it was
+    // read. Here n2, owner of async3/1 and rf1/1, is paused 4 s (escalation 1.5 s) under load. The
+    // lease now runs from the owner's own send time of a reply the leader echoes back.
+    name: 'an owner paused past the escalation acknowledges nothing on resume (stale heartbeats renew no lease)',
+    schedule: {
+      seed: 4042,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 8000,
+      escalationTimeoutMs: 1500,
+      net: { minDelayMs: 0.2, maxDelayMs: 3, resetProbability: 0, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 1, thinkMaxMs: 5, readFraction: 0.2, deleteFraction: 0.05, maxAttempts: 3, attemptTimeoutMs: 6000, deadlineMs: 8000 },
+      faults: [{ atMs: 1000, kind: 'pause', target: { kind: 'active', partition: 4 }, durationMs: 4000 }],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // Issue 10, bug 2's mechanism: n1, owner of async3/0, was cut off (isolate); after the heal
+    // the leader n3's first message to it (a proposal for another partition, on a link that came
+    // up again) renewed n1's lease, and n1 acknowledged async writes at epoch 1 while epoch 2,
+    // naming n2, had been committed long before. Hearing the leader proves nothing about what it
+    // decided meanwhile; the lease now needs the leader to have heard the owner (an echo).
+    name: 'an owner cut off and replaced acknowledges nothing after the heal before it learns of its successor',
+    schedule: {
+      seed: -1174698354,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4999,
+      escalationTimeoutMs: 1001,
+      net: { minDelayMs: 0.05000000000000003, maxDelayMs: 11.184313142504045, resetProbability: 0, clientMinDelayMs: 0.9999999999999997, clientMaxDelayMs: 0.9999999999999997 },
+      workload: { writersPerStore: 2, keysPerWriter: 2, thinkMinMs: 28, thinkMaxMs: 44, readFraction: 8e-323, deleteFraction: 3e-323, maxAttempts: 5, attemptTimeoutMs: 151, deadlineMs: 1011 },
+      faults: [
+        { atMs: 4988, kind: 'crash', target: { kind: 'leader' }, durationMs: 51 },
+        { atMs: 3066, kind: 'isolate-in', target: { kind: 'leader' }, durationMs: 810 },
+        { atMs: 4688, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 800 },
+        { atMs: 805, kind: 'isolate', target: { kind: 'node', index: 3 }, durationMs: 2337 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // Hedged batch reads (seed 004's long-tail retry to another replica). With only "a sync
+    // store's in-sync replica may answer", n2, cut off (isolate) and dropped from the in-sync set
+    // by a commit it never heard of, answered sync3/k4 with #9 after the active n1 had
+    // acknowledged #10 without it. A replica now answers only within a read lease its active
+    // echoes back (the active acknowledges nothing the replica lacks while that lease may run).
+    name: 'a sync replica dropped from the in-sync set behind its back answers no hedged read with stale data',
+    schedule: {
+      seed: 2147483624,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 2651,
+      escalationTimeoutMs: 1572,
+      net: { minDelayMs: 0.45087859892633547, maxDelayMs: 0.45087859892633547, resetProbability: 0, clientMinDelayMs: 1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 2, keysPerWriter: 3, thinkMinMs: 27, thinkMaxMs: 31, readFraction: 0.3999999999999999, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 157, deadlineMs: 1003 },
+      faults: [
+        { atMs: 1040, kind: 'isolate', target: { kind: 'active', partition: 1 }, durationMs: 2927 },
+        { atMs: 1048, kind: 'bridge', target: { kind: 'leader' }, durationMs: 592 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
+  {
+    // The same hole under a split: n2 answered sync3/k2 with #1 after #3 was acknowledged.
+    name: 'a sync replica on the minority side of a split answers no hedged read with stale data',
+    schedule: {
+      seed: -17,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 4991,
+      escalationTimeoutMs: 2998,
+      net: { minDelayMs: 1.9999999999999984, maxDelayMs: 1.9999999999999984, resetProbability: 0.0003849741479742747, clientMinDelayMs: 0.1443061986258384, clientMaxDelayMs: 0.1443061986258384 },
+      workload: { writersPerStore: 3, keysPerWriter: 1, thinkMinMs: 8, thinkMaxMs: 13, readFraction: 0.39999999999999963, deleteFraction: 9.05023408282549e-177, maxAttempts: 3, attemptTimeoutMs: 658, deadlineMs: 3802 },
+      faults: [
+        { atMs: 1289, kind: 'split', target: { kind: 'active', partition: 8 }, durationMs: 3398 },
+        { atMs: 3554, kind: 'isolate-out', target: { kind: 'node', index: 0 }, durationMs: 416 },
+        { atMs: 27, kind: 'split', target: { kind: 'active', partition: 10 }, durationMs: 3160 },
+      ],
+      bootStaggerMs: 0,
+    },
+  },
+  {
+    // Found by a 3-minute certify run (seed 4040), then here once each incarnation got its own
+    // clock: n2 crashed and came back (a new process, its clock starting again near 0); the
+    // leader went on echoing the old incarnation's larger reply times, never replaced by the new,
+    // smaller ones, and the new n2 took them as a lease far into its own future: isolated later,
+    // it acknowledged async3/1 writes after its successor had committed. An echo now names the
+    // incarnation whose clock it is.
+    name: 'a restarted owner takes no lease from an echo of its previous incarnation\'s clock',
+    schedule: {
+      seed: 5,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 9000,
+      escalationTimeoutMs: 1000,
+      net: { minDelayMs: 0.2, maxDelayMs: 2, resetProbability: 0, clientMinDelayMs: 0.1, clientMaxDelayMs: 0.5 },
+      workload: { writersPerStore: 3, keysPerWriter: 3, thinkMinMs: 2, thinkMaxMs: 10, readFraction: 0.2, deleteFraction: 0.05, maxAttempts: 3, attemptTimeoutMs: 500, deadlineMs: 3000 },
+      faults: [
+        { atMs: 500, kind: 'crash', target: { kind: 'node', index: 1 }, durationMs: 300 },
+        { atMs: 4500, kind: 'isolate', target: { kind: 'node', index: 1 }, durationMs: 3500 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];

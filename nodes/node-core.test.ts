@@ -1,0 +1,186 @@
+import { describe, expect, it } from 'vitest';
+import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, ownerLeaseMs, type ClusterConfig } from './cluster-config.js';
+import { decodeClusterFrame, encodeBatch, encodeRep } from './cluster-codec.js';
+import type { ClusterMsg } from './cluster-messages.js';
+import { FrameWriter } from './framing.js';
+import { KvStatus } from './kv-status.js';
+import { NodeCore, type MetadataDoc } from './node-core.js';
+import { partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
+
+/** A client request without its id (what Bus.ask takes). */
+type Req = ClientRequest extends infer R ? (R extends { reqId: number } ? Omit<R, 'reqId'> : never) : never;
+
+const CONFIG: ClusterConfig = {
+  cluster: 'core-test',
+  nodes: ['n1', 'n2', 'n3'].map((id, i) => ({ id, host: `10.0.0.${i + 1}`, clientPort: 7000, clusterPort: 7100, preferredPrimary: true })),
+  stores: [
+    { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 6 },
+    { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 6 },
+    { name: 'rf1', replicationFactor: 1, ackMode: 'sync', segments: 6 },
+  ],
+  timing: { ...DEFAULT_TIMING, escalationTimeoutMs: 1_000 },
+  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
+  multiKeyLongTailRetryThresholdsMs: '',
+};
+
+const codec = new FrameWriter(4096);
+
+/** The message as its peer decodes it, through the real cluster codec. */
+function wire(msg: ClusterMsg): ClusterMsg {
+  if (msg.t === 'rep') encodeRep(codec, msg);
+  else encodeBatch(codec, [msg]);
+  const fr = decodeClusterFrame(codec.take().subarray(4));
+  if (fr.kind !== 'msgs') throw new Error('codec round trip');
+  return fr.msgs[0];
+}
+
+/**
+ * Three NodeCores on a deterministic bus: every message is delivered 1 ms after it was sent, in
+ * order; `cut` drops what a node sends or receives; time moves in 10 ms steps with a tick each.
+ */
+class Bus {
+  now = 0;
+  readonly cores = new Map<string, NodeCore>();
+  readonly cut = new Set<string>();
+  private queue: Array<{ at: number; from: string; to: string; msg: ClusterMsg }> = [];
+  private responses = new Map<number, ClientResponse>();
+  private reqId = 0;
+
+  constructor() {
+    for (const n of CONFIG.nodes) this.start(n.id, `${n.id}.0`);
+  }
+
+  start(id: string, inc: string): NodeCore {
+    // a small LCG per node: different election timeouts, the same ones every run
+    let seed = Number(id.slice(1)) * 7_919 + inc.length;
+    const core = new NodeCore(id, inc, CONFIG, {
+      now: () => this.now,
+      random: () => {
+        seed = (seed * 1_103_515_245 + 12_345) % 2_147_483_648;
+        return seed / 2_147_483_648;
+      },
+      send: (to, msg) => this.queue.push({ at: this.now + 1, from: id, to, msg: wire(msg) }),
+      respond: (token, res) => this.responses.set(token as number, res),
+      probe: (node) => this.queue.push({ at: this.now + 1, from: node, to: id, msg: { t: 'hello', inc: '?', term: -1 } }),
+      log: () => undefined,
+    });
+    this.cores.set(id, core);
+    // every pair says hello as a fresh connection would
+    for (const other of this.cores.values()) {
+      if (other === core) continue;
+      this.queue.push({ at: this.now + 1, from: id, to: other.id, msg: { t: 'hello', inc, term: 0 } });
+      this.queue.push({ at: this.now + 1, from: other.id, to: id, msg: { t: 'hello', inc: other.inc, term: other.currentTerm } });
+    }
+    return core;
+  }
+
+  run(ms: number): void {
+    const end = this.now + ms;
+    while (this.now < end) {
+      this.now += 1;
+      const due = this.queue.filter((q) => q.at <= this.now);
+      this.queue = this.queue.filter((q) => q.at > this.now);
+      for (const q of due) {
+        if (this.cut.has(q.from) || this.cut.has(q.to)) continue;
+        if (q.msg.t === 'hello' && q.msg.term === -1) continue; // probe answers: nothing to say
+        this.cores.get(q.to)?.onMessage(q.from, q.msg);
+      }
+      if (this.now % 10 === 0) for (const c of this.cores.values()) c.tick();
+      for (const c of this.cores.values()) c.flush();
+    }
+  }
+
+  /** Sends a client request to `node` and runs the bus until it is answered (or `ms` passed). */
+  ask(node: string, req: Req, ms = 500): ClientResponse {
+    const id = ++this.reqId;
+    this.cores.get(node)!.onClient({ ...req, reqId: id } as ClientRequest, id);
+    for (let waited = 0; !this.responses.has(id) && waited < ms; waited += 1) this.run(1);
+    const res = this.responses.get(id);
+    if (!res) throw new Error(`no answer from ${node} within ${ms} ms`);
+    return res;
+  }
+
+  meta(node: string): MetadataDoc {
+    const r = this.ask(node, { op: Op.Metadata });
+    return JSON.parse((r as Extract<ClientResponse, { op: typeof Op.Metadata }>).json) as MetadataDoc;
+  }
+
+  /** The active of `store`/`key`'s partition by `node`'s own committed entry. */
+  activeOf(node: string, store: string, key: string): string {
+    const st = CONFIG.stores.find((s) => s.name === store)!;
+    const p = partitionOfSegment(segmentOf(key, st.segments), partitionCount(CONFIG));
+    return this.meta(node).runtimeMap.find((e) => e.store === store && e.partition === p)!.active!;
+  }
+}
+
+function healthyBus(): Bus {
+  const bus = new Bus();
+  for (let i = 0; i < 100; i++) {
+    bus.run(100);
+    const m = bus.meta('n1');
+    if (m.runtimeMap.length > 0 && m.runtimeMap.every((e) => e.health === 'Healthy')) return bus;
+  }
+  throw new Error('the cluster never became Healthy');
+}
+
+const put = (store: string, key: string, value: string): Req => ({ op: Op.Put, store, key, value: Buffer.from(value) });
+
+describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)', () => {
+  it('a sync ack names the in-sync copies that hold the write; async and RF1 acks name one', () => {
+    const bus = healthyBus();
+    const s = bus.ask(bus.activeOf('n1', 'sync3', 'k1'), put('sync3', 'k1', 'a'));
+    expect(s.status).toBe(KvStatus.Ok);
+    expect(s.op === Op.Put && s.info.copies).toBe(3);
+    const a = bus.ask(bus.activeOf('n1', 'async3', 'k1'), put('async3', 'k1', 'a'));
+    expect(a.op === Op.Put && [a.status, a.info.copies]).toEqual([KvStatus.Ok, 1]);
+    const r = bus.ask(bus.activeOf('n1', 'rf1', 'k1'), put('rf1', 'k1', 'a'));
+    expect(r.op === Op.Put && [r.status, r.info.copies]).toEqual([KvStatus.Ok, 1]);
+  });
+
+  it('a local read answers from an in-sync replica\'s own copy; a non-replica says Moved', () => {
+    const bus = healthyBus();
+    const active = bus.activeOf('n1', 'sync3', 'k2');
+    expect(bus.ask(active, put('sync3', 'k2', 'v1')).status).toBe(KvStatus.Ok);
+    const replica = ['n1', 'n2', 'n3'].find((n) => n !== active)!;
+    const local = bus.ask(replica, { op: Op.Get, store: 'sync3', key: 'k2', local: true });
+    expect(local.op === Op.Get && [local.status, local.value?.toString()]).toEqual([KvStatus.Ok, 'v1']);
+    // the same read without the flag is routed to the active
+    expect(bus.ask(replica, { op: Op.Get, store: 'sync3', key: 'k2' }).status).toBe(KvStatus.Moved);
+    const missing = bus.ask(replica, { op: Op.Get, store: 'sync3', key: 'never-written', local: true });
+    expect(missing.status).toBe(KvStatus.NotFound);
+    // rf1: only its one replica holds it
+    const rfActive = bus.activeOf('n1', 'rf1', 'k2');
+    const other = ['n1', 'n2', 'n3'].find((n) => n !== rfActive)!;
+    expect(bus.ask(other, { op: Op.Get, store: 'rf1', key: 'k2', local: true }).status).toBe(KvStatus.Moved);
+  });
+
+  it('metadata declares the owner lease and each node\'s own revision', () => {
+    const bus = healthyBus();
+    const m = bus.meta('n2');
+    expect(m.ownerLeaseMs).toBe(ownerLeaseMs(CONFIG.timing));
+    expect(m.ownerLeaseMs).toBe(DEFAULT_TIMING.leaseMs + DEFAULT_TIMING.heartbeatMs);
+    expect(m.loop).toBeNull();
+    expect(m.runtimeMap.every((e) => typeof e.revision === 'number')).toBe(true);
+  });
+
+  it('a restarted owner answers a status the seed-000 client refreshes its map on, never Unavailable', () => {
+    const bus = healthyBus();
+    const active = bus.activeOf('n1', 'sync3', 'k3');
+    // restart it: a new incarnation with no memory, before anyone noticed
+    bus.start(active, `${active}.1`);
+    const w = bus.ask(active, put('sync3', 'k3', 'x'));
+    const g = bus.ask(active, { op: Op.Get, store: 'sync3', key: 'k3' });
+    for (const st of [w.status, g.status]) expect([KvStatus.Moved, KvStatus.OwnershipChanging, KvStatus.ReplicaWriteRejected]).toContain(st);
+  });
+
+  it('an owner cut off from everyone stops acknowledging within its lease and says OwnershipChanging', () => {
+    const bus = healthyBus();
+    const active = bus.activeOf('n1', 'async3', 'k4');
+    expect(bus.ask(active, put('async3', 'k4', 'before')).status).toBe(KvStatus.Ok);
+    bus.cut.add(active);
+    bus.run(ownerLeaseMs(CONFIG.timing) + 50);
+    expect(bus.ask(active, put('async3', 'k4', 'after')).status).toBe(KvStatus.OwnershipChanging);
+    expect(bus.ask(active, { op: Op.Get, store: 'async3', key: 'k4' }).status).toBe(KvStatus.OwnershipChanging);
+  });
+});
