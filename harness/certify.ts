@@ -9,7 +9,7 @@ import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
-import { META, parseWriteId } from '../ledger/schema.js';
+import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
 import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
@@ -27,7 +27,7 @@ import { repoRootFrom } from './docker/node-image.js';
 import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
 import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
-import { Workload, type WorkloadStore } from './workload.js';
+import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
@@ -70,6 +70,8 @@ export interface CertifyOptions {
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
   ledgerOff?: boolean;
+  /** The workload reads nothing and probes nothing (benchmark only: measures the reads' cost). */
+  readsOff?: boolean;
   /** Skip verification and reports (benchmark only). */
   skipVerify?: boolean;
   /** Print progress lines to stderr. */
@@ -100,9 +102,6 @@ export interface CertifyOutcome {
 }
 
 const NODE_IDS = ['n1', 'n2', 'n3'];
-
-/** Default lag bound of async replication, ms (issue 10: `ASYNC_LAG=` defaults to 1 s). */
-export const DEFAULT_ASYNC_LAG_MS = 1_000;
 
 /**
  * Retry bounds of the harness's OWN client (cluster watch, nemesis probes, final reads): fixed,
@@ -235,18 +234,15 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
     });
     writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
-    ledger.registerTopology({
-      nodes: config.nodes,
-      stores: config.stores,
-      partitions: assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas })),
-    });
+    const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
+    ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
     const seeds = NODE_IDS.map((id) => runtime.clientEndpoint(id));
     // the harness watches the cluster through a client of its own: the client under test gets no
     // map from the harness, it refreshes only when its own operations tell it to (seed 000)
     harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
     await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
     const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
-    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1);
+    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1, new Map(partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas])));
     await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
     const upMs = clock.now() - started;
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
@@ -256,13 +252,18 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     client = new ZarisClient({ seeds });
     await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
     runConfig.clientOptions = clientOptionsRecord(client.options);
+    runConfig.leaseMs = watch.leaseMs;
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
-    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}`);
+    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
 
     const view = harnessClient.clusterView;
-    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
+    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
-    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
+    // sync-ack probes read other in-sync members through the harness's client, by the watch's last sample
+    const w0 = watch;
+    const hc = harnessClient;
+    const prober: AckProber = { inSyncOf: (store, partition) => w0.view?.runtime.get(`${store}/${partition}`)?.inSync ?? null, getLocal: (node, store, key) => hc.getLocal(node, store, key) };
+    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
@@ -276,7 +277,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: o.beyondBudget });
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch, NODE_IDS), probe: watch, beyondBudget: o.beyondBudget });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -355,7 +356,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
  * `clientOptions` (the workload client's, null until it is made) and the seed 004 table the nodes
  * advertise.
  */
-export interface RunConfig {
+export interface RunConfig extends RunRulesConfig {
   durationMs: number;
   seed: number;
   runtime: RuntimeKind;

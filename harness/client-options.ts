@@ -22,7 +22,7 @@ export const CLIENT_ENV_VARS: readonly string[] = [ENV_REQUEST_TIMEOUT, ENV_DISA
  * - `env`: each of {@link CLIENT_ENV_VARS} that was set (non-blank) in the harness's environment,
  *   name -> the text given; `{}` when the library defaults ran.
  */
-export interface ClientOptionsRecord {
+export type ClientOptionsRecord = {
   maxAttempts: number;
   backoffMillis: number;
   timeoutMs: number | null;
@@ -31,7 +31,7 @@ export interface ClientOptionsRecord {
   attemptTimeoutMs: number;
   metadataTimeoutMs: number;
   env: Record<string, string>;
-}
+};
 
 /**
  * Checks the client variables of `env` the way the client library will read them, before
