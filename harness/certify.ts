@@ -259,10 +259,10 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const view = harnessClient.clusterView;
     const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
-    // sync-ack probes read other in-sync members through the harness's client, by the watch's last sample
+    // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
     const w0 = watch;
     const hc = harnessClient;
-    const prober: AckProber = { inSyncOf: (store, partition) => w0.view?.runtime.get(`${store}/${partition}`)?.inSync ?? null, getLocal: (node, store, key) => hc.getLocal(node, store, key) };
+    const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
     workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
     workload.onAck(watch.onAck);
 

@@ -131,6 +131,33 @@ describe('cluster watch: the store\'s declared owner lease', () => {
   });
 });
 
+describe('cluster watch: the in-sync set at an ack\'s epoch (sync-ack probes)', () => {
+  it('answers from the last sample when it is that recent, else from one shared fresh fetch', async () => {
+    let fetches = 0;
+    const at3 = view({}, [{ partition: 0, epoch: 3 }]);
+    const at4 = view({}, [{ partition: 0, epoch: 4, inSync: ['n1', 'n3'] }]);
+    const client = {
+      fetchViewAndDocs: async () => {
+        fetches++;
+        await new Promise((r) => setTimeout(r, 5));
+        return { view: fetches === 1 ? at3 : at4, docs: [] };
+      },
+    } as unknown as ZarisClient;
+    const w = new ClusterWatch(client, new NullLedger(), { now: () => 0 }, () => 3);
+    await w.sample();
+    expect(fetches).toBe(1);
+    expect(await w.inSyncAt('s', 0, 3)).toEqual(['n1', 'n2', 'n3']);
+    expect(await w.inSyncAt('s', 0, 2)).toEqual(['n1', 'n2', 'n3']);
+    expect(fetches).toBe(1);
+    // the ack names epoch 4: the harness's view is older; callers at once share one fetch
+    expect(await Promise.all([w.inSyncAt('s', 0, 4), w.inSyncAt('s', 0, 4)])).toEqual([['n1', 'n3'], ['n1', 'n3']]);
+    expect(fetches).toBe(2);
+    // no node reports epoch 9 (yet): unknown
+    expect(await w.inSyncAt('s', 0, 9)).toBeNull();
+    expect(await w.inSyncAt('s', 7, 1)).toBeNull();
+  });
+});
+
 describe('cluster watch: fault recorder', () => {
   it('records, for a partition fault, the nodes its grudge cuts off from a majority', () => {
     const starts: unknown[] = [];

@@ -82,6 +82,7 @@ export class ClusterWatch implements ClusterProbe {
   private timer: NodeJS.Timeout | null = null;
   private latest: ClusterView | null = null;
   private sampling = false;
+  private refreshing: Promise<ClusterView> | null = null;
   /** `store/partition` -> pending failover measurement. */
   private readonly pendingFailovers = new Map<string, { faultId: number; node: string; startMs: number }>();
   readonly failoverMs: number[] = [];
@@ -138,6 +139,22 @@ export class ClusterWatch implements ClusterProbe {
     this.latest = v;
     this.noteLease(docs);
     return v;
+  }
+
+  /**
+   * The in-sync members of a partition at `epoch` or a later one, as the harness sees them (the
+   * sync-ack probes: "the partition's other in-sync members" of the ack's tenure): from the last
+   * sampled view when it is that recent, else from a fresh one (callers arriving meanwhile share
+   * one fetch). Null when no node reports the partition at that epoch or later.
+   */
+  async inSyncAt(store: string, partition: number, epoch: number): Promise<readonly string[] | null> {
+    const key = `${store}/${partition}`;
+    let e = this.latest?.runtime.get(key);
+    if (!e || e.epoch < epoch) {
+      this.refreshing ??= this.fresh().finally(() => (this.refreshing = null));
+      e = (await this.refreshing.catch(() => null))?.runtime.get(key);
+    }
+    return e && e.epoch >= epoch ? e.inSync : null;
   }
 
   private noteLease(docs: readonly MetadataDoc[]): void {

@@ -59,13 +59,13 @@ class FakeStore {
     if (value === null) this.values.delete(`${store}/${key}`);
     else this.values.set(`${store}/${key}`, value);
     const ackMode = this.stores.find((s) => s.name === store)!.ackMode;
-    const info = { node: 'n1', partition: 0, epoch: 1, version: ++this.version, revision: ++this.rev, ackMode, copies: ackMode === 'sync' ? 3 : 1 };
-    return { result: { status: KvStatus.Ok, node: 'n1', epoch: 1, info }, error: undefined, attempts: [attempt(KvStatus.Ok, 'n1')], refreshes: 0, delaysMs: [], ledgerOutcome: 'ok' };
+    const info = { node: 'n1', partition: 0, epoch: 5, version: ++this.version, revision: ++this.rev, ackMode, copies: ackMode === 'sync' ? 3 : 1 };
+    return { result: { status: KvStatus.Ok, node: 'n1', epoch: 5, info }, error: undefined, attempts: [attempt(KvStatus.Ok, 'n1')], refreshes: 0, delaysMs: [], ledgerOutcome: 'ok' };
   }
 
-  read(store: string, key: string, node: string): ReadResult {
+  read(store: string, key: string, node: string, epoch = 5): ReadResult {
     const v = this.values.get(`${store}/${key}`);
-    return v === undefined ? { status: KvStatus.NotFound, node, epoch: 1, version: 0, value: null } : { status: KvStatus.Ok, node, epoch: 1, version: 1, value: Buffer.from(v) };
+    return v === undefined ? { status: KvStatus.NotFound, node, epoch, version: 0, value: null } : { status: KvStatus.Ok, node, epoch, version: 1, value: Buffer.from(v) };
   }
 
   readonly client = {
@@ -186,13 +186,21 @@ describe('workload acks and sync-ack probes', () => {
 
   it('probes a seeded sample of sync acks at RF>1 on the other in-sync members, right after the ack, as reads of kind probe', async () => {
     const asked: string[] = [];
+    const epochs = new Set<number>();
     let store: FakeStore | null = null;
     const prober: AckProber = {
-      inSyncOf: (s) => (s === 'sync3' ? ['n1', 'n2', 'n3'] : ['n1', 'n2']),
+      inSyncAt: async (s, _p, epoch) => {
+        epochs.add(epoch);
+        await turn();
+        return s === 'sync3' ? ['n1', 'n2', 'n3'] : ['n1', 'n2'];
+      },
       getLocal: async (node, s, key) => {
         asked.push(`${node} ${s}`);
         await turn();
-        if (node === 'n3' && key === 'k1') throw new TransportError('Transport', { message: 'reset' });
+        const id = Number(key.slice(1));
+        if (node === 'n3' && id % 5 === 0) throw new TransportError('Transport', { message: 'reset' });
+        // n3, cut off, still answers some keys under its older entry (epoch 4) with an old value
+        if (node === 'n3' && id % 5 === 1) return { status: KvStatus.Ok, node, epoch: 4, version: 1, value: Buffer.from(`w${id}.1`) };
         return store!.read(s, key, node);
       },
     };
@@ -207,15 +215,27 @@ describe('workload acks and sync-ack probes', () => {
     expect(probes.length / 2).toBeGreaterThan(syncAcks * 0.06);
     expect(probes.length / 2).toBeLessThan(syncAcks * 0.14);
     const byKey = writesByKey(ledger);
+    // the in-sync set asked for is the ack's epoch's
+    expect([...epochs]).toEqual([5]);
+    expect(probes.some((p) => p.node === 'n3' && p.keyId % 5 === 0)).toBe(true);
+    expect(probes.some((p) => p.node === 'n3' && p.keyId % 5 === 1)).toBe(true);
     for (const p of probes) {
-      if (p.node === 'n3' && p.keyId === 1) {
+      if (p.node === 'n3' && p.keyId % 5 === 0) {
         expect(p.outcome).toBe('info');
         continue;
       }
-      // the probe follows the ack at once: it reads the write just acknowledged
-      const before = byKey.get(p.keyId)!.filter((w) => w.completeMs <= p.invokeMs);
+      if (p.node === 'n3' && p.keyId % 5 === 1) {
+        // an answer under an entry older than the ack's epoch does not speak for the ack's copies
+        expect(p.outcome).toBe('fail');
+        expect(p.value).toBeNull();
+        continue;
+      }
+      // the probe follows the ack at once, before the key's next write: it reads the write just acknowledged
+      const writes = byKey.get(p.keyId)!;
+      const before = writes.filter((w) => w.completeMs <= p.invokeMs);
       const last = before[before.length - 1];
-      expect(p.invokeMs - last.completeMs).toBeLessThanOrEqual(3);
+      const next = writes[before.length];
+      if (next) expect(next.invokeMs).toBeGreaterThan(p.completeMs);
       expect(p.outcome).toBe('ok');
       expect(p.value).toBe(last.id === '' ? null : last.id);
     }

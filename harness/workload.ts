@@ -20,13 +20,14 @@ export interface WorkloadStore {
 
 /**
  * What the sync-ack probes need (issue 10, last build bullet), from the harness, not from the
- * client under test: the partition's in-sync members as the harness last saw them, and a local
- * read of one node's own copy (the store's `getLocal`: Ok with value, NotFound, or a non-Ok status
- * when that node is not an in-sync member under its current incarnation).
+ * client under test: the partition's in-sync members at the ack's epoch, and a local read of one
+ * node's own copy (the store's `getLocal`: Ok with value and the epoch of the node's own committed
+ * entry, NotFound, or a non-Ok status when that node is not an in-sync member under its current
+ * incarnation).
  */
 export interface AckProber {
-  /** In-sync members of a partition (the active included), or null when unknown. */
-  inSyncOf(store: string, partition: number): readonly string[] | null;
+  /** In-sync members of a partition (the active included) at `epoch` or later, or null when unknown. */
+  inSyncAt(store: string, partition: number, epoch: number): Promise<readonly string[] | null>;
   /** One local read on `node`; may throw a TransportError. */
   getLocal(node: string, store: string, key: string): Promise<ReadResult>;
 }
@@ -289,12 +290,14 @@ export class Workload {
 
   /**
    * Sync-ack probe (issue 10): right after a sync ack at RF > 1, reads `k` locally on each other
-   * in-sync member of its partition (as the harness last saw the set), each recorded as a read of
-   * kind 'probe' with the node read and the value found there.
+   * in-sync member of its partition at the ack's epoch, each recorded as a read of kind 'probe'
+   * with the node read and the value found there. A node that answers under a committed entry
+   * older than the ack's epoch (cut off, it has not learned that the ack's tenure left it out of
+   * the in-sync set) does not speak for the ack's copies: recorded as `fail`, without its value.
    */
-  private async probe(k: KeyState, ackNode: string): Promise<void> {
+  private async probe(k: KeyState, ackNode: string, ackEpoch: number): Promise<void> {
     const prober = this.opts.prober!;
-    const members = prober.inSyncOf(k.store, k.partition) ?? [];
+    const members = (await prober.inSyncAt(k.store, k.partition, ackEpoch)) ?? [];
     await Promise.all(
       members
         .filter((n) => n !== ackNode)
@@ -304,7 +307,8 @@ export class Workload {
           let outcome: Outcome = 'fail';
           let value: string | null = null;
           try {
-            const a = readAnswer(await prober.getLocal(node, k.store, k.key));
+            const r = await prober.getLocal(node, k.store, k.key);
+            const a = r.epoch >= ackEpoch ? readAnswer(r) : null;
             if (a) {
               outcome = 'ok';
               value = a.value;
@@ -364,7 +368,7 @@ export class Workload {
       k.present = op !== 'delete';
       k.version = r!.info.version;
       for (const l of this.ackListeners) l(k.store, k.partition, r!.info.node, r!.info.epoch, completeMs);
-      if (this.opts.prober && store.ackMode === 'sync' && store.replicationFactor > 1 && this.opts.random() < (this.opts.probeFraction ?? 0.01)) await this.probe(k, r!.info.node);
+      if (this.opts.prober && store.ackMode === 'sync' && store.replicationFactor > 1 && this.opts.random() < (this.opts.probeFraction ?? 0.01)) await this.probe(k, r!.info.node, r!.info.epoch);
     } else if (ledgerOutcome === 'fail') {
       this.totals.fail++;
       b.failed++;
