@@ -1,5 +1,5 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
-#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
+#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
@@ -37,6 +37,7 @@ certify: build
 	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}"); \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \
+	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \
 	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
 	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
 	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
@@ -63,7 +64,7 @@ bench-verify: build
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 image: build
-	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20}"
+	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime}"
 
 # the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
 sim: build

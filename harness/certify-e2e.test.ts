@@ -58,7 +58,7 @@ describe('certify end to end (process runtime)', () => {
     const again = analyzeHistoryFile(history, out);
     expect(again.verdict).toBe(first!.results.verdict);
     expect(again.summary).toEqual(first!.results.summary);
-    const key = (f: { class: string; kind: string; store: string; key: string; write: string }): string => `${f.class}|${f.kind}|${f.store}|${f.key}|${f.write}`;
+    const key = (f: { class: string; kind: string; store: string; key: string | null; write: string | null; partition?: number; read?: string }): string => `${f.class}|${f.kind}|${f.store}|${f.key}|${f.write}|${f.partition}|${f.read}`;
     expect(again.findings.map(key).sort()).toEqual(first!.results.findings.map(key).sort());
   }, 60_000);
 

@@ -16,7 +16,8 @@ import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis } from './nemesis/nemesis.js';
 import { createPrng } from './nemesis/prng.js';
-import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type Schedule } from './nemesis/schedule.js';
+import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
+import { defaultClockModes, hostClockFaultsUnavailable } from './runtime/faketime.js';
 import { checkNetAdmin } from './runtime/iptables.js';
 import { nodeProcessSweeper } from './runtime/process-sweeper.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
@@ -47,8 +48,12 @@ export interface CertifyOptions {
   seed: number;
   runtime: 'auto' | RuntimeKind;
   faults: FaultKind[];
+  /** The fault mix (FAULTS=preset:<name>); default `random`. */
+  faultPreset?: PresetName;
   /** FAULTS was given explicitly (a partition request without CAP_NET_ADMIN is then refused). */
   faultsExplicit: boolean;
+  /** Cluster size, 3 (default) or 5 (NODES=5). */
+  nodes?: number;
   beyondBudget: boolean;
   /** A run directory whose planned schedule to re-apply. */
   replay?: string;
@@ -101,7 +106,10 @@ export interface CertifyOutcome {
   runtime: RuntimeKind;
 }
 
-const NODE_IDS = ['n1', 'n2', 'n3'];
+/** The node ids of a cluster of n nodes: n1..nN. */
+export function nodeIdsOf(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `n${i + 1}`);
+}
 
 /**
  * Retry bounds of the harness's OWN client (cluster watch, nemesis probes, final reads): fixed,
@@ -165,15 +173,35 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
   if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
+  const nodeCount = o.nodes ?? 3;
+  if (nodeCount !== 3 && nodeCount !== 5) throw new UsageError(`NODES must be 3 or 5, got ${nodeCount}`);
+  const NODE_IDS = nodeIdsOf(nodeCount);
   let kinds = [...o.faults];
-  // process runtime: partitions are iptables rules on this host, which needs CAP_NET_ADMIN
+  // a power failure within the budget must leave a majority up: two nodes of five, never of three
+  if (kinds.includes('power') && !o.beyondBudget && nodeCount < 5) {
+    const why = 'the fault budget allows power failures only with NODES=5 (two nodes at once) or BEYOND_BUDGET=1';
+    if (o.faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for power failures, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'power');
+    log(`power failures left out: ${why}`);
+  }
+  // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN);
+  // clock faults preload the host's libfaketime
   const processPartitions = async (): Promise<boolean> => {
-    if (!kinds.includes('partition')) return false;
+    if (kinds.includes('clock')) {
+      const why = hostClockFaultsUnavailable();
+      if (why) {
+        if (o.faultsExplicit) throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
+        kinds = kinds.filter((k) => k !== 'clock');
+        log(`clock faults left out: ${why}`);
+      }
+    }
+    const net = kinds.filter((k) => k === 'partition' || k === 'client-cut');
+    if (net.length === 0) return false;
     const why = await checkNetAdmin();
     if (!why) return true;
-    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for partitions, but ${why}`);
-    kinds = kinds.filter((k) => k !== 'partition');
-    log(`partitions left out: ${why}`);
+    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for ${net.join(' and ')}, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'partition' && k !== 'client-cut');
+    log(`partitions and client cuts left out: ${why}`);
     return false;
   };
   let replayed: Schedule | null = null;
@@ -222,21 +250,28 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
+    const planned = replayed ?? null;
+    const runKinds = planned ? planned.kinds : kinds;
+    const runNodes = planned ? planned.nodeCount : nodeCount;
+    const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
+    const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
     const config: ClusterConfig = await runtime.start({
       runDir,
-      nodeIds: NODE_IDS,
+      nodeIds,
       // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
       template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
+      ...(clockModes ? { clockModes } : {}),
     });
+    if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
     writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
     const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
     ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
-    const seeds = NODE_IDS.map((id) => runtime.clientEndpoint(id));
+    const seeds = nodeIds.map((id) => runtime.clientEndpoint(id));
     // the harness watches the cluster through a client of its own: the client under test gets no
     // map from the harness, it refreshes only when its own operations tell it to (seed 000)
     harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
@@ -267,17 +302,28 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
-      replayed ?? planSchedule({ seed, durationMs: o.durationMs, kinds, escalationTimeoutMs: o.escalationTimeoutMs, nodeCount: NODE_IDS.length, partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition), beyondBudget: o.beyondBudget });
+      replayed ??
+      planSchedule({
+        seed,
+        durationMs: o.durationMs,
+        kinds,
+        preset: o.faultPreset ?? 'random',
+        escalationTimeoutMs: o.escalationTimeoutMs,
+        evictionTimeoutMs: DEFAULT_TIMING.evictionTimeoutMs,
+        nodeCount: NODE_IDS.length,
+        partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
+        beyondBudget: o.beyondBudget,
+      });
     const digest = scheduleDigest(schedule);
     ledger.setMeta(META.schedule, scheduleToJson(schedule));
     ledger.setMeta(META.scheduleDigest, digest);
-    log(`schedule: ${schedule.faults.length} planned faults (${kinds.join(',') || 'none'}), digest ${digest.slice(0, 16)}`);
+    log(`schedule: ${schedule.faults.length} planned faults (${schedule.kinds.join(',') || 'none'}${schedule.preset !== 'random' ? `, preset ${schedule.preset}` : ''}), digest ${digest.slice(0, 16)}`);
 
     watch.start();
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch, NODE_IDS), probe: watch, beyondBudget: o.beyondBudget });
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: replayed ? replayed.beyondBudget : o.beyondBudget, pollMs: 100 });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -362,6 +408,10 @@ export interface RunConfig extends RunRulesConfig {
   runtime: RuntimeKind;
   runtimeReason: string;
   faults: FaultKind[];
+  /** The schedule's preset ('random' unless FAULTS=preset:<name>). */
+  faultPreset: string;
+  /** How many nodes the cluster has (NODES=). */
+  nodes: number;
   beyondBudget: boolean;
   replay: string | null;
   rate: number;

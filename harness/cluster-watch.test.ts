@@ -159,7 +159,7 @@ describe('cluster watch: the in-sync set at an ack\'s epoch (sync-ack probes)', 
 });
 
 describe('cluster watch: fault recorder', () => {
-  it('records, for a partition fault, the nodes its grudge cuts off from a majority', () => {
+  it('records a partition fault\'s isolated nodes as the nemesis gives them, and none for other faults', () => {
     const starts: unknown[] = [];
     const ledger = Object.assign(new NullLedger(), {
       faultStart(f: FaultStart): number {
@@ -168,11 +168,29 @@ describe('cluster watch: fault recorder', () => {
       },
     });
     const w = new ClusterWatch({} as ZarisClient, ledger, { now: () => 5 }, () => 3);
-    const rec = ledgerFaultRecorder(ledger, { now: () => 5 }, w, ['n1', 'n2', 'n3']);
-    rec.faultStart({ kind: 'partition', nodes: ['n2'], target: 'random', plannedMs: 1, detail: JSON.stringify({ topology: 'isolate', grudge: { n1: ['n2'], n2: ['n1', 'n3'], n3: ['n2'] } }) });
-    rec.faultStart({ kind: 'partition', nodes: ['n1', 'n3'], target: 'random', plannedMs: 2, detail: JSON.stringify({ topology: 'bridge', grudge: { n1: ['n3'], n3: ['n1'] } }) });
+    const rec = ledgerFaultRecorder(ledger, { now: () => 5 }, w);
+    rec.faultStart({ kind: 'partition', nodes: ['n2'], target: 'random', plannedMs: 1, isolated: ['n2'], detail: JSON.stringify({ topology: 'isolate' }) });
+    rec.faultStart({ kind: 'partition', nodes: ['n1', 'n3'], target: 'random', plannedMs: 2, isolated: [], detail: JSON.stringify({ topology: 'bridge' }) });
     rec.faultStart({ kind: 'kill', nodes: ['n1'], target: 'random', plannedMs: 3 });
-    expect(starts).toMatchObject([{ kind: 'partition', isolated: ['n2'] }, { kind: 'partition', isolated: [] }, { kind: 'kill' }]);
+    expect(starts).toMatchObject([{ kind: 'partition', isolated: ['n2'], startMs: 5, detail: { topology: 'isolate' } }, { kind: 'partition', isolated: [] }, { kind: 'kill' }]);
     expect(starts[2]).not.toHaveProperty('isolated');
+  });
+});
+
+describe('cluster watch: the nemesis snapshot (nemesis/budget.ts)', () => {
+  it('lists in-sync members only under the incarnation each runs now, with the handoff and replication factor', async () => {
+    const w = watchOf(view({ n1: 'a', n2: 'b2', n3: 'c' }, [{ partition: 0, handoffTo: 'n3' }, { partition: 1, inSyncIncs: ['a', 'b2', 'c'], health: 'Degraded' }]));
+    expect(await w.snapshot()).toEqual({
+      leader: 'n1',
+      answered: ['n1', 'n2', 'n3'],
+      partitions: [
+        { store: 's', partition: 0, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n1', health: 'Healthy', inSync: ['n1', 'n3'], handoffTo: 'n3' },
+        { store: 's', partition: 1, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n1', health: 'Degraded', inSync: ['n1', 'n2', 'n3'], handoffTo: null },
+      ],
+    });
+    expect(await w.partitions()).toEqual([
+      { store: 's', partition: 0, replicationFactor: 3 },
+      { store: 's', partition: 1, replicationFactor: 3 },
+    ]);
   });
 });

@@ -2,9 +2,7 @@ import type { ClusterView, ZarisClient } from '../nodes/client/zaris-client.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
 import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
-import { isolatedNodes } from './isolation.js';
-import type { Grudge } from './runtime/runtime.js';
-import type { ClusterProbe, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
+import type { ClusterProbe, ClusterSnapshot, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
 
 /** Sampling period of the runtime map, ms (DESIGN.md §4: at least every 500 ms). */
 export const SAMPLE_MS = 250;
@@ -169,12 +167,36 @@ export class ClusterWatch implements ClusterProbe {
     return (await this.fresh()).runtime.get(`${store}/${partition}`)?.active ?? null;
   }
 
-  async partitions(): Promise<Array<{ store: string; partition: number }>> {
-    return [...(await this.fresh()).runtime.values()].map((e) => ({ store: e.store, partition: e.partition }));
+  async partitions(): Promise<Array<{ store: string; partition: number; replicationFactor: number }>> {
+    return [...(await this.fresh()).runtime.values()].map((e) => ({ store: e.store, partition: e.partition, replicationFactor: this.replicationFactor(e.store) }));
   }
 
   /**
-   * Partitions not fit for the next destructive fault (the fault budget): not Healthy, not every
+   * The nemesis's view (nemesis/budget.ts): leader, nodes that answered, and per partition its
+   * replicas, active, health, handoff, and the in-sync members listed under the incarnation each
+   * runs now (a restarted node the map still lists under its old incarnation holds nothing yet).
+   */
+  async snapshot(): Promise<ClusterSnapshot> {
+    const v = await this.fresh();
+    return {
+      leader: v.leader,
+      answered: [...v.incs.keys()].sort(),
+      partitions: [...v.runtime.values()].map((e) => ({
+        store: e.store,
+        partition: e.partition,
+        replicationFactor: this.replicationFactor(e.store),
+        replicas: [...e.replicas],
+        active: e.active,
+        health: e.health,
+        inSync: e.inSync.filter((n, i) => v.incs.get(n) === e.inSyncIncs[i]),
+        handoffTo: e.handoffTo,
+      })),
+    };
+  }
+
+  /**
+   * Partitions not Healthy (the wait for a Healthy cluster before the fault phase; the nemesis's
+   * budget works on {@link snapshot}): not Healthy, not every
    * replica in sync, or an in-sync member named under an incarnation its node no longer runs (a
    * restarted node that the map still lists under its old, memory-full incarnation holds nothing
    * yet; found by the failover simulation). A node that did not answer counts as unknown: unfit.
@@ -232,16 +254,13 @@ export class ClusterWatch implements ClusterProbe {
 /**
  * The nemesis's FaultRecorder over the ledger: every start and end committed before it returns
  * (DESIGN.md §4 "each fault recorded before it takes effect"). A partition fault also records
- * `isolated`: the nodes of `nodes` (the whole cluster) that cannot reach a majority under the
- * fault's grudge (its detail's `grudge`; {@link isolatedNodes}).
+ * `isolated` as the nemesis computed it from its grudge (the nodes cut off from a majority).
  */
-export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: ClusterWatch, nodes: readonly string[]): FaultRecorder {
+export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: ClusterWatch): FaultRecorder {
   return {
     faultStart(f: FaultStartRecord): number {
       const startMs = clock.now();
-      const detail = f.detail ? (JSON.parse(f.detail) as { grudge?: Grudge }) : undefined;
-      const isolated = f.kind === 'partition' && detail?.grudge ? { isolated: isolatedNodes(detail.grudge, nodes) } : {};
-      const id = ledger.faultStart({ kind: f.kind, nodes: f.nodes, target: f.target, plannedMs: f.plannedMs, startMs, detail, ...isolated });
+      const id = ledger.faultStart({ kind: f.kind, nodes: f.nodes, target: f.target, plannedMs: f.plannedMs, startMs, detail: f.detail ? (JSON.parse(f.detail) as unknown) : undefined, ...(f.isolated ? { isolated: f.isolated } : {}) });
       if ((f.kind === 'kill' || f.kind === 'stop') && f.nodes.length === 1) watch.crashStarting(id, f.nodes[0], startMs);
       return id;
     },

@@ -104,15 +104,30 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
 });
 
 /**
+ * The lease an owner uses, ms: timing.leaseMs, capped below suspectAfterMs + escalationTimeoutMs
+ * by four heartbeats, so that no leader can promote another owner before a cut-off owner's lease
+ * lapsed (node-core.ts, `leaseMs`).
+ */
+export function ownerLeaseUsedMs(t: TimingConfig): number {
+  return Math.max(t.heartbeatMs, Math.min(t.leaseMs, t.suspectAfterMs + t.escalationTimeoutMs - 4 * t.heartbeatMs));
+}
+
+/**
+ * Slack of the declared lease over the lease used, ms: the owner checks its lease when a request
+ * arrives, which can be this late after the harness dated the request (a loaded event loop, a
+ * queued frame) and after the harness dated a cut (the rule dates a partition from just before
+ * its iptables rules were installed; up to ~150 ms seen on a loaded 2-core machine).
+ */
+export const OWNER_LEASE_SLACK_MS = 500;
+
+/**
  * The longest time an owner cut off from a majority may go on acknowledging, ms (the store's
  * declared lease, recorded by the harness as the run's `leaseMs`; history-format.md v2,
- * async-ack rule 6): the lease the node uses plus one heartbeat of slack. The lease is
- * timing.leaseMs, capped below suspectAfterMs + escalationTimeoutMs by four heartbeats: no leader
- * can promote another owner before a cut-off owner's lease lapsed (node-core.ts, `leaseMs`).
+ * async-ack rule 6): the lease used ({@link ownerLeaseUsedMs}) plus one heartbeat (the last
+ * reply the leader echoed may precede the cut by one heartbeat) plus {@link OWNER_LEASE_SLACK_MS}.
  */
 export function ownerLeaseMs(t: TimingConfig): number {
-  const lease = Math.max(t.heartbeatMs, Math.min(t.leaseMs, t.suspectAfterMs + t.escalationTimeoutMs - 4 * t.heartbeatMs));
-  return lease + t.heartbeatMs;
+  return ownerLeaseUsedMs(t) + t.heartbeatMs + OWNER_LEASE_SLACK_MS;
 }
 
 /** Default largest frame: 4 MiB. */

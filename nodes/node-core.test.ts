@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, ownerLeaseMs, type ClusterConfig } from './cluster-config.js';
+import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, OWNER_LEASE_SLACK_MS, ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig } from './cluster-config.js';
 import { decodeClusterFrame, encodeBatch, encodeRep } from './cluster-codec.js';
 import type { ClusterMsg } from './cluster-messages.js';
 import { FrameWriter } from './framing.js';
@@ -159,7 +159,7 @@ describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)',
     const bus = healthyBus();
     const m = bus.meta('n2');
     expect(m.ownerLeaseMs).toBe(ownerLeaseMs(CONFIG.timing));
-    expect(m.ownerLeaseMs).toBe(DEFAULT_TIMING.leaseMs + DEFAULT_TIMING.heartbeatMs);
+    expect(m.ownerLeaseMs).toBe(DEFAULT_TIMING.leaseMs + DEFAULT_TIMING.heartbeatMs + OWNER_LEASE_SLACK_MS);
     expect(m.loop).toBeNull();
     expect(m.runtimeMap.every((e) => typeof e.revision === 'number')).toBe(true);
   });
@@ -179,7 +179,7 @@ describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)',
     const active = bus.activeOf('n1', 'async3', 'k4');
     expect(bus.ask(active, put('async3', 'k4', 'before')).status).toBe(KvStatus.Ok);
     bus.cut.add(active);
-    bus.run(ownerLeaseMs(CONFIG.timing) + 50);
+    bus.run(ownerLeaseUsedMs(CONFIG.timing) + CONFIG.timing.heartbeatMs + 50);
     expect(bus.ask(active, put('async3', 'k4', 'after')).status).toBe(KvStatus.OwnershipChanging);
     expect(bus.ask(active, { op: Op.Get, store: 'async3', key: 'k4' }).status).toBe(KvStatus.OwnershipChanging);
   });

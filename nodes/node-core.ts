@@ -1,4 +1,4 @@
-import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
+import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
@@ -867,7 +867,7 @@ export class NodeCore {
    * election. Four heartbeats of margin cover ticks and message delays.
    */
   private get leaseMs(): number {
-    return ownerLeaseMs(this.config.timing) - this.config.timing.heartbeatMs;
+    return ownerLeaseUsedMs(this.config.timing);
   }
 
   private reports(): PartitionReport[] {

@@ -1,7 +1,7 @@
 import net from 'node:net';
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_TIMING, validateClusterConfig } from './cluster-config.js';
+import { DEFAULT_TIMING, ownerLeaseMs, validateClusterConfig } from './cluster-config.js';
 import { NodeConnection } from './client/node-connection.js';
 import { decodeResponse, Op } from './client-protocol.js';
 import { FrameReader } from './framing.js';
@@ -129,7 +129,7 @@ describe('node client port', () => {
   it('metadata carries the declared owner lease and the node\'s own event-loop delay', async () => {
     const r = await good.request({ op: Op.Metadata }, 1_000);
     const doc = JSON.parse((r as { json: string }).json) as MetadataDoc;
-    expect(doc.ownerLeaseMs).toBe(DEFAULT_TIMING.leaseMs + DEFAULT_TIMING.heartbeatMs);
+    expect(doc.ownerLeaseMs).toBe(ownerLeaseMs(DEFAULT_TIMING));
     expect(doc.loop).not.toBeNull();
     expect(doc.loop!.windowMs).toBeGreaterThanOrEqual(5_000);
     expect(doc.loop!.maxMs).toBeGreaterThanOrEqual(0);
