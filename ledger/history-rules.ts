@@ -498,14 +498,17 @@ class Judge {
         else if (seen !== s.active) conflict = true;
       }
       if (conflict) add('epoch-conflict');
-      // epoch-regression: one node's samples whose epoch goes down over time
-      const lastByNode = new Map<string, number>();
+      // epoch-regression: one node's samples whose epoch goes down over time; a crash (kill or
+      // stop) of the node between two of its samples starts a new view (a restarted process
+      // remembers nothing and may first learn an older entry)
+      const lastByNode = new Map<string, { epoch: number; t: number }>();
       let regression = false;
       for (const s of samples) {
         if (s.node === undefined) continue;
-        const prev = lastByNode.get(s.node);
-        if (prev !== undefined && s.epoch < prev) regression = true;
-        lastByNode.set(s.node, prev === undefined ? s.epoch : Math.max(prev, s.epoch));
+        let prev = lastByNode.get(s.node);
+        if (prev !== undefined && this.crashes.some((f) => f.nodes.includes(s.node!) && crashAt(f) > prev!.t && crashAt(f) <= s.t)) prev = undefined;
+        if (prev !== undefined && s.epoch < prev.epoch) regression = true;
+        lastByNode.set(s.node, { epoch: prev === undefined ? s.epoch : Math.max(prev.epoch, s.epoch), t: s.t });
       }
       if (regression) add('epoch-regression');
       // false-healthy: Healthy while the in-sync set lacks a replica

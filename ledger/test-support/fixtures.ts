@@ -535,6 +535,22 @@ export const V2_FIXTURES: Fixture[] = [
     ],
   },
   {
+    name: 'v2-epoch-after-a-restart',
+    why: 'n2 saw epoch 4, was killed and restarted, and its new process first learnt epoch 3: a new memory, no regression (v2-runtime-map has one without a crash).',
+    history: v2(['sync3'], {
+      faults: [fault('f1', 'kill', ['n2'], 1000, 1500, { effective: 1001 })],
+      ownership: [
+        own(0, 'sync3', 'n1', 4, { node: 'n2' }),
+        own(1600, 'sync3', 'n1', 3, { node: 'n2' }),
+        own(1700, 'sync3', 'n1', 4, { node: 'n2' }),
+      ],
+      writes: [w('a1', 'sync3', 'ka', 1, 100, 104, 'ok', { node: 'n1', epoch: 4 })],
+      finalReads: [{ store: 'sync3', key: 'ka', value: 'a1' }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [],
+  },
+  {
     name: 'v2-self-test-not-shown',
     why: 'A self-test run whose bug never showed cannot certify anything.',
     history: v2(['sync3'], {
