@@ -1,5 +1,6 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
-#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
+#   make certify DURATION=4h [TARGET=zaris|etcd|redis-sentinel] [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
+#                [REDIS_MIN_REPLICAS=0|1|2] (TARGET=redis-sentinel: Redis's min-replicas-to-write, default 1)
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
@@ -34,7 +35,8 @@ test: build
 # Variables reach the CLI as arguments built in the shell from the environment (make puts command-
 # line variables there): a value is never pasted into a command line, so quotes in it are harmless.
 certify: build
-	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}"); \
+	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}" --target "$${TARGET:-zaris}"); \
+	if [ -n "$${REDIS_MIN_REPLICAS:-}" ]; then args+=(--redis-min-replicas "$$REDIS_MIN_REPLICAS"); fi; \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \
 	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \

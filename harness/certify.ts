@@ -14,7 +14,7 @@ import { startRunClock, type RunClock } from './clock.js';
 import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
-import { Nemesis } from './nemesis/nemesis.js';
+import { Nemesis, type ClusterProbe } from './nemesis/nemesis.js';
 import { createPrng } from './nemesis/prng.js';
 import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
 import { defaultClockModes, hostClockFaultsUnavailable } from './runtime/faketime.js';
@@ -33,6 +33,11 @@ import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
+import { createTarget, isTargetName, TARGET_NAMES } from './targets/targets.js';
+import { TargetProcessRuntime } from './targets/target-process-runtime.js';
+import { TargetDockerRuntime } from './targets/target-docker-runtime.js';
+import { startTargetSession, type TargetSession } from './targets/target-session.js';
+import type { Target, TargetName, TargetRuntime } from './targets/target.js';
 
 /** The stores of a certification run (DESIGN.md §3): sync RF3, async RF3, RF1. */
 export const DEFAULT_STORES: StoreConfig[] = [
@@ -43,6 +48,13 @@ export const DEFAULT_STORES: StoreConfig[] = [
 
 /** Everything a run is parameterised by (the CLI and the Makefile fill it). */
 export interface CertifyOptions {
+  /**
+   * The store under test (`TARGET=`, DESIGN.md §3 "Targets"): `zaris` (default), `etcd`,
+   * `redis-sentinel`. The nemesis, ledger, verifier and report are the same for all.
+   */
+  target?: TargetName;
+  /** redis-sentinel only: Redis's min-replicas-to-write (`REDIS_MIN_REPLICAS=`; default 1). */
+  redisMinReplicas?: number;
   /** Length of the fault phase, ms. */
   durationMs: number;
   seed: number;
@@ -150,6 +162,29 @@ async function makeRuntime(kind: CertifyOptions['runtime'], runTag: string, proc
   return { runtime: await sel.create(), reason: sel.reason };
 }
 
+/**
+ * Picks and constructs the runtime of a target other than Zaris (the same choice as
+ * {@link makeRuntime}: docker when an engine answers and the node image exists or can be built,
+ * else process), then asks the target whether it can run there.
+ * @throws UsageError when the runtime asked for cannot run here, or the target cannot run on it
+ *   (a missing Debian package, setpriv).
+ */
+async function makeTargetRuntime(target: Target, kind: CertifyOptions['runtime'], runTag: string, processPartitions: () => Promise<boolean>, log: (l: string) => void): Promise<{ runtime: TargetRuntime; reason: string }> {
+  let sel;
+  try {
+    sel = await selectRuntime<TargetRuntime>(kind, {
+      createProcessRuntime: async () => new TargetProcessRuntime({ runTag, partitions: await processPartitions() }),
+      createDockerRuntime: async () => new TargetDockerRuntime({ runTag, log }),
+      docker: { runTag, log },
+    });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const why = await target.unavailableReason(sel.kind);
+  if (why) throw new UsageError(`TARGET=${target.name} cannot run on the ${sel.kind} runtime here: ${why}`);
+  return { runtime: await sel.create(), reason: sel.reason };
+}
+
 /** The docker sweeper, when an engine answers (otherwise nothing of docker can be left). */
 const dockerSweeper: Sweeper = {
   name: 'docker',
@@ -168,8 +203,21 @@ const dockerSweeper: Sweeper = {
  */
 export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);
+  const targetName = o.target ?? 'zaris';
+  if (!isTargetName(targetName)) throw new UsageError(`unknown TARGET "${String(targetName)}": expected ${TARGET_NAMES.join(', ')}`);
+  let target: Target | null;
+  try {
+    target = createTarget(targetName, { redisMinReplicas: o.redisMinReplicas });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  if (target) {
+    // the Zaris store's own knobs mean nothing to another store
+    if (o.selfTestBug) throw new UsageError(`BUG=${o.selfTestBug} is a deliberate bug of the Zaris store; TARGET=${target.name} runs the store as it is`);
+    if (o.nodes !== undefined && o.nodes !== target.nodeIds.length) throw new UsageError(`TARGET=${target.name} runs ${target.nodeIds.length} nodes, not NODES=${o.nodes}`);
+  }
   // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
-  checkClientEnv();
+  if (!target) checkClientEnv();
   const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
   if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
@@ -186,6 +234,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   }
   // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN);
   // clock faults preload the host's libfaketime
+  // clock faults move the clocks of the Zaris nodes through libfaketime; not those of every store
+  if (target && kinds.includes('clock')) {
+    const why = `TARGET=${target.name}: clock faults are only available for TARGET=zaris (libfaketime cannot move the clocks of every store, e.g. etcd, a Go binary)`;
+    if (o.faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'clock');
+    log(`clock faults left out: ${why}`);
+  }
   const processPartitions = async (): Promise<boolean> => {
     if (kinds.includes('clock')) {
       const why = hostClockFaultsUnavailable();
@@ -221,7 +276,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 
   await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, dockerSweeper] });
   const runTag = `r${randomBytes(3).toString('hex')}`;
-  const { runtime, reason } = await makeRuntime(o.runtime, runTag, processPartitions, log);
+  const { runtime, reason } = target ? await makeTargetRuntime(target, o.runtime, runTag, processPartitions, log) : await makeRuntime(o.runtime, runTag, processPartitions, log);
   mkdirSync(o.runsDir, { recursive: true });
   const seed = replayed ? replayed.seed : o.seed;
   const runDir = path.resolve(o.runsDir, `${utcStamp()}-${seed}`);
@@ -232,12 +287,14 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 
   // the SQLite work runs on a worker thread: the harness's event loop only queues rows
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
-  log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
+  log(`run ${runDir} (target ${targetName}, runtime ${runtime.kind}: ${reason})`);
   /** The client under test: the workload's, routing and refreshing only by seed 000's rules. */
   let client: ZarisClient | null = null;
   /** The harness's own client: runtime-map samples, nemesis probes, final reads. */
   let harnessClient: ZarisClient | null = null;
-  let watch: ClusterWatch | null = null;
+  /** The store side of a target other than Zaris (its adapters, sampler, workload). */
+  let session: TargetSession | null = null;
+  let watch: RunWatch | null = null;
   let workload: Workload | null = null;
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
@@ -249,57 +306,75 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.runtime, runtime.kind);
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
-    ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
+    const identity = target
+      ? { target: target.name, targetVersion: await target.version().catch((e: unknown) => `unknown (${(e as Error).message.split('\n')[0]})`), clientLibrary: target.clientLibrary }
+      : { target: 'zaris', targetVersion: `zaris ${pkg.version} (nodes/, this repository)`, clientLibrary: `zaris client ${pkg.version} (nodes/client, seed 000)` };
+    if (target && runtime.kind === 'docker') identity.targetVersion += ' (host package; the node image carries bookworm\'s)';
+    ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version, ...identity }));
+    log(`target ${identity.targetVersion}, client ${identity.clientLibrary}`);
     const planned = replayed ?? null;
     const runKinds = planned ? planned.kinds : kinds;
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
-    const started = clock.now();
-    const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
-    const config: ClusterConfig = await runtime.start({
-      runDir,
-      nodeIds,
-      // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
-      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
-      ...(clockModes ? { clockModes } : {}),
-    });
-    if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
-    writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
-    const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
-    ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
-    const seeds = nodeIds.map((id) => runtime.clientEndpoint(id));
-    // the harness watches the cluster through a client of its own: the client under test gets no
-    // map from the harness, it refreshes only when its own operations tell it to (seed 000)
-    harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
-    await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
-    const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
-    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1, new Map(partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas])));
-    await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
-    const upMs = clock.now() - started;
-    ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
-    log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
-
-    // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
-    client = new ZarisClient({ seeds });
-    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
-    runConfig.clientOptions = clientOptionsRecord(client.options);
-    runConfig.leaseMs = watch.leaseMs;
-    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
-    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
-
-    const view = harnessClient.clusterView;
-    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
-    // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
-    const w0 = watch;
-    const hc = harnessClient;
-    const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
-    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
-    workload.onAck(watch.onAck);
+    if (target) {
+      session = await startTargetSession({ target, runtime: runtime as TargetRuntime, runDir, ledger, clock, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, rate: o.rate, random: () => rng.next(), readsOff: o.readsOff, log });
+      writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify({ target: target.name, ...session.cluster, contract: target.contract }, null, 2)}\n`);
+      watch = session.watch;
+      workload = session.workload;
+      runConfig.clientOptions = session.clientOptions;
+      runConfig.leaseMs = session.watch.leaseMs;
+      ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+      log(`workload client: ${target.clientLibrary} through the ${target.name} adapter (operation bound ${String(session.clientOptions.operationTimeoutMs)} ms); owner lease declared: ${runConfig.leaseMs ?? 'none'}${runConfig.leaseMs === null ? '' : ' ms'}; async lag bound ${asyncLagMaxMs} ms; contract claims ${target.contract.claims.join(', ') || 'no loss'}`);
+    } else {
+      const zr = runtime as Runtime;
+      const started = clock.now();
+      const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
+      const config: ClusterConfig = await zr.start({
+        runDir,
+        nodeIds,
+        // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
+        template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
+        ...(clockModes ? { clockModes } : {}),
+      });
+      if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
+      writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
+      const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
+      ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
+      const seeds = nodeIds.map((id) => zr.clientEndpoint(id));
+      // the harness watches the cluster through a client of its own: the client under test gets no
+      // map from the harness, it refreshes only when its own operations tell it to (seed 000)
+      harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
+      await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
+      const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
+      const zw = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1, new Map(partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas])));
+      await waitUntil(async () => (await zw.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
+      const upMs = clock.now() - started;
+      ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
+      log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
+
+      // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
+      client = new ZarisClient({ seeds });
+      await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
+      runConfig.clientOptions = clientOptionsRecord(client.options);
+      runConfig.leaseMs = zw.leaseMs;
+      ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+      log(`workload client: ${describeClientOptions(clientOptionsRecord(client.options))}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
+
+      const view = harnessClient.clusterView;
+      const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
+      // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
+      const w0 = zw;
+      const hc = harnessClient;
+      const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
+      workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
+      workload.onAck(zw.onAck);
+      watch = zw;
+    }
 
     const schedule: Schedule =
       replayed ??
@@ -310,7 +385,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         preset: o.faultPreset ?? 'random',
         escalationTimeoutMs: o.escalationTimeoutMs,
         evictionTimeoutMs: DEFAULT_TIMING.evictionTimeoutMs,
-        nodeCount: NODE_IDS.length,
+        nodeCount: target ? target.nodeIds.length : NODE_IDS.length,
         partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
         beyondBudget: o.beyondBudget,
       });
@@ -365,8 +440,12 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
       const t0 = clock.now();
       // the harness's own client, on a fresh map: the final reads are the judge's, not the client under test's
-      await harnessClient.fetchView().catch(() => undefined);
-      const n = await finalReads(harnessClient, ledger, clock);
+      let n: number;
+      if (session) n = await session.finalReads();
+      else {
+        await harnessClient!.fetchView().catch(() => undefined);
+        n = await finalReads(harnessClient!, ledger, clock);
+      }
       log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
@@ -383,6 +462,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     watch?.stop();
     client?.close();
     harnessClient?.close();
+    await session?.close();
     await runtime.close().catch(() => undefined);
     ledger.close();
   }
@@ -397,12 +477,24 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 }
 
 /**
+ * What the run needs of a cluster watch, whatever the target (cluster-watch.ts for Zaris,
+ * targets/target-watch.ts for the others): the nemesis's probe, the periodic samples into the
+ * ledger, crash starts and failover measurements.
+ */
+type RunWatch = ClusterProbe & Pick<ClusterWatch, 'start' | 'stop' | 'crashStarting' | 'failoverMs'> & { sample(): Promise<unknown> };
+
+/**
  * The run meta `runConfig` (META.runConfig, JSON; CONTRACT.md "Run meta"): the options of the run,
  * `asyncLagMaxMs` (ms), `leaseMs` (ms, the owner lease the store declares; null until known),
  * `clientOptions` (the workload client's, null until it is made) and the seed 004 table the nodes
  * advertise.
  */
 export interface RunConfig extends RunRulesConfig {
+  /** The store under test (TARGET=). */
+  target: TargetName;
+  /** Targets other than Zaris: the loss classes their contract claims, and what each is tied to. */
+  claims?: string[];
+  contract?: string[];
   durationMs: number;
   seed: number;
   runtime: RuntimeKind;
@@ -421,7 +513,8 @@ export interface RunConfig extends RunRulesConfig {
   selfTestBug: SelfTestBug | null;
   asyncLagMaxMs: number;
   leaseMs: number | null;
-  clientOptions: ClientOptionsRecord | null;
+  /** The workload client's options: the Zaris client's record, or a target adapter's (library, bounds, store settings). */
+  clientOptions: ClientOptionsRecord | Record<string, unknown> | null;
   multiKeyLongTailRetryThresholdsMs: string;
 }
 

@@ -61,11 +61,13 @@ export function buildCli(): Command {
   program
     .command('certify')
     .description('run the store under faults, verify, write results.json, junit.xml and report.html')
+    .addOption(new Option('--target <name>', 'the store under test').choices(['zaris', 'etcd', 'redis-sentinel']).default('zaris'))
+    .addOption(new Option('--redis-min-replicas <n>', "redis-sentinel: Redis's min-replicas-to-write (0 = Redis's own default: an isolated master acknowledges on)").argParser(parseIntArg('--redis-min-replicas', 0)))
     .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
     .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
     .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
     .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}), or all / none, or preset:<name> (${PRESET_NAMES.join(', ')})`).argParser(parseFaults))
-    .addOption(new Option('--nodes <n>', 'cluster size').choices(['3', '5']).default('3'))
+    .addOption(new Option('--nodes <n>', 'cluster size (default 3)').choices(['3', '5']))
     .option('--beyond-budget', 'let faults overlap past the fault budget', false)
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
     .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
@@ -75,7 +77,7 @@ export function buildCli(): Command {
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
+    .action(async (opts: { target: 'zaris' | 'etcd' | 'redis-sentinel'; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
       const { certify } = await import('./certify.js');
       const { createProgressOutput } = await import('./run-progress.js');
       // on a terminal the progress line is redrawn in place, the run's lines printed above it
@@ -93,13 +95,15 @@ export function buildCli(): Command {
       process.on('SIGTERM', () => onSignal('SIGTERM'));
       const seed = opts.seed ?? Math.floor(Math.random() * 1_000_000);
       const out = await certify({
+        target: opts.target,
+        ...(opts.redisMinReplicas !== undefined ? { redisMinReplicas: opts.redisMinReplicas } : {}),
         durationMs: opts.duration,
         seed,
         runtime: opts.runtime,
         faults: parseFaultSelection(opts.faults ?? 'all').kinds,
         faultPreset: parseFaultSelection(opts.faults ?? 'all').preset,
         faultsExplicit: opts.faults !== undefined,
-        nodes: Number(opts.nodes),
+        ...(opts.nodes !== undefined ? { nodes: Number(opts.nodes) } : {}),
         beyondBudget: opts.beyondBudget,
         replay: opts.replay,
         runsDir: opts.runsDir,
@@ -117,7 +121,7 @@ export function buildCli(): Command {
       process.stdout.write(`${out.runDir}\n`);
       if (r) {
         process.stdout.write(
-          `${r.verdict}: ${r.counts.acknowledged} acknowledged writes, faults ${JSON.stringify(r.faults)}, ` +
+          `${r.verdict}${r.target ? ` (${r.target.version})` : ''}: ${r.counts.acknowledged} acknowledged writes, faults ${JSON.stringify(r.faults)}, ` +
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
             `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );

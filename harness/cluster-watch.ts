@@ -2,6 +2,7 @@ import type { ClusterView, ZarisClient } from '../nodes/client/zaris-client.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
 import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
+import { FailoverMeter } from './failover-meter.js';
 import type { ClusterProbe, ClusterSnapshot, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
 
 /** Sampling period of the runtime map, ms (DESIGN.md §4: at least every 500 ms). */
@@ -81,9 +82,7 @@ export class ClusterWatch implements ClusterProbe {
   private latest: ClusterView | null = null;
   private sampling = false;
   private refreshing: Promise<ClusterView> | null = null;
-  /** `store/partition` -> pending failover measurement. */
-  private readonly pendingFailovers = new Map<string, { faultId: number; node: string; startMs: number }>();
-  readonly failoverMs: number[] = [];
+  private readonly meter: FailoverMeter;
   samples = 0;
   /**
    * The owner lease the store declares (metadata `ownerLeaseMs`, ms: how long an owner cut off
@@ -98,7 +97,14 @@ export class ClusterWatch implements ClusterProbe {
     private readonly replicationFactor: (store: string) => number,
     /** The partitions' replicas as registered in the ledger (`store/partition` -> replicas). */
     private readonly baseReplicas?: ReadonlyMap<string, readonly string[]>,
-  ) {}
+  ) {
+    this.meter = new FailoverMeter(ledger);
+  }
+
+  /** Every failover measured so far, ms (failover-meter.ts). */
+  get failoverMs(): number[] {
+    return this.meter.failoverMs;
+  }
 
   /** The last sampled view (null before the first sample). */
   get view(): ClusterView | null {
@@ -233,22 +239,12 @@ export class ClusterWatch implements ClusterProbe {
   crashStarting(faultId: number, node: string, startMs: number): void {
     const v = this.latest;
     if (!v) return;
-    for (const e of v.runtime.values()) {
-      if (e.active === node && this.replicationFactor(e.store) > 1) this.pendingFailovers.set(`${e.store}/${e.partition}`, { faultId, node, startMs });
-    }
+    const owned = [...v.runtime.values()].filter((e) => e.active === node && this.replicationFactor(e.store) > 1);
+    this.meter.crashStarting(faultId, node, startMs, owned);
   }
 
   /** The workload's ack listener: closes the measurement of a partition on its first ack elsewhere. */
-  readonly onAck = (store: string, partition: number, node: string, _epoch: number, tMs: number): void => {
-    if (this.pendingFailovers.size === 0) return;
-    const k = `${store}/${partition}`;
-    const p = this.pendingFailovers.get(k);
-    if (!p || node === p.node || tMs < p.startMs) return;
-    this.pendingFailovers.delete(k);
-    const ms = Math.round((tMs - p.startMs) * 10) / 10;
-    this.failoverMs.push(ms);
-    this.ledger.event(tMs, 'failover', { faultId: p.faultId, store, partition, node, from: p.node, ms });
-  };
+  readonly onAck = (store: string, partition: number, node: string, epoch: number, tMs: number): void => this.meter.onAck(store, partition, node, epoch, tMs);
 }
 
 /**
@@ -256,7 +252,7 @@ export class ClusterWatch implements ClusterProbe {
  * (DESIGN.md §4 "each fault recorded before it takes effect"). A partition fault also records
  * `isolated` as the nemesis computed it from its grudge (the nodes cut off from a majority).
  */
-export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: ClusterWatch): FaultRecorder {
+export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: Pick<ClusterWatch, 'crashStarting'>): FaultRecorder {
   return {
     faultStart(f: FaultStartRecord): number {
       const startMs = clock.now();

@@ -70,9 +70,9 @@ describe('sweepLeftovers', () => {
     expect(ran).toEqual([root]);
   });
 
-  it('the default list sweeps iptables and temporary folders', async () => {
+  it('the default list sweeps iptables filter chains, the targets\' nat chains and temporary folders', async () => {
     const res = await sweepLeftovers({ tmpDir: root });
-    expect(res.map((r) => r.sweeper)).toEqual(['iptables', 'temp-dirs']);
+    expect(res.map((r) => r.sweeper)).toEqual(['iptables', 'iptables-nat', 'temp-dirs']);
     expect(res.every((r) => r.error === undefined)).toBe(true);
   });
 

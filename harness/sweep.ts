@@ -14,6 +14,7 @@ import { mkdtemp, readdir, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pidAlive, sweepIptables } from './runtime/iptables.js';
+import { sourceNatSweeper } from './targets/loopback-snat.js';
 
 /** Prefix of every temporary folder (and chain, container, network) the harness creates. */
 export const LEFTOVER_PREFIX = 'zaris-certify';
@@ -98,8 +99,11 @@ export const tempDirSweeper: Sweeper = {
   },
 };
 
-/** The sweepers run by default, in order. Append new kinds of leftovers here. */
-export const DEFAULT_SWEEPERS: readonly Sweeper[] = [iptablesSweeper, tempDirSweeper];
+/**
+ * The sweepers run by default, in order: filter chains, the targets' nat chains (their source-NAT
+ * rules, targets/loopback-snat.ts), temporary folders. Append new kinds of leftovers here.
+ */
+export const DEFAULT_SWEEPERS: readonly Sweeper[] = [iptablesSweeper, sourceNatSweeper, tempDirSweeper];
 
 /** Options of {@link sweepLeftovers}; every field has a default. */
 export interface SweepOptions {

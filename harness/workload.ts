@@ -1,12 +1,10 @@
-import type { RetryOutcome } from '../nodes/client/retry-loop.js';
 import { TransportError } from '../nodes/client/transport-error.js';
-import type { ReadResult, WriteResult, ZarisClient } from '../nodes/client/zaris-client.js';
-import { BatchGetIncompleteError, type LongTailRetryResult } from '../nodes/multikey/long-tail-retry.js';
-import { kvStatusName, KvStatus } from '../nodes/kv-status.js';
+import type { ReadResult, ZarisClient } from '../nodes/client/zaris-client.js';
 import { partitionOfSegment, segmentOf } from '../nodes/partitioning.js';
 import type { Ledger, Outcome, WriteOp } from '../ledger/ledger-writer.js';
 import { writeId } from '../ledger/schema.js';
 import type { RunClock } from './clock.js';
+import { isWorkloadDriver, round3, ZarisDriver, zarisReadAnswer, type WorkloadDriver } from './workload-driver.js';
 
 /** A store the workload writes (DESIGN.md §3: sync3, async3, rf1 by default). */
 export interface WorkloadStore {
@@ -16,6 +14,11 @@ export interface WorkloadStore {
   replicationFactor: number;
   /** The store's configured ack mode (sync acks at RF > 1 are probed). */
   ackMode: 'sync' | 'async';
+  /**
+   * The partition of a key (a target's `partitionOf`); default: the Zaris rule, the key's segment
+   * (of `segments`) grouped into `partitions`.
+   */
+  partitionOf?: (key: string) => number;
 }
 
 /**
@@ -142,12 +145,20 @@ export class Workload {
   private tokenWaiters: Array<() => void> = [];
   private refill: NodeJS.Timeout | null = null;
 
+  /** What the workload writes and reads through (the client under test). */
+  private readonly driver: WorkloadDriver;
+
+  /**
+   * @param client the client under test: a Zaris client (driven by {@link ZarisDriver}) or any
+   *   {@link WorkloadDriver} (a target's client adapter: targets/target-driver.ts).
+   */
   constructor(
-    private readonly client: ZarisClient,
+    client: ZarisClient | WorkloadDriver,
     private readonly ledger: Ledger,
     private readonly clock: RunClock,
     private readonly opts: WorkloadOptions,
   ) {
+    this.driver = isWorkloadDriver(client) ? client : new ZarisDriver(client);
     for (const store of opts.stores) {
       for (let w = 0; w < opts.writersPerStore; w++) {
         const slots: KeyState[] = [];
@@ -166,7 +177,7 @@ export class Workload {
   private newKey(store: WorkloadStore, writer: number): KeyState {
     const keyId = this.nextKeyId++;
     const key = `k${keyId}`;
-    const partition = partitionOfSegment(segmentOf(key, store.segments), store.partitions);
+    const partition = store.partitionOf ? store.partitionOf(key) : partitionOfSegment(segmentOf(key, store.segments), store.partitions);
     const range = this.opts.writesPerKey ?? { min: 10, max: 100 };
     const remaining = range.min + Math.floor(this.opts.random() * (range.max - range.min + 1));
     this.ledger.addKey({ keyId, store: store.name, key, partition, writer });
@@ -241,51 +252,36 @@ export class Workload {
     if (outcome !== 'ok') this.totals.readsUnanswered++;
   }
 
-  /** A single get of `k` through the client under test (its active owner, seed 000 retries). */
+  /** A single get of `k` through the client under test (Zaris: its active owner, seed 000 retries). */
   private async readOne(k: KeyState): Promise<void> {
     this.totals.readRequests++;
     const invokeMs = this.clock.now();
-    const o = await this.client.get(k.store, k.key);
-    const completeMs = this.clock.now();
-    const a = readAnswer(o.result);
-    if (a) this.recordRead(k, 'get', invokeMs, completeMs, 'ok', a.node, a.value);
-    else this.recordRead(k, 'get', invokeMs, completeMs, o.result === undefined && o.error instanceof TransportError ? 'info' : 'fail', o.result?.node ?? null, null);
+    const r = await this.driver.read(k.store, k.key);
+    this.recordRead(k, 'get', invokeMs, this.clock.now(), r.outcome, r.node, r.outcome === 'ok' ? r.value : null);
     const b = this.bucket(k.store);
-    const name = `get:${o.result ? kvStatusName(o.result.status) : errorName(o.error)}`;
-    b.statuses[name] = (b.statuses[name] ?? 0) + 1;
+    b.statuses[r.statusName] = (b.statuses[r.statusName] ?? 0) + 1;
   }
 
   /**
-   * A batch get of the writer's current keys through the client under test (seed 004 long-tail
-   * retry: a group still pending after the policy's delay is retried once on another in-sync
-   * replica). One read entry per key, sharing invoke and complete; a key no attempt answered is
-   * recorded as `info`.
+   * A batch get of the writer's current keys through the client under test (Zaris: seed 004
+   * long-tail retry: a group still pending after the policy's delay is retried once on another
+   * in-sync replica). One read entry per key, sharing invoke and complete; a key no attempt
+   * answered is recorded as `info`.
    */
   private async batchRead(slots: KeyState[]): Promise<void> {
     const keys = slots.slice(0, this.opts.batchReadKeys ?? 8);
     const store = keys[0].store;
     this.totals.readRequests++;
     const invokeMs = this.clock.now();
-    let res: LongTailRetryResult<ReadResult> | null = null;
-    try {
-      res = await this.client.getMany(store, keys.map((k) => k.key));
-    } catch (e) {
-      if (e instanceof BatchGetIncompleteError) res = (e as BatchGetIncompleteError<ReadResult>).partial;
-    }
+    const res = await this.driver.readMany(store, keys.map((k) => k.key));
     const completeMs = this.clock.now();
-    let unanswered = 0;
     for (const k of keys) {
-      const got = res?.answers.get(k.key);
-      const a = got ? readAnswer(got.value) : null;
+      const a = res.answers.get(k.key);
       if (a) this.recordRead(k, 'getMany', invokeMs, completeMs, 'ok', a.node, a.value);
-      else {
-        unanswered++;
-        this.recordRead(k, 'getMany', invokeMs, completeMs, 'info', null, null);
-      }
+      else this.recordRead(k, 'getMany', invokeMs, completeMs, 'info', null, null);
     }
     const b = this.bucket(store);
-    const name = unanswered > 0 ? 'getMany:incomplete' : res?.retryFired ? 'getMany:long-tail-retry' : 'getMany:Ok';
-    b.statuses[name] = (b.statuses[name] ?? 0) + 1;
+    b.statuses[res.statusName] = (b.statuses[res.statusName] ?? 0) + 1;
   }
 
   /**
@@ -308,7 +304,7 @@ export class Workload {
           let value: string | null = null;
           try {
             const r = await prober.getLocal(node, k.store, k.key);
-            const a = r.epoch >= ackEpoch ? readAnswer(r) : null;
+            const a = r.epoch >= ackEpoch ? zarisReadAnswer(r) : null;
             if (a) {
               outcome = 'ok';
               value = a.value;
@@ -334,46 +330,32 @@ export class Workload {
     const { w, committed } = this.ledger.invoke(k.keyId, seq, op, invokeMs);
     await committed;
     this.totals.attempted++;
-    let outcome: RetryOutcome<WriteResult>;
-    const value = Buffer.from(id);
-    switch (op) {
-      case 'create':
-        outcome = await this.client.put(k.store, k.key, value, { ifAbsent: true });
-        break;
-      case 'cas':
-        outcome = await this.client.put(k.store, k.key, value, { ifMatchVersion: k.version });
-        break;
-      case 'delete':
-        outcome = await this.client.delete(k.store, k.key);
-        break;
-      default:
-        outcome = await this.client.put(k.store, k.key, value);
-    }
+    const out = await this.driver.write({ store: k.store, key: k.key, op, valueId: id, ifMatchVersion: k.version, ackMode: store.ackMode });
     const completeMs = this.clock.now();
-    const ledgerOutcome: Outcome = outcome.ledgerOutcome;
-    const r = outcome.result;
-    const status = r ? kvStatusName(r.status) : errorName(outcome.error);
-    const ack = ledgerOutcome === 'ok' && r ? { node: r.info.node, epoch: r.info.epoch, version: r.info.version, revision: r.info.revision, ackMode: r.info.ackMode, copies: r.info.copies } : undefined;
-    const trace = outcome.attempts.length > 1 || ledgerOutcome !== 'ok' ? JSON.stringify(outcome.attempts.map((a) => ({ n: a.n, s: a.status !== undefined ? kvStatusName(a.status) : a.errorKind, node: a.node, e: a.epoch, t0: round(a.startMs), t1: round(a.endMs) }))) : undefined;
-    this.ledger.complete(w, { completeMs, outcome: ledgerOutcome, status, attempts: outcome.attempts.length, ack, trace });
+    // an ok that names no ack cannot be recorded as one (never an ack that did not happen): it
+    // may have been applied, so it is indeterminate
+    const ledgerOutcome: Outcome = out.outcome === 'ok' && !out.ack ? 'info' : out.outcome;
+    const ack = ledgerOutcome === 'ok' ? out.ack : undefined;
+    const trace = out.attempts.length > 1 || ledgerOutcome !== 'ok' ? JSON.stringify(out.attempts) : undefined;
+    this.ledger.complete(w, { completeMs, outcome: ledgerOutcome, status: out.status, attempts: out.attempts.length, ack, trace });
     const b = this.bucket(k.store);
-    for (const a of outcome.attempts) {
-      const name = a.status !== undefined ? kvStatusName(a.status) : (a.errorKind ?? 'Error');
+    for (const a of out.attempts) {
+      const name = a.s ?? 'Error';
       b.statuses[name] = (b.statuses[name] ?? 0) + 1;
     }
-    if (ledgerOutcome === 'ok') {
+    if (ack) {
       this.totals.ok++;
       b.acked++;
       b.latencies.push(completeMs - invokeMs);
       k.present = op !== 'delete';
-      k.version = r!.info.version;
-      for (const l of this.ackListeners) l(k.store, k.partition, r!.info.node, r!.info.epoch, completeMs);
-      if (this.opts.prober && store.ackMode === 'sync' && store.replicationFactor > 1 && this.opts.random() < (this.opts.probeFraction ?? 0.01)) await this.probe(k, r!.info.node, r!.info.epoch);
+      k.version = ack.version;
+      for (const l of this.ackListeners) l(k.store, k.partition, ack.node, ack.epoch, completeMs);
+      if (this.opts.prober && store.ackMode === 'sync' && store.replicationFactor > 1 && this.opts.random() < (this.opts.probeFraction ?? 0.01)) await this.probe(k, ack.node, ack.epoch);
     } else if (ledgerOutcome === 'fail') {
       this.totals.fail++;
       b.failed++;
       // a definite failure changed nothing, but a Conflict/NotFound tells us our view was stale
-      if (r && (r.status === KvStatus.Conflict || r.status === KvStatus.NotFound)) k.present = null;
+      if (out.staleView) k.present = null;
     } else {
       this.totals.info++;
       b.indeterminate++;
@@ -404,8 +386,8 @@ export class Workload {
     if (this.currentSecond >= 0) {
       for (const [store, b] of this.buckets) {
         const l = b.latencies.sort((x, y) => x - y);
-        const q = (p: number): number | null => (l.length ? round(l[Math.min(l.length - 1, Math.floor(p * l.length))]) : null);
-        this.ledger.stats({ tS: this.currentSecond, store, acked: b.acked, failed: b.failed, indeterminate: b.indeterminate, p50Ms: q(0.5), p95Ms: q(0.95), p99Ms: q(0.99), maxMs: l.length ? round(l[l.length - 1]) : null, statuses: b.statuses });
+        const q = (p: number): number | null => (l.length ? round3(l[Math.min(l.length - 1, Math.floor(p * l.length))]) : null);
+        this.ledger.stats({ tS: this.currentSecond, store, acked: b.acked, failed: b.failed, indeterminate: b.indeterminate, p50Ms: q(0.5), p95Ms: q(0.95), p99Ms: q(0.99), maxMs: l.length ? round3(l[l.length - 1]) : null, statuses: b.statuses });
       }
     }
     this.buckets.clear();
@@ -413,22 +395,3 @@ export class Workload {
   }
 }
 
-/**
- * The value a read found, when the store answered it: Ok -> the value as text (the write id the
- * workload stored), NotFound -> null (absent); anything else is no answer (undefined).
- */
-function readAnswer(r: ReadResult | undefined): { node: string; value: string | null } | null {
-  if (!r) return null;
-  if (r.status === KvStatus.Ok) return { node: r.node, value: r.value ? r.value.toString('utf8') : null };
-  if (r.status === KvStatus.NotFound) return { node: r.node, value: null };
-  return null;
-}
-
-function round(ms: number): number {
-  return Math.round(ms * 1000) / 1000;
-}
-
-function errorName(e: unknown): string {
-  if (e && typeof e === 'object' && 'kind' in e) return String((e as { kind: string }).kind);
-  return e instanceof Error ? e.name : typeof e;
-}

@@ -92,6 +92,8 @@ function configRows(config: unknown): [string, unknown][] {
   add('rate', c.rate, (x) => (x === 0 ? 'unthrottled' : `${String(x)} writes/s`));
   add('writers per store', c.writersPerStore);
   add('keys per writer', c.keysPerWriter);
+  add("the store's contract claims", c.claims, (x) => (Array.isArray(x) ? (x.length === 0 ? 'no loss at all' : x.join(', ')) : x));
+  add('what each claim is tied to', c.contract, (x) => (Array.isArray(x) ? x.join(' ') : x));
   add('fault kinds', c.faults, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('past the fault budget', c.beyondBudget, (x) => (x === true ? 'yes' : x === false ? 'no' : x));
   add('escalation timeout', c.escalationTimeoutMs, (x) => `${String(x)} ms`);
@@ -117,6 +119,7 @@ const runSection: HtmlSection = {
     const up = db.prepare("SELECT detail FROM events WHERE kind = 'cluster-up' ORDER BY t_ms, rowid LIMIT 1").pluck().get() as string | undefined;
     const upMs = (parseJson(up) as { ms?: unknown } | null)?.ms;
     const rows: [string, unknown][] = [
+      ...(r.target ? ([['target', r.target.name], ['target version', r.target.version], ['client library', r.target.clientLibrary]] as [string, unknown][]) : []),
       ['runtime', r.runtime ?? '(not recorded)'],
       ['why this runtime', reason],
       ['seed', r.seed ?? '(not recorded)'],
@@ -408,10 +411,10 @@ export function renderHtmlReport(db: Database.Database, results: Results, sectio
   const nav = sections.map((s) => `<a href="#${esc(s.id)}">${esc(s.title.split(' (')[0])}</a>`).join('');
   const body = sections.map((s) => `<section id="${esc(s.id)}">\n<h2>${esc(s.title)}</h2>\n${s.render(ctx)}\n</section>`).join('\n');
   return `<!DOCTYPE html>
-<html lang="en"><head><meta charset="utf-8"><title>zaris-certify: ${esc(results.verdict)}</title>
+<html lang="en"><head><meta charset="utf-8"><title>zaris-certify: ${esc(results.target ? `${results.target.name}: ` : '')}${esc(results.verdict)}</title>
 <style>${uplotAssets().css}</style>
 <style>${STYLE}</style></head>
-<body><h1>zaris-certify report</h1><nav>${nav}</nav>
+<body><h1>zaris-certify report${results.target ? `: ${esc(results.target.version)}` : ''}</h1><nav>${nav}</nav>
 ${body}
 </body></html>
 `;

@@ -46,6 +46,17 @@ export interface FailoverSummary {
   maxMs: number;
 }
 
+/**
+ * The store a run certified (issue 15, `TARGET=`): its name, its version as its binary reports it
+ * (`etcd 3.4.23`, `redis 7.0.15 (sentinel)`, `zaris 0.1.0 ...`) and the client library the
+ * workload wrote through. From the ledger meta `versions`.
+ */
+export interface ResultTarget {
+  name: string;
+  version: string;
+  clientLibrary: string;
+}
+
 /** results.json (DESIGN.md §7), plus `retries`, `inconclusiveReason` and the v2 figures. */
 export interface Results {
   verdict: Verdict;
@@ -58,6 +69,8 @@ export interface Results {
   asyncLagMaxMs: number | null;
   /** v2: the owner lease the store declared (async-ack rule 6: an owner cut off longer than this acknowledges nothing it may lose), ms; null under v1 or when none. */
   leaseMs: number | null;
+  /** The store under test; absent for a ledger from before targets (or an imported history). */
+  target?: ResultTarget;
   /** meta.runtime ('process' | 'docker'); null for an imported history. */
   runtime: string | null;
   /** meta.seed (a number when it is an integer); null when absent. */
@@ -99,6 +112,19 @@ export function nearestRank(sorted: readonly number[], p: number): number {
 function meta(db: Database.Database, key: string): string | null {
   const v = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key);
   return typeof v === 'string' ? v : null;
+}
+
+/** The target named in meta `versions` (`target`, `targetVersion`, `clientLibrary`), or null when not recorded. */
+export function targetOf(db: Database.Database): ResultTarget | null {
+  const raw = meta(db, META.versions);
+  if (raw === null) return null;
+  try {
+    const v = JSON.parse(raw) as Record<string, unknown>;
+    if (typeof v.target !== 'string') return null;
+    return { name: v.target, version: String(v.targetVersion ?? '(not recorded)'), clientLibrary: String(v.clientLibrary ?? '(not recorded)') };
+  } catch {
+    return null;
+  }
 }
 
 function seedOf(v: string | null): number | string | null {
@@ -172,6 +198,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     rules: v.rules,
     asyncLagMaxMs: v.asyncLagMaxMs,
     leaseMs: v.leaseMs,
+    ...(targetOf(db) ? { target: targetOf(db)! } : {}),
     runtime: meta(db, META.runtime),
     seed: seedOf(meta(db, META.seed)),
     durationMs: numberOf(meta(db, META.durationMs)),

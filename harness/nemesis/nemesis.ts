@@ -1,6 +1,6 @@
 /**
  * The nemesis executor (DESIGN.md §3 "Nemesis", §4 faults in the ledger, §5 beyond-budget; issues
- * 12 and 13): it plays a {@link Schedule} against a {@link Runtime}, resolving live targets (the
+ * 12 and 13): it plays a {@link Schedule} against a {@link FaultRuntime} (the Zaris nodes or any target's), resolving live targets (the
  * leader, an active owner, an in-sync replica, a replica catching up, the node a failback hands
  * to) through a {@link ClusterProbe}, and recording every fault's start and end through a
  * {@link FaultRecorder} BEFORE the change takes effect, so the ledger never misses a fault that
@@ -23,7 +23,7 @@
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
-import type { Grudge, Runtime } from '../runtime/runtime.js';
+import type { FaultRuntime, Grudge } from '../runtime/runtime.js';
 import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
@@ -89,7 +89,7 @@ export interface Clock {
 
 /** Options of the executor. Every time is in ms. */
 export interface NemesisOptions {
-  runtime: Runtime;
+  runtime: FaultRuntime;
   schedule: Schedule;
   clock: Clock;
   recorder: FaultRecorder;

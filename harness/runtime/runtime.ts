@@ -39,26 +39,22 @@ export interface ClusterStartOptions {
 }
 
 /**
- * The seam between the harness and the way nodes run (DESIGN.md §3 "Runtime").
- * Implementations: process-runtime.ts (child processes on 127.0.0.N), docker-runtime.ts.
+ * The nemesis-facing part of a runtime (DESIGN.md §3 "Runtime", "Targets"): what faults and the
+ * end phase's heal do to running nodes, whatever store they run. The nemesis (nemesis/nemesis.ts)
+ * takes only this, so that it drives the Zaris nodes ({@link Runtime}) and any other target's
+ * nodes (targets/target.ts `TargetRuntime`) alike. How a cluster starts is the other part.
  *
  * Every method that changes the cluster resolves once the change took effect (a killed node's
  * process has exited, a rule is installed). Errors are thrown as Error with a one-line message.
  * `close()` must leave nothing behind: no process, container, network or iptables rule.
  */
-export interface Runtime {
+export interface FaultRuntime {
   readonly kind: RuntimeKind;
-  /** Starts every node; resolves when each node's client port accepts connections. */
-  start(opts: ClusterStartOptions): Promise<ClusterConfig>;
-  /** The config the nodes were started with (after start()). */
-  readonly config: ClusterConfig;
-  /** Where the harness connects to a node's client port. */
-  clientEndpoint(nodeId: string): NodeEndpoint;
-  /** SIGKILL: the node loses its memory. Resolves when it is gone. */
+  /** SIGKILL: the node's processes die at once. Resolves when they are gone. */
   kill(nodeId: string): Promise<void>;
-  /** SIGTERM, then wait for exit (SIGKILL after a grace period). The node loses its memory. */
+  /** SIGTERM, then wait for exit (SIGKILL after a grace period). */
   stop(nodeId: string): Promise<void>;
-  /** Starts a killed or stopped node again, at the same address, with empty memory. */
+  /** Starts a killed or stopped node again, at the same address (what it keeps is the store's: Zaris nodes start empty). */
   restart(nodeId: string): Promise<void>;
   /** Freezes the node (SIGSTOP / engine pause): it keeps its memory and sockets. */
   pause(nodeId: string): Promise<void>;
@@ -89,4 +85,19 @@ export interface Runtime {
   nodeIds(): string[];
   /** Stops everything and removes all the runtime created. Safe to call twice. */
   close(): Promise<void>;
+}
+
+/**
+ * The seam between the harness and the way the Zaris nodes run (DESIGN.md §3): the
+ * nemesis-facing {@link FaultRuntime} plus how a Zaris cluster starts from its cluster config.
+ * Implementations: process-runtime.ts (child processes on 127.0.0.N), docker-runtime.ts.
+ * A Zaris node killed, stopped or restarted loses its memory (it starts empty).
+ */
+export interface Runtime extends FaultRuntime {
+  /** Starts every node; resolves when each node's client port accepts connections. */
+  start(opts: ClusterStartOptions): Promise<ClusterConfig>;
+  /** The config the nodes were started with (after start()). */
+  readonly config: ClusterConfig;
+  /** Where the harness connects to a node's client port. */
+  clientEndpoint(nodeId: string): NodeEndpoint;
 }

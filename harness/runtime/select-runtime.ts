@@ -21,17 +21,20 @@ export interface DockerProbe {
   imageStatus(): Promise<ImageStatus>;
 }
 
-/** The outcome of {@link selectRuntime}. */
-export interface RuntimeSelection {
+/** The outcome of {@link selectRuntime}; `R` the runtime made (the Zaris {@link Runtime} unless the caller makes others). */
+export interface RuntimeSelection<R = Runtime> {
   kind: RuntimeKind;
   /** One line for the report, e.g. "auto: no Docker engine answers; nodes run as processes". */
   reason: string;
   /** Makes the (not yet started) runtime. */
-  create(): Promise<Runtime>;
+  create(): Promise<R>;
 }
 
-/** Options of {@link selectRuntime}. */
-export interface SelectRuntimeOptions {
+/**
+ * Options of {@link selectRuntime}. A caller that runs something other than the Zaris nodes (a
+ * target, targets/target.ts) passes both makers, `R` being its runtime type.
+ */
+export interface SelectRuntimeOptions<R = Runtime> {
   /** Options for the docker runtime when it is chosen. */
   docker?: DockerRuntimeOptions;
   /** Replaces the real probe of the engine and image (tests). */
@@ -40,7 +43,9 @@ export interface SelectRuntimeOptions {
    * Makes the process runtime (default: a lazy import of ./process-runtime.js, expecting an
    * exported class `ProcessRuntime` implementing Runtime with an optional options argument).
    */
-  createProcessRuntime?: () => Promise<Runtime>;
+  createProcessRuntime?: () => Promise<R>;
+  /** Makes the docker runtime (default: the Zaris {@link DockerRuntime} with `docker`'s options). */
+  createDockerRuntime?: () => Promise<R>;
 }
 
 /** The module holding the process runtime; a variable so it is only loaded when chosen. */
@@ -83,14 +88,14 @@ export function realDockerProbe(opts: DockerRuntimeOptions = {}): DockerProbe {
  * conditions, else process. The reason line says which ran and why.
  * @throws Error (one line) for an unknown choice, or when docker is asked for and cannot run.
  */
-export async function selectRuntime(choice: string, opts: SelectRuntimeOptions = {}): Promise<RuntimeSelection> {
+export async function selectRuntime<R = Runtime>(choice: string, opts: SelectRuntimeOptions<R> = {}): Promise<RuntimeSelection<R>> {
   if (!(RUNTIME_CHOICES as readonly string[]).includes(choice)) {
     throw new Error(`unknown runtime "${choice}": expected ${RUNTIME_CHOICES.join(', ')}`);
   }
-  const processSel = (reason: string): RuntimeSelection => ({
+  const processSel = (reason: string): RuntimeSelection<R> => ({
     kind: 'process',
     reason,
-    create: opts.createProcessRuntime ?? defaultProcessRuntime,
+    create: opts.createProcessRuntime ?? (defaultProcessRuntime as unknown as () => Promise<R>),
   });
   if (choice === 'process') return processSel('process: as requested; nodes run as local processes');
   const probe = opts.probe ?? realDockerProbe(opts.docker);
@@ -108,6 +113,6 @@ export async function selectRuntime(choice: string, opts: SelectRuntimeOptions =
   return {
     kind: 'docker',
     reason: `${choice === 'docker' ? 'docker: as requested' : 'auto: a Docker engine answers'} (engine ${engine}, image ${image.image} ${how}); nodes run as containers`,
-    create: async () => new DockerRuntime(opts.docker),
+    create: opts.createDockerRuntime ?? (async () => new DockerRuntime(opts.docker) as unknown as R),
   };
 }

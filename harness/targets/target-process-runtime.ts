@@ -2,12 +2,12 @@ import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { IptablesPartitioner, newRunTag } from '../runtime/iptables.js';
-import { loopbackBlock, waitForPort } from '../runtime/process-runtime.js';
-import type { Grudge } from '../runtime/runtime.js';
+import { clientSourceAddress, loopbackBlock, waitForPort } from '../runtime/process-runtime.js';
+import type { ClockMode, Grudge } from '../runtime/runtime.js';
 import { makeTempDir } from '../sweep.js';
 import { SETPRIV } from './installed.js';
 import { LoopbackSourceNat, nodeGid } from './loopback-snat.js';
-import type { NodeLaunch, NodeProcessSpec, Target, TargetCluster, TargetRuntime } from './target.js';
+import { TARGET_NO_CLOCK, type NodeLaunch, type NodeProcessSpec, type Target, type TargetCluster, type TargetRuntime } from './target.js';
 
 /** Options of {@link TargetProcessRuntime}. */
 export interface TargetProcessRuntimeOptions {
@@ -57,7 +57,11 @@ const BASE_ENV = { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbi
  * `zaris-certify-target-data-p<pid>-*`, removed on close, swept after a crash). Logs are appended to
  * `<runDir>/nodes/<id>.log` (first process) and `<runDir>/nodes/<id>.<name>.log` (the others).
  * kill: SIGKILL to every process of the node; stop: SIGTERM, SIGKILL after the grace period;
- * pause / resume: SIGSTOP / SIGCONT to every process.
+ * pause / resume: SIGSTOP / SIGCONT to every process. A client cut (issue 13) drops, in the same
+ * chain as the grudges, what the harness's own unbound connections send to the node: they come
+ * from the address the kernel picks (127.0.0.1 on loopback), which no node process uses once
+ * its connections are rewritten to its own address; a node is waited for from its own address,
+ * which no cut drops.
  */
 export class TargetProcessRuntime implements TargetRuntime {
   readonly kind = 'process' as const;
@@ -66,6 +70,8 @@ export class TargetProcessRuntime implements TargetRuntime {
   private runDir = '';
   private dataRoot: string | null = null;
   private partitioner: IptablesPartitioner | null = null;
+  /** The address the harness's own connections to the nodes come from (the kernel's choice). */
+  private clientSource = '';
   private snat: LoopbackSourceNat | null = null;
   private closed = false;
   private readonly onExit = (): void => {
@@ -108,6 +114,9 @@ export class TargetProcessRuntime implements TargetRuntime {
         this.partitioner = await IptablesPartitioner.open({ addresses: Object.fromEntries(cluster.nodes.map((n) => [n.id, n.host])), runTag: newRunTag() });
       }
       await Promise.all(cluster.nodes.map((n) => this.spawnNode(n.id)));
+      const first = cluster.nodes[0];
+      const port = cluster.ports[this.nodes.get(first.id)!.launch.processes[0].readyPort];
+      if (this.partitioner) this.clientSource = await clientSourceAddress(first.host, port);
     } catch (e) {
       await this.close();
       throw e;
@@ -177,8 +186,27 @@ export class TargetProcessRuntime implements TargetRuntime {
     await this.partitioner.apply(grudge);
   }
 
+  async cutClient(nodeIds: readonly string[]): Promise<void> {
+    for (const id of nodeIds) this.slot(id);
+    if (!this.partitioner) {
+      if (nodeIds.length === 0) return;
+      throw new Error('client cuts are not available in this run (the process runtime was started without iptables)');
+    }
+    await this.partitioner.cutClient(this.clientSource, nodeIds);
+  }
+
   async heal(): Promise<void> {
     await this.partitioner?.heal();
+  }
+
+  /** @throws Error: clock faults are not offered to targets ({@link TARGET_NO_CLOCK}). */
+  async setClock(nodeId: string): Promise<void> {
+    this.slot(nodeId);
+    throw new Error(TARGET_NO_CLOCK);
+  }
+
+  clockModes(): Readonly<Record<string, ClockMode>> | null {
+    return null;
   }
 
   /** Kills every process, removes the nat and filter rules and the data folders. Safe to call twice. */
@@ -228,7 +256,8 @@ export class TargetProcessRuntime implements TargetRuntime {
         rp.alive = false;
       });
       n.procs.push(rp);
-      await waitForPort(n.host, port, readyTimeoutMs, () => !rp.alive, `${nodeId} (${spec.name})`, logPath);
+      // from the node's own address: a client cut of this node must not hold up its restart
+      await waitForPort(n.host, port, readyTimeoutMs, () => !rp.alive, `${nodeId} (${spec.name})`, logPath, n.host);
     }
   }
 

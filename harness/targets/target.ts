@@ -19,7 +19,7 @@
  * faults, writes with acks, reads, and samples. Zaris is one target among them (phase 2 of issue 15).
  */
 import type { Outcome, WriteOp } from '../../ledger/ledger-writer.js';
-import type { Runtime, RuntimeKind } from '../runtime/runtime.js';
+import type { FaultRuntime, RuntimeKind } from '../runtime/runtime.js';
 
 /** The names `make certify TARGET=` accepts. */
 export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel';
@@ -87,14 +87,17 @@ export interface NodeLaunch {
 }
 
 /**
- * The runtime side of a target cluster: the nemesis-facing part of {@link Runtime} (kill, stop,
- * restart, pause, resume, partition by grudge, heal, isUp, nodeIds, close; same semantics) plus a
- * start that runs a target's {@link NodeLaunch}. Implementations: target-process-runtime.ts
- * (loopback addresses, gid-owner SNAT so outgoing connections leave from the node's address,
- * iptables grudges); docker (phase 2: the offline node image with the Debian packages added, one
- * container per node, the data folder a host folder mounted into it).
+ * The runtime side of a target cluster: the nemesis-facing {@link FaultRuntime} (kill, stop,
+ * restart, pause, resume, partition by grudge, client cut, heal, isUp, nodeIds, close; same
+ * semantics, except that a restarted node keeps its data folder) plus a start that runs a target's
+ * {@link NodeLaunch}. Implementations: target-process-runtime.ts (loopback addresses, gid-owner SNAT
+ * so outgoing connections leave from the node's address, iptables grudges) and
+ * target-docker-runtime.ts (one container of the offline node image per node, which carries the
+ * stores' Debian packages; the data folder a host folder mounted into it). Clock faults are not
+ * offered to targets (`setClock` throws, `clockModes()` is null): libfaketime cannot move the
+ * clocks of a Go binary such as etcd.
  */
-export interface TargetRuntime extends Pick<Runtime, 'kind' | 'kill' | 'stop' | 'restart' | 'pause' | 'resume' | 'partition' | 'heal' | 'isUp' | 'nodeIds' | 'close'> {
+export interface TargetRuntime extends FaultRuntime {
   /**
    * Starts every node of the target (nodes in parallel, a node's processes in order); resolves
    * when each process's ready port accepts connections. Node logs go to `<runDir>/nodes/`.
@@ -104,6 +107,9 @@ export interface TargetRuntime extends Pick<Runtime, 'kind' | 'kill' | 'stop' | 
   /** The running cluster (after start). @throws Error before start. */
   readonly cluster: TargetCluster;
 }
+
+/** The error of `setClock` on a target runtime (one line). */
+export const TARGET_NO_CLOCK = 'clock faults are not available for targets other than zaris (libfaketime cannot move the clocks of every store, e.g. etcd, a Go binary)';
 
 // ---------------------------------------------------------------------------------------------
 // The client adapter
@@ -333,6 +339,8 @@ export interface Target {
   readonly contract: TargetContract;
   /** The client library the adapter uses, `name version` (e.g. `etcd3 1.1.2`), for the report. */
   readonly clientLibrary: string;
+  /** The store settings a run records beside the client's (run meta `clientOptions`), e.g. Sentinel's down-after. */
+  readonly options?: Readonly<Record<string, unknown>>;
   /**
    * Null when the target can run on `runtime` here, else a one-line reason naming what is missing
    * (e.g. "etcd is not installed (apt-get install etcd-server)"). Tests skip on it, certify refuses.

@@ -3,6 +3,7 @@
  * (no retries, no circuit breaker: every attempt is the harness's own and is recorded), member ids
  * to node ids, and which node led which Raft term.
  */
+import http from 'node:http';
 import { Etcd3 } from 'etcd3';
 import { noop } from 'cockatiel';
 import type { TargetCluster } from '../target.js';
@@ -17,17 +18,86 @@ export function memberClient(host: string, port: number): Etcd3 {
   });
 }
 
-/** One member's answer to the maintenance Status call (etcd 3.4), numbers parsed. */
+/**
+ * What one member's Raft node says of itself, as etcd publishes it at `GET /debug/vars` on its
+ * client URL (expvar `raft.status`: the raft library's Status, taken in one step on the raft
+ * goroutine): its id, current term, the leader it follows, its commit and applied indexes. Ids
+ * are hex there.
+ */
+export interface RaftStatus {
+  id: string;
+  term: number;
+  lead: string;
+  commit: number;
+  applied: number;
+}
+
+/**
+ * Parses the `raft.status` object of a `/debug/vars` document.
+ * @throws Error (one line) when the document has none, or a field is missing.
+ */
+export function parseRaftStatus(doc: unknown): RaftStatus {
+  const r = (doc as Record<string, unknown> | null)?.['raft.status'] as Record<string, unknown> | undefined;
+  if (!r || typeof r !== 'object') throw new Error('no raft.status in /debug/vars');
+  const num = (k: string): number => {
+    const v = Number(r[k]);
+    if (!Number.isSafeInteger(v) || v < 0) throw new Error(`raft.status.${k} is not a count: ${JSON.stringify(r[k])}`);
+    return v;
+  };
+  if (typeof r.id !== 'string' || typeof r.lead !== 'string') throw new Error('raft.status without id or lead');
+  return { id: r.id, lead: r.lead, term: num('term'), commit: num('commit'), applied: num('applied') };
+}
+
+/** A member id as etcd3 gives it (decimal) from the hex of `raft.status` ('0' stays '0'). */
+export function decimalMemberId(hex: string): string {
+  return BigInt(`0x${hex}`).toString(10);
+}
+
+/** `GET http://host:port/debug/vars` within timeoutMs, parsed as JSON. @throws Error on any failure. */
+function debugVars(host: string, port: number, timeoutMs: number): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ host, port, path: '/debug/vars', timeout: timeoutMs, agent: false }, (res) => {
+      if (res.statusCode !== 200) {
+        res.resume();
+        reject(new Error(`/debug/vars: HTTP ${res.statusCode}`));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        try {
+          resolve(JSON.parse(Buffer.concat(chunks).toString('utf8')));
+        } catch (e) {
+          reject(e as Error);
+        }
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('/debug/vars: timed out')));
+    req.on('error', reject);
+  });
+}
+
+/**
+ * One member's state, numbers parsed: the leader and term from its Raft status (consistent: one
+ * step of the raft goroutine), and its store revision from the maintenance Status call. The
+ * Status call's own `raftTerm` is NOT used: etcd fills it with the term of the last APPLIED
+ * entry, which lags the current term after an election, so that Status can pair the new leader
+ * with the old term (a 30 s run recorded term 5 with two leaders that way).
+ */
 export interface MemberStatus {
   node: string;
   /** This member's id (decimal string, as etcd3 gives 64-bit ids). */
   memberId: string;
-  /** The leader's member id, '0' when the member knows none. */
+  /** The leader's member id (decimal), '0' when the member knows none. */
   leaderId: string;
   /** The leader's node id as this member names it, null when it knows no leader (or the id is unknown). */
   leader: string | null;
+  /** The member's current Raft term. */
   term: number;
+  /** Its commit index. */
   raftIndex: number;
+  /** Its applied index. */
   appliedIndex: number;
   /** The member's store revision: the last revision it applied. */
   revision: number;
@@ -112,21 +182,24 @@ export class EtcdMembers {
   }
 
   /**
-   * The Status of one member within `timeoutMs`, or null when it does not answer. A member that
-   * names a leader teaches the term book who led its term.
+   * The state of one member within `timeoutMs` (its Raft status and its Status call, asked in
+   * parallel), or null when it does not answer both. A member that names a leader teaches the
+   * term book who leads its term.
    */
   async status(node: string, timeoutMs: number): Promise<MemberStatus | null> {
     if (this.closed) return null;
     try {
-      const r = await this.client(node).maintenance.status({ deadline: Date.now() + timeoutMs });
+      const n = this.cluster.nodes.find((x) => x.id === node)!;
+      const [r, vars] = await Promise.all([this.client(node).maintenance.status({ deadline: Date.now() + timeoutMs }), debugVars(n.host, this.cluster.ports.client, timeoutMs)]);
+      const raft = parseRaftStatus(vars);
       const s: MemberStatus = {
         node,
-        memberId: String(r.header.member_id),
-        leaderId: String(r.leader),
+        memberId: decimalMemberId(raft.id),
+        leaderId: decimalMemberId(raft.lead),
         leader: null,
-        term: Number(r.raftTerm),
-        raftIndex: Number(r.raftIndex),
-        appliedIndex: Number((r as { raftAppliedIndex?: string }).raftAppliedIndex ?? r.raftIndex),
+        term: raft.term,
+        raftIndex: raft.commit,
+        appliedIndex: raft.applied,
         revision: Number(r.header.revision),
       };
       if (s.leaderId !== '0') {

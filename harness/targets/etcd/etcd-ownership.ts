@@ -6,7 +6,8 @@ import type { EtcdMembers, MemberStatus } from './etcd-members.js';
  * partition and its term is the epoch. Each round asks every member's Status (etcd 3.4
  * Maintenance API, bounded per member, in parallel) and gives
  * - one row per member that answered (`node` = the member): the leader it names and its term (Raft:
- *   one leader per term, a member's term never goes back; the verifier checks both);
+ *   one leader per term, a member's term never goes back; the verifier checks both), with its own
+ *   store revision in `revisions` (replicatedRevision 0: one member cannot say what all hold);
  * - the merged row (`node` null): the leader of the highest term any member names; `inSync` = the
  *   members that follow that leader in that term and have applied at least the leader's last log
  *   index of the previous round (caught up to where the leader was a round ago); `revisions` = each
@@ -34,7 +35,9 @@ export class EtcdSampler implements OwnershipSampler {
       active: s.leader,
       epoch: s.term,
       health: s.leader ? 'Healthy' : 'Unavailable',
-      replicatedRevision: s.revision,
+      // the member's own store revision; what all members hold is the merged row's watermark
+      replicatedRevision: 0,
+      revisions: { [s.node]: s.revision },
     }));
     return { rows: [merged, ...perNode], leader: merged.active, answered: statuses.map((s) => s.node) };
   }

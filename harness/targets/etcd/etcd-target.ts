@@ -39,6 +39,7 @@ export class EtcdTarget implements Target {
   readonly contract: TargetContract;
   readonly clientLibrary = `etcd3 ${packageVersion('etcd3')}`;
   readonly store: string;
+  readonly options: Readonly<Record<string, unknown>>;
   private readonly binary: string;
   private readonly terms = new WeakMap<TargetCluster, TermLeaders>();
 
@@ -52,10 +53,13 @@ export class EtcdTarget implements Target {
       explain: [],
     };
     checkContract(this.contract);
+    this.options = { heartbeatMs: opts.heartbeatMs ?? 100, electionMs: opts.electionMs ?? 1_000 };
   }
 
   async unavailableReason(runtime: RuntimeKind): Promise<string | null> {
-    if (runtime === 'docker') return 'targets other than zaris do not run on the docker runtime yet (issue 15, phase 2)';
+    // on docker the node image carries the Debian packages (harness/docker/base-image.ts); whether
+    // the image can be had here is the runtime selection's question
+    if (runtime === 'docker') return null;
     return missingExecutable(this.binary, 'etcd', 'apt-get install etcd-server') ?? processRuntimeMissing();
   }
 

@@ -7,7 +7,7 @@ import { newestMaster, settled, type RedisNodes } from './redis-nodes.js';
  * (`SENTINEL MASTER`) and every redis-server (`INFO replication`, the revision counter of
  * redis-script.ts) in parallel, bounded per node, and gives
  * - one row per Sentinel with a settled view (`node` = the node it runs beside): the master it
- *   names and its config epoch (a view with a failover in progress is left out: Sentinel bumps the
+ *   names and its config epoch (no revisions, replicatedRevision 0: a Sentinel knows nothing of the data) (a view with a failover in progress is left out: Sentinel bumps the
  *   epoch before it moves the address, so that view is half old, half new). Sentinel's promise,
  *   checked by the verifier: one master per config epoch, and a Sentinel's epoch never goes back;
  * - the merged row (`node` null): the master named at the highest settled epoch; `inSync` = that
@@ -55,7 +55,11 @@ export class RedisSampler implements OwnershipSampler {
       active: v.master,
       epoch: v.epoch,
       health: v.flags.includes('s_down') || v.flags.includes('o_down') ? 'Unavailable' : 'Healthy',
-      replicatedRevision: revisions[v.sentinel] ?? 0,
+      // a Sentinel's view says who is master, nothing of what is replicated: no revisions, and 0
+      // (unknown) for the watermark (history-format.md v2 async-ack 3 reads a sample without
+      // revisions by its replicatedRevision: the revision of the server beside the Sentinel there
+      // made a write the isolated master alone held look replicated, in a 60 s run)
+      replicatedRevision: 0,
     }));
     const answered = all.filter((n) => sentinels.some((v) => v.sentinel === n) || servers.some((s) => s.node === n));
     return { rows: [merged, ...perNode], leader: merged.active, answered };

@@ -1,0 +1,168 @@
+/**
+ * A certification run's store side for a target other than Zaris (issue 15, `make certify
+ * TARGET=etcd|redis-sentinel`): its cluster started on a {@link TargetRuntime}, the ledger's
+ * topology from its contract, the harness's own sampler ({@link TargetWatch}: samples, the
+ * nemesis's probe, failovers), the workload writing and reading through the target's client
+ * adapter ({@link TargetDriver}), and the final reads through a second adapter of the harness's
+ * own. harness/certify.ts runs the rest (schedule, nemesis, heal, seal, verify) as for Zaris.
+ */
+import type { Ledger } from '../../ledger/ledger-writer.js';
+import { parseWriteId } from '../../ledger/schema.js';
+import type { RunClock } from '../clock.js';
+import { Workload } from '../workload.js';
+import { TargetDriver } from './target-driver.js';
+import type { Target, TargetClient, TargetCluster, TargetRuntime } from './target.js';
+import { TargetWatch } from './target-watch.js';
+
+/** The bound on one operation of the workload's adapter, ms (etcd3's and ioredis's are per call). */
+export const TARGET_OPERATION_TIMEOUT_MS = 5_000;
+
+/** What {@link startTargetSession} needs. */
+export interface TargetSessionOptions {
+  target: Target;
+  runtime: TargetRuntime;
+  runDir: string;
+  ledger: Ledger;
+  clock: RunClock;
+  writersPerStore: number;
+  keysPerWriter: number;
+  /** writes/s over all stores, 0 = unthrottled. */
+  rate: number;
+  random: () => number;
+  /** The workload reads nothing (benchmark only). */
+  readsOff?: boolean;
+  log: (line: string) => void;
+  /** Bound on the wait for every partition to be Healthy before the fault phase, ms (default 60,000). */
+  healthyWaitMs?: number;
+}
+
+/** A running target under test. */
+export interface TargetSession {
+  cluster: TargetCluster;
+  watch: TargetWatch;
+  workload: Workload;
+  /** What the run meta records as the workload client's options. */
+  clientOptions: Record<string, unknown>;
+  /** The end phase's final read of every key (the harness's own adapter); returns the keys read. */
+  finalReads(): Promise<number>;
+  /** Closes the adapters and the sampler (not the runtime). Safe to call twice. */
+  close(): Promise<void>;
+}
+
+async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string, last: () => string): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await cond())) {
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last() ? ` (${last()})` : ''}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+/**
+ * Starts the target's cluster and everything the run needs around it, and waits (bounded) for
+ * every partition to be Healthy with every node in sync.
+ * @throws Error (one line) when the cluster does not start or never becomes Healthy; whatever was
+ *   made is closed first (the runtime is the caller's to close).
+ */
+export async function startTargetSession(o: TargetSessionOptions): Promise<TargetSession> {
+  const { target, ledger, clock } = o;
+  const t0 = clock.now();
+  const cluster = await o.runtime.start({ runDir: o.runDir, target, nodeIds: target.nodeIds });
+  ledger.registerTopology({
+    nodes: cluster.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: Object.values(cluster.ports)[0] ?? 0, clusterPort: Object.values(cluster.ports)[1] ?? 0, preferredPrimary: false })),
+    stores: target.contract.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments })),
+    partitions: target.contract.stores.flatMap((s) => Array.from({ length: s.partitions }, (_, p) => ({ store: s.name, partition: p, replicas: cluster.nodes.map((n) => n.id) }))),
+  });
+  const sampler = target.sampler(cluster);
+  let client: TargetClient | null = null;
+  let judge: TargetClient | null = null;
+  const close = async (): Promise<void> => {
+    await Promise.all([client?.close(), judge?.close(), sampler.close()].map((p) => p?.catch(() => undefined)));
+    client = null;
+    judge = null;
+  };
+  try {
+    const watch = new TargetWatch(sampler, ledger, clock, target.contract, cluster.nodes.map((n) => n.id));
+    let why: string[] = [];
+    await waitUntil(
+      async () => {
+        why = await watch.unhealthy().catch((e: unknown) => [String((e as Error).message)]);
+        return why.length === 0;
+      },
+      o.healthyWaitMs ?? 60_000,
+      'every partition to be Healthy with every node in sync',
+      () => why.join(', '),
+    );
+    const upMs = clock.now() - t0;
+    ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
+    o.log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
+    // the client under test: the store's own client library through the adapter, nothing of the harness's
+    client = target.client(cluster, { now: () => clock.now(), operationTimeoutMs: TARGET_OPERATION_TIMEOUT_MS });
+    // the judge's client: final reads only
+    judge = target.client(cluster, { now: () => clock.now(), operationTimeoutMs: TARGET_OPERATION_TIMEOUT_MS });
+    const workload = new Workload(new TargetDriver(client, target.clientLibrary), ledger, clock, {
+      stores: target.contract.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, partitionOf: (key: string) => target.partitionOf(s.name, key) })),
+      writersPerStore: o.writersPerStore,
+      keysPerWriter: o.keysPerWriter,
+      ratePerSec: o.rate,
+      random: o.random,
+      ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : {}),
+    });
+    workload.onAck(watch.onAck);
+    const j = judge;
+    return {
+      cluster,
+      watch,
+      workload,
+      clientOptions: { library: target.clientLibrary, operationTimeoutMs: TARGET_OPERATION_TIMEOUT_MS, ...(target.options ?? {}) },
+      finalReads: () => finalReadsThrough(j, ledger, clock),
+      close,
+    };
+  } catch (e) {
+    await close();
+    throw e;
+  }
+}
+
+/**
+ * The end phase's final read of every key (DESIGN.md §3), paged through the ledger's keys table
+ * (memory stays flat): the value names the write it came from (`w<key_id>.<seq>`), an absent key
+ * reads as null, a key no read answered after three rounds (1 s apart) is unreadable (the
+ * verifier reports it unverified). Returns the number of keys.
+ */
+export async function finalReadsThrough(client: TargetClient, ledger: Ledger, clock: RunClock): Promise<number> {
+  let after = 0;
+  let n = 0;
+  for (;;) {
+    const page = ledger.keysPage(after, 2_000);
+    if (page.length === 0) break;
+    after = page[page.length - 1].keyId;
+    const byStore = new Map<string, typeof page>();
+    for (const k of page) {
+      const list = byStore.get(k.store) ?? [];
+      list.push(k);
+      byStore.set(k.store, list);
+    }
+    for (const [store, rows] of byStore) {
+      let pending = rows;
+      for (let round = 0; round < 3 && pending.length > 0; round++) {
+        if (round > 0) await new Promise((r) => setTimeout(r, 1_000));
+        const got = await client.readMany(store, pending.map((k) => k.key));
+        const again: typeof rows = [];
+        pending.forEach((k, i) => {
+          const r = got[i];
+          if (!r || r.key !== k.key || r.outcome !== 'ok') {
+            again.push(k);
+            return;
+          }
+          const parsed = r.value === null ? null : parseWriteId(r.value);
+          ledger.finalRead(k.keyId, r.value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
+        });
+        pending = again;
+      }
+      for (const k of pending) ledger.finalRead(k.keyId, null, null, true, clock.now());
+      n += rows.length;
+    }
+  }
+  ledger.flush();
+  return n;
+}

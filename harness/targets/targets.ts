@@ -1,0 +1,46 @@
+/**
+ * The targets `make certify TARGET=` knows (DESIGN.md §3 "Targets"; issue 15). `zaris` (the
+ * default) is the store built in this repository, run by harness/runtime/ and driven by its own
+ * client; the others are {@link Target}s, run by a {@link TargetRuntime} and driven through their
+ * client adapters.
+ */
+import { EtcdTarget } from './etcd/etcd-target.js';
+import { RedisSentinelTarget } from './redis/redis-target.js';
+import type { Target, TargetName } from './target.js';
+
+/** Every TARGET name, the default first. */
+export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel'];
+
+/** Settings of the targets a run may change (CLI options, Makefile variables). */
+export interface TargetSettings {
+  /**
+   * redis-sentinel: Redis's min-replicas-to-write (REDIS_MIN_REPLICAS; default 1). 0 is Redis's own
+   * default: a master cut off from its replicas acknowledges for as long as the cut lasts, also
+   * after Sentinel promoted another node (the verifier then finds violations).
+   */
+  redisMinReplicas?: number;
+}
+
+/** Is `name` a TARGET name? */
+export function isTargetName(name: string): name is TargetName {
+  return (TARGET_NAMES as readonly string[]).includes(name);
+}
+
+/**
+ * The {@link Target} of a name, or null for `zaris` (which runs on the Zaris runtimes).
+ * @throws RangeError for a setting the target does not take or a value out of range.
+ */
+export function createTarget(name: TargetName, s: TargetSettings = {}): Target | null {
+  if (s.redisMinReplicas !== undefined && name !== 'redis-sentinel') throw new RangeError(`REDIS_MIN_REPLICAS applies to TARGET=redis-sentinel only, not ${name}`);
+  switch (name) {
+    case 'zaris':
+      return null;
+    case 'etcd':
+      return new EtcdTarget();
+    case 'redis-sentinel':
+      if (s.redisMinReplicas !== undefined && !(Number.isInteger(s.redisMinReplicas) && s.redisMinReplicas >= 0 && s.redisMinReplicas <= 2)) {
+        throw new RangeError(`REDIS_MIN_REPLICAS must be 0, 1 or 2 (the cluster has two replicas), got ${s.redisMinReplicas}`);
+      }
+      return new RedisSentinelTarget({ minReplicasToWrite: s.redisMinReplicas });
+  }
+}
