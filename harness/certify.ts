@@ -306,12 +306,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.runtime, runtime.kind);
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
+    // the store's identity (results.json `target`): a target's version is asked of the binaries its
+    // nodes run (on docker: the node image's), once they run
     const identity = target
-      ? { target: target.name, targetVersion: await target.version().catch((e: unknown) => `unknown (${(e as Error).message.split('\n')[0]})`), clientLibrary: target.clientLibrary }
+      ? { target: target.name, targetVersion: '(not asked yet)', clientLibrary: target.clientLibrary }
       : { target: 'zaris', targetVersion: `zaris ${pkg.version} (nodes/, this repository)`, clientLibrary: `zaris client ${pkg.version} (nodes/client, seed 000)` };
-    if (target && runtime.kind === 'docker') identity.targetVersion += ' (host package; the node image carries bookworm\'s)';
-    ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version, ...identity }));
-    log(`target ${identity.targetVersion}, client ${identity.clientLibrary}`);
+    const writeVersions = (): void => ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version, ...identity }));
+    writeVersions();
     const planned = replayed ?? null;
     const runKinds = planned ? planned.kinds : kinds;
     const runNodes = planned ? planned.nodeCount : nodeCount;
@@ -324,6 +325,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (target) {
       session = await startTargetSession({ target, runtime: runtime as TargetRuntime, runDir, ledger, clock, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, rate: o.rate, random: () => rng.next(), readsOff: o.readsOff, log });
       writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify({ target: target.name, ...session.cluster, contract: target.contract }, null, 2)}\n`);
+      identity.targetVersion = await target.version((runtime as TargetRuntime).binaryRunner).catch((e: unknown) => `unknown (${(e as Error).message.split('\n')[0]})`);
+      writeVersions();
+      log(`target ${identity.targetVersion}, client ${identity.clientLibrary}`);
       watch = session.watch;
       workload = session.workload;
       runConfig.clientOptions = session.clientOptions;

@@ -7,14 +7,18 @@ import { hostDebianMirror } from './apt-mirror.js';
 
 /**
  * The locally made base image of the node image (DESIGN.md §3: "the image must also build where
- * no registry can be reached"): Debian bookworm minbase with iptables, iproute2 and libfaketime
- * (clock faults, harness/runtime/faketime.ts), plus the host's own `node` binary in
- * /usr/local/bin. (The tag names libfaketime: a base image made before it has a different tag.)
+ * no registry can be reached"): Debian bookworm minbase with iptables, iproute2, libfaketime
+ * (clock faults, harness/runtime/faketime.ts) and the stores the other targets run (issue 15:
+ * etcd-server 3.4, redis-server and redis-sentinel 7.0), plus the host's own `node` binary in
+ * /usr/local/bin. (The tag names what was added last: a base image made before has another tag.)
  */
-export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20-faketime';
+export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20-faketime-stores';
+
+/** The Debian packages the targets other than Zaris run (harness/targets/), in the base image. */
+export const TARGET_PACKAGES = ['etcd-server', 'redis-server', 'redis-sentinel'] as const;
 
 /** The Debian packages debootstrap adds to minbase. */
-export const BASE_PACKAGES = ['iptables', 'iproute2', 'libfaketime'] as const;
+export const BASE_PACKAGES = ['iptables', 'iproute2', 'libfaketime', ...TARGET_PACKAGES] as const;
 
 /** The Debian suite of the base image. */
 export const BASE_SUITE = 'bookworm';
@@ -67,8 +71,9 @@ export async function baseImageUnbuildableReason(): Promise<string | undefined> 
 
 /**
  * Makes the base image when the engine lacks it; quick (one `docker image inspect`) when it
- * exists. Steps: `debootstrap --variant=minbase --include=iptables,iproute2,libfaketime bookworm ROOTFS
- * MIRROR` into a temporary folder named `zaris-certify-base-*`, copy the node binary into
+ * exists. Steps: `debootstrap --variant=minbase --include=iptables,iproute2,libfaketime,etcd-server,
+ * redis-server,redis-sentinel bookworm ROOTFS MIRROR` (the packages' services are not started:
+ * debootstrap fakes start-stop-daemon while it installs; the node image runs the stores itself) into a temporary folder named `zaris-certify-base-*`, copy the node binary into
  * ROOTFS/usr/local/bin/node, `tar -C ROOTFS -c . | docker import` with a project label, then
  * remove the folder (also on failure).
  * @throws BaseImageError when the host cannot make it (see baseImageUnbuildableReason) or a

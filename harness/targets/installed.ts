@@ -35,13 +35,26 @@ export function processRuntimeMissing(): string | null {
 }
 
 /**
- * Runs `file args` (bounded, 10 s) and returns the first match of `pattern`'s group 1 in its output.
+ * Runs a command where the store's binaries are and returns its output (stdout and stderr):
+ * on the host ({@link runOnHost}) or in a node container (the docker runtime's). @throws Error (one line).
+ */
+export type BinaryRunner = (file: string, args: string[]) => Promise<string>;
+
+/** Runs `file args` on this machine (bounded, 10 s). @throws Error (one line) when it cannot run or fails without output. */
+export const runOnHost: BinaryRunner = async (file, args) => {
+  const r = await execa(file, args, { reject: false, timeout: 10_000, all: true });
+  const out = String(r.all ?? '');
+  if (r.failed && out.trim() === '') throw new Error(`${file} ${args.join(' ')} failed: ${String(r.shortMessage ?? '').split('\n')[0]}`);
+  return out;
+};
+
+/**
+ * Runs `file args` (on the host unless `run` says where) and returns the first match of
+ * `pattern`'s group 1 in its output.
  * @throws Error (one line) when it fails to run or prints no match.
  */
-export async function versionFromBinary(file: string, args: string[], pattern: RegExp): Promise<string> {
-  const r = await execa(file, args, { reject: false, timeout: 10_000, all: true });
-  const m = pattern.exec(String(r.all ?? ''));
-  if (r.failed && !m) throw new Error(`${file} ${args.join(' ')} failed: ${String(r.shortMessage ?? '').split('\n')[0]}`);
+export async function versionFromBinary(file: string, args: string[], pattern: RegExp, run: BinaryRunner = runOnHost): Promise<string> {
+  const m = pattern.exec(await run(file, args));
   if (!m) throw new Error(`${file} ${args.join(' ')} printed no version`);
   return m[1];
 }

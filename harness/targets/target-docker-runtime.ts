@@ -96,6 +96,13 @@ export class TargetDockerRuntime extends DockerNodes implements TargetRuntime {
     };
   }
 
+  /** Runs a store binary in the first node's container (the image's Debian packages). */
+  readonly binaryRunner = async (file: string, args: string[]): Promise<string> => {
+    const r = await this.containerOf(this.cluster.nodes[0].id).exec([file, ...args]);
+    if (r.exitCode !== 0 && r.output.trim() === '') throw new Error(`${file} ${args.join(' ')} failed in the node image (exit ${r.exitCode})`);
+    return r.output;
+  };
+
   /** @throws Error: clock faults are not offered to targets. */
   async setClock(nodeId: string): Promise<void> {
     this.dataDirOf(nodeId);

@@ -20,6 +20,7 @@
  */
 import type { Outcome, WriteOp } from '../../ledger/ledger-writer.js';
 import type { FaultRuntime, RuntimeKind } from '../runtime/runtime.js';
+import type { BinaryRunner } from './installed.js';
 
 /** The names `make certify TARGET=` accepts. */
 export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel';
@@ -106,6 +107,11 @@ export interface TargetRuntime extends FaultRuntime {
   start(opts: { runDir: string; target: Target; nodeIds: readonly string[] }): Promise<TargetCluster>;
   /** The running cluster (after start). @throws Error before start. */
   readonly cluster: TargetCluster;
+  /**
+   * Where the nodes' binaries run, for {@link Target.version}: the docker runtime runs them in a
+   * node container (the image's packages); absent = on the host.
+   */
+  readonly binaryRunner?: BinaryRunner;
 }
 
 /** The error of `setClock` on a target runtime (one line). */
@@ -346,8 +352,11 @@ export interface Target {
    * (e.g. "etcd is not installed (apt-get install etcd-server)"). Tests skip on it, certify refuses.
    */
   unavailableReason(runtime: RuntimeKind): Promise<string | null>;
-  /** The store's version as its installed binary reports it, e.g. `etcd 3.4.23`. @throws Error (one line). */
-  version(): Promise<string>;
+  /**
+   * The store's version as its installed binary reports it, e.g. `etcd 3.4.23`: the host's, or
+   * through `run` the one the nodes run (the docker runtime's node image). @throws Error (one line).
+   */
+  version(run?: BinaryRunner): Promise<string>;
   /** The partition of a key (0 where the store does not split its key space). */
   partitionOf(store: string, key: string): number;
   /** How node `nodeId` starts. Pure: the same context gives the same launch. */

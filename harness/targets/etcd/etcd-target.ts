@@ -1,6 +1,6 @@
 import path from 'node:path';
 import type { RuntimeKind } from '../../runtime/runtime.js';
-import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary } from '../installed.js';
+import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary, type BinaryRunner } from '../installed.js';
 import type { ClientOptions, ErrorOutcome, LaunchContext, NodeLaunch, OwnershipSampler, Target, TargetClient, TargetCluster, TargetContract } from '../target.js';
 import { checkContract } from '../target.js';
 import { EtcdClient } from './etcd-client.js';
@@ -63,8 +63,8 @@ export class EtcdTarget implements Target {
     return missingExecutable(this.binary, 'etcd', 'apt-get install etcd-server') ?? processRuntimeMissing();
   }
 
-  async version(): Promise<string> {
-    return `etcd ${await versionFromBinary(this.binary, ['--version'], /etcd Version:\s*(\S+)/)}`;
+  async version(run?: BinaryRunner): Promise<string> {
+    return `etcd ${await versionFromBinary(this.binary, ['--version'], /etcd Version:\s*(\S+)/, run)}`;
   }
 
   partitionOf(store: string): number {

@@ -1,5 +1,5 @@
 import type { RuntimeKind } from '../../runtime/runtime.js';
-import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary } from '../installed.js';
+import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary, type BinaryRunner } from '../installed.js';
 import type { ClientOptions, ErrorOutcome, LaunchContext, NodeLaunch, OwnershipSampler, Target, TargetClient, TargetCluster, TargetContract } from '../target.js';
 import { checkContract } from '../target.js';
 import { RedisClient } from './redis-client.js';
@@ -109,9 +109,9 @@ export class RedisSentinelTarget implements Target {
     );
   }
 
-  async version(): Promise<string> {
-    const server = await versionFromBinary(this.serverBinary, ['--version'], /v=(\S+)/);
-    const sentinel = await versionFromBinary(this.sentinelBinary, ['--version'], /v=(\S+)/);
+  async version(run?: BinaryRunner): Promise<string> {
+    const server = await versionFromBinary(this.serverBinary, ['--version'], /v=(\S+)/, run);
+    const sentinel = await versionFromBinary(this.sentinelBinary, ['--version'], /v=(\S+)/, run);
     return server === sentinel ? `redis ${server} (sentinel)` : `redis ${server} (sentinel ${sentinel})`;
   }
 
