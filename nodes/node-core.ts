@@ -262,6 +262,8 @@ export class NodeCore {
 
   /** Self-test bug hits already logged. */
   private readonly bugLogged = new Set<string>();
+  /** Messages of dead incarnations already logged (node/inc/kind). */
+  private readonly staleLogged = new Set<string>();
 
   /** Counters for the node's own log and for tests. */
   readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
@@ -380,6 +382,13 @@ export class NodeCore {
   onMessage(from: string, msg: ClusterMsg): void {
     const peer = this.peers.get(from);
     if (!peer) return;
+    // a message of an incarnation known to be gone says nothing about the node now: the bytes a
+    // killed process had written into a cut link are retransmitted by its kernel and delivered
+    // once the cut heals, possibly after its successor spoke (runs/evidence-stale-incarnation-
+    // seed14: taken for a restart, it made the leader believe the live successor dead). A dead
+    // incarnation is never revived; the shell also drops every message of a superseded connection
+    const inc = messageInc(msg);
+    if (inc !== null && peer.deadIncs.has(inc)) return this.dropStale(from, inc, msg.t);
     const now = this.env.now();
     peer.lastHeard = now;
     switch (msg.t) {
@@ -880,6 +889,16 @@ export class NodeCore {
     return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
   }
 
+  /** A message of a dead incarnation was dropped: logged once per incarnation and kind. */
+  private dropStale(node: string, inc: string, kind: ClusterMsg['t']): void {
+    const key = `${node}/${inc}/${kind}`;
+    if (this.staleLogged.has(key)) return;
+    if (this.staleLogged.size >= 256) this.staleLogged.clear();
+    this.staleLogged.add(key);
+    this.env.log('stale-incarnation', { node, inc, msg: kind, current: this.peers.get(node)?.inc ?? null });
+  }
+
+  /** A peer speaks as incarnation `inc` (never one in deadIncs: onMessage dropped those). */
   private noteIncarnation(node: string, inc: string): void {
     const peer = this.peers.get(node);
     if (!peer) return;
@@ -1878,6 +1897,19 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+}
+
+/** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */
+function messageInc(msg: ClusterMsg): string | null {
+  switch (msg.t) {
+    case 'hello':
+    case 'hb-r':
+    case 'rep-ack':
+    case 'sync-req':
+      return msg.inc;
+    default:
+      return null;
+  }
 }
 
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {
