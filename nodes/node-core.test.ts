@@ -164,6 +164,31 @@ describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)',
     expect(m.runtimeMap.every((e) => typeof e.revision === 'number')).toBe(true);
   });
 
+  it('metadata says rejoining from a restart until the node relearnt the map and caught up everywhere', () => {
+    const bus = healthyBus();
+    for (const n of ['n1', 'n2', 'n3']) expect(bus.meta(n).rejoining).toBe(false);
+    const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+    const peer = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
+    const core = bus.start(peer, `${peer}.1`);
+    expect(bus.meta(peer).rejoining).toBe(true);
+    let rejoinedSeen = false;
+    let caughtUpAt = -1;
+    for (let i = 0; i < 600 && caughtUpAt < 0; i++) {
+      bus.run(10);
+      const m = bus.meta(peer);
+      // still rejoining while some partition it is a replica of does not list it in sync yet
+      const inSyncEverywhere = m.runtimeMap.every((e) => !e.inSync.includes(peer) || e.inSyncIncs[e.inSync.indexOf(peer)] === `${peer}.1`) && leader.partitionKeys().every((p) => leader.committedEntry(p)!.inSync.some((x) => x.node === peer && x.inc === `${peer}.1`) || !leader.committedEntry(p)!.replicas.includes(peer));
+      if (!m.rejoining) {
+        caughtUpAt = bus.now;
+        expect(inSyncEverywhere).toBe(true);
+      } else if (m.term > 0 && m.leader !== null) rejoinedSeen = true;
+    }
+    expect(rejoinedSeen).toBe(true);
+    expect(caughtUpAt).toBeGreaterThan(0);
+    // latched: a later lag does not make it rejoining again
+    expect(core.rejoining).toBe(false);
+  });
+
   it('a restarted owner answers a status the seed-000 client refreshes its map on, never Unavailable', () => {
     const bus = healthyBus();
     const active = bus.activeOf('n1', 'sync3', 'k3');

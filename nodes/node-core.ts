@@ -235,6 +235,8 @@ export class NodeCore {
    * memory at once), there is nothing a wait could protect and it takes part at once.
    */
   private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
+  /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
+  private caughtUpOnce = false;
   private role: Role = 'follower';
   private leaderId: string | null = null;
   private electionDeadline = 0;
@@ -368,9 +370,31 @@ export class NodeCore {
     return r ? { value: r.value, version: r.version } : undefined;
   }
 
+  /**
+   * Is this incarnation still rejoining: it has not yet relearnt the committed runtime map from a
+   * leader (it neither votes nor accepts proposals, {@link rejoin}), or it has not yet been in
+   * sync, under this incarnation, in every partition it is a replica of that has a serving active
+   * (Healthy or Degraded) to catch up from. Once both held, false for the rest of the incarnation
+   * (a later lag is catching up, shown per partition by inSync, not rejoining).
+   */
+  get rejoining(): boolean {
+    if (this.rejoin) return true;
+    if (this.caughtUpOnce) return false;
+    for (const lp of this.parts.values()) {
+      const e = this.committed.get(lp.pkey);
+      if (!e) return true;
+      if (!e.replicas.includes(this.id) || e.inSync.some((m) => sameMember(m, this.me))) continue;
+      if (e.active && (e.health === 'Healthy' || e.health === 'Degraded')) return true;
+    }
+    this.caughtUpOnce = true;
+    this.env.log('caught-up', { term: this.term, sinceStartMs: Math.round(this.env.now() - this.startedAt) });
+    return false;
+  }
+
   /** Periodic work: elections, heartbeats, leader decisions, replication timeouts. Call every ~20-50 ms. */
   tick(): void {
     const now = this.env.now();
+    if (!this.caughtUpOnce) void this.rejoining;
     this.updateSuspicion(now);
     this.askRejoin(now);
     if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
@@ -599,6 +623,7 @@ export class NodeCore {
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
       ownerLeaseMs: ownerLeaseMs(this.config.timing),
       loop: this.env.loopDelay ? this.env.loopDelay() : null,
+      rejoining: this.rejoining,
     };
   }
 
@@ -1897,6 +1922,12 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+  /**
+   * This incarnation is still rejoining after its start: it has not yet relearnt the committed
+   * runtime map (it takes no part in votes or proposals), or not yet been in sync once in every
+   * partition it is a replica of that has a serving active ({@link NodeCore.rejoining}).
+   */
+  rejoining: boolean;
 }
 
 /** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */
