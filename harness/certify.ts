@@ -3,12 +3,15 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../nodes/cluster-config.js';
 import { ZarisClient } from '../nodes/client/zaris-client.js';
+import type { RetryOptions } from '../nodes/client/retry-policy.js';
+import { DEFAULT_BATCH_GET_TABLE } from '../nodes/multikey/retry-range-table.js';
 import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
-import { META, parseWriteId } from '../ledger/schema.js';
+import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
+import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis } from './nemesis/nemesis.js';
@@ -25,7 +28,7 @@ import { repoRootFrom } from './docker/node-image.js';
 import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
 import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
-import { Workload, type WorkloadStore } from './workload.js';
+import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
@@ -62,10 +65,18 @@ export interface CertifyOptions {
   keysPerWriter: number;
   /** Suspicion escalation timeout of the nodes (seed 002: 10 s). */
   escalationTimeoutMs: number;
+  /**
+   * How long the store may keep an acknowledged async write unreplicated while nothing disrupts
+   * replication, ms (`ASYNC_LAG=`, history-format.md v2 `run.asyncLagMaxMs`); default
+   * {@link DEFAULT_ASYNC_LAG_MS}.
+   */
+  asyncLagMaxMs?: number;
   /** A deliberate store bug (self-test: the run must come out FAILED). */
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
   ledgerOff?: boolean;
+  /** The workload reads nothing and probes nothing (benchmark only: measures the reads' cost). */
+  readsOff?: boolean;
   /** Skip verification and reports (benchmark only). */
   skipVerify?: boolean;
   /** Print progress lines to stderr. */
@@ -99,6 +110,12 @@ export interface CertifyOutcome {
 export function nodeIdsOf(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `n${i + 1}`);
 }
+
+/**
+ * Retry bounds of the harness's OWN client (cluster watch, nemesis probes, final reads): fixed,
+ * whatever ZARIS_* variables the user set for the client under test.
+ */
+const HARNESS_CLIENT_RETRY: RetryOptions = { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false };
 
 function utcStamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -151,6 +168,10 @@ const dockerSweeper: Sweeper = {
  */
 export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);
+  // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
+  checkClientEnv();
+  const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
+  if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
   const nodeCount = o.nodes ?? 3;
   if (nodeCount !== 3 && nodeCount !== 5) throw new UsageError(`NODES must be 3 or 5, got ${nodeCount}`);
@@ -212,7 +233,10 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // the SQLite work runs on a worker thread: the harness's event loop only queues rows
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
   log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
+  /** The client under test: the workload's, routing and refreshing only by seed 000's rules. */
   let client: ZarisClient | null = null;
+  /** The harness's own client: runtime-map samples, nemesis probes, final reads. */
+  let harnessClient: ZarisClient | null = null;
   let watch: ClusterWatch | null = null;
   let workload: Workload | null = null;
   let status: 'complete' | 'interrupted' = 'complete';
@@ -230,36 +254,51 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runKinds = planned ? planned.kinds : kinds;
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
-    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null }));
+    // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
+    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
     const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
     const config: ClusterConfig = await runtime.start({
       runDir,
       nodeIds,
-      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
+      // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
+      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
       ...(clockModes ? { clockModes } : {}),
     });
     if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
     writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
-    ledger.registerTopology({
-      nodes: config.nodes,
-      stores: config.stores,
-      partitions: assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas })),
-    });
-    client = new ZarisClient({ seeds: nodeIds.map((id) => runtime.clientEndpoint(id)), attemptTimeoutMs: 2_000, retry: { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false } });
-    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
+    const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
+    ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
+    const seeds = nodeIds.map((id) => runtime.clientEndpoint(id));
+    // the harness watches the cluster through a client of its own: the client under test gets no
+    // map from the harness, it refreshes only when its own operations tell it to (seed 000)
+    harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
+    await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
     const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
-    watch = new ClusterWatch(client, ledger, clock, (s) => rf.get(s) ?? 1);
+    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1, new Map(partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas])));
     await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
     const upMs = clock.now() - started;
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
-    const view = client.clusterView;
-    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
+    // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
+    client = new ZarisClient({ seeds });
+    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
+    runConfig.clientOptions = clientOptionsRecord(client.options);
+    runConfig.leaseMs = watch.leaseMs;
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
+
+    const view = harnessClient.clusterView;
+    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
-    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
+    // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
+    const w0 = watch;
+    const hc = harnessClient;
+    const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
+    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
@@ -325,7 +364,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
       const t0 = clock.now();
-      const n = await finalReads(client, ledger, clock);
+      // the harness's own client, on a fresh map: the final reads are the judge's, not the client under test's
+      await harnessClient.fetchView().catch(() => undefined);
+      const n = await finalReads(harnessClient, ledger, clock);
       log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
@@ -341,6 +382,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
+    harnessClient?.close();
     await runtime.close().catch(() => undefined);
     ledger.close();
   }
@@ -352,6 +394,41 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     exitCode = results.exitCode;
   }
   return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
+}
+
+/**
+ * The run meta `runConfig` (META.runConfig, JSON; CONTRACT.md "Run meta"): the options of the run,
+ * `asyncLagMaxMs` (ms), `leaseMs` (ms, the owner lease the store declares; null until known),
+ * `clientOptions` (the workload client's, null until it is made) and the seed 004 table the nodes
+ * advertise.
+ */
+export interface RunConfig extends RunRulesConfig {
+  durationMs: number;
+  seed: number;
+  runtime: RuntimeKind;
+  runtimeReason: string;
+  faults: FaultKind[];
+  /** The schedule's preset ('random' unless FAULTS=preset:<name>). */
+  faultPreset: string;
+  /** How many nodes the cluster has (NODES=). */
+  nodes: number;
+  beyondBudget: boolean;
+  replay: string | null;
+  rate: number;
+  writersPerStore: number;
+  keysPerWriter: number;
+  escalationTimeoutMs: number;
+  selfTestBug: SelfTestBug | null;
+  asyncLagMaxMs: number;
+  leaseMs: number | null;
+  clientOptions: ClientOptionsRecord | null;
+  multiKeyLongTailRetryThresholdsMs: string;
+}
+
+/** One line for the console: the workload client's bounds and the variables that set them. */
+function describeClientOptions(c: ClientOptionsRecord): string {
+  const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
+  return `${c.disableRetries ? '1 attempt (retries disabled)' : `${c.maxAttempts} attempts`}, backoff ${c.backoffMillis} ms, deadline ${c.timeoutMs === null ? 'none' : `${c.timeoutMs / 1000} s`}, map refresh wait ${c.mapRefreshWaitMs / 1000} s (${env.length > 0 ? `set by ${env.join(' ')}` : 'library defaults'})`;
 }
 
 /**
