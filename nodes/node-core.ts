@@ -1553,11 +1553,20 @@ export class NodeCore {
     if (i > 0) act.opTimes.splice(0, i);
     if (act.pending.length === 0) return;
     const e = this.committed.get(lp.pkey)!;
+    // DESIGN.md §2: at RF > 1 a sync write is never acknowledged on the active's copy alone.
+    // Pending writes were admitted while another member was in sync; when the leader has since
+    // dropped every other member (lagging, down), they wait until a member holding them is in
+    // the in-sync set again, or time out as indeterminate (history-format.md v2
+    // under-replicated-ack; every certify run on main was FAILED by it)
+    const twoCopies = lp.store.replicationFactor > 1;
     let n = 0;
     while (n < act.pending.length && act.pending[n].rev <= acked) {
       const p = act.pending[n];
+      const copies = this.copiesHolding(lp, e, p.rev);
+      // copies only fall with the revision: no later pending write has two either
+      if (twoCopies && copies < 2) break;
       p.res.info.epoch = e.epoch;
-      p.res.info.copies = this.copiesHolding(lp, e, p.rev);
+      p.res.info.copies = copies;
       this.counters.writesAcked++;
       this.env.respond(p.token, p.res);
       n++;
