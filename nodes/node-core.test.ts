@@ -247,12 +247,12 @@ describe('NodeCore: a dead incarnation is never revived (runs/evidence-stale-inc
       expect(e.health).toBe('Healthy');
       expect(e.inSync.filter((m) => m.node === peer)).toEqual(e.replicas.includes(peer) ? [{ node: peer, inc: `${peer}.1` }] : []);
     }
-    expect(bus.ask(peer, put('rf1', keyOn(leader, rf1), 'v')).status).toBe(KvStatus.Ok);
+    expect(bus.ask(peer, put('rf1', keyOn(rf1), 'v')).status).toBe(KvStatus.Ok);
   });
 });
 
 /** A key of partition `pkey` (`store/partition`). */
-function keyOn(core: NodeCore, pkey: string): string {
+function keyOn(pkey: string): string {
   const [store, p] = pkey.split('/');
   const st = CONFIG.stores.find((s) => s.name === store)!;
   for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p)) return `k${i}`;
