@@ -1,12 +1,15 @@
 import { describe, expect, it } from 'vitest';
-import { NullLedger, type Invoked, type ReadRecord, type WriteCompletion, type WriteOp } from '../../ledger/ledger-writer.js';
+import { NullLedger, type Invoked, type Ledger, type ReadRecord, type WriteCompletion, type WriteOp } from '../../ledger/ledger-writer.js';
 import { parseWriteId } from '../../ledger/schema.js';
 import { Workload } from '../workload.js';
 import type { ReadOutcome, TargetClient, WriteOutcome, WriteRequest } from './target.js';
 import { TargetDriver, traceOf } from './target-driver.js';
 
 /** A ledger that keeps invokes (with whether each was committed before its write was sent), completions and reads. */
-class KeepingLedger extends NullLedger {
+/** NullLedger typed as the Ledger interface (its no-op methods take no arguments), to override with the real signatures. */
+const LedgerBase = NullLedger as unknown as new () => Ledger;
+
+class KeepingLedger extends LedgerBase {
   n = 0;
   readonly invokes: Array<{ w: number; keyId: number; seq: number; op: WriteOp }> = [];
   readonly completions = new Map<number, WriteCompletion>();

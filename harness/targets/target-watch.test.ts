@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { NullLedger, type SampleRow } from '../../ledger/ledger-writer.js';
+import { NullLedger, type Ledger, type SampleRow } from '../../ledger/ledger-writer.js';
 import { nodeCaughtUp, unhealthyPartitions } from '../nemesis/nemesis.js';
 import type { OwnershipSample, OwnershipSampler, OwnershipView, TargetContract } from './target.js';
 import { snapshotOf, TargetWatch, viewRows } from './target-watch.js';
@@ -28,7 +28,10 @@ class ScriptedSampler implements OwnershipSampler {
 }
 
 /** A ledger that keeps samples and events. */
-class KeepingLedger extends NullLedger {
+/** NullLedger typed as the Ledger interface (its no-op methods take no arguments), to override with the real signatures. */
+const LedgerBase = NullLedger as unknown as new () => Ledger;
+
+class KeepingLedger extends LedgerBase {
   readonly samples: Array<{ t: number; rows: SampleRow[] }> = [];
   readonly events: Array<{ t: number; kind: string; detail: unknown }> = [];
   override sample(t: number, rows: SampleRow[]): void {
