@@ -352,9 +352,16 @@ export abstract class DockerNodes {
 
   async kill(nodeId: string): Promise<void> {
     const s = this.running(nodeId, 'kill');
+    // down from now on: a partition, heal or client cut arriving while the engine kills it skips
+    // it (an exec into a container that stopped is refused, 409); its rules die with it, and
+    // launch() installs the grudge of the moment in the next container
+    const was = s.state;
+    s.state = 'down';
     const handle = this.engine.getContainer(s.container!.getId());
     await handle.kill({ signal: 'SIGKILL' }).catch((e: unknown) => {
-      if (!/is not running/i.test(oneLine(e))) throw new Error(`docker runtime: kill ${nodeId}: ${oneLine(e)}`);
+      if (/is not running/i.test(oneLine(e))) return;
+      s.state = was; // not killed: still what it was
+      throw new Error(`docker runtime: kill ${nodeId}: ${oneLine(e)}`);
     });
     await handle.wait({ condition: 'not-running' });
     await this.retire(nodeId, 'killed (SIGKILL)');
@@ -362,10 +369,14 @@ export abstract class DockerNodes {
 
   async stop(nodeId: string): Promise<void> {
     const s = this.running(nodeId, 'stop');
+    const was = s.state;
+    s.state = 'down'; // as in kill(): network changes skip a node on its way down
     const graceS = Math.max(0, Math.ceil((this.baseOpts.stopGraceMs ?? 5_000) / 1000));
     const handle = this.engine.getContainer(s.container!.getId());
     await handle.stop({ t: graceS }).catch((e: unknown) => {
-      if (!/not modified|304|is not running|already stopped/i.test(oneLine(e))) throw new Error(`docker runtime: stop ${nodeId}: ${oneLine(e)}`);
+      if (/not modified|304|is not running|already stopped/i.test(oneLine(e))) return;
+      s.state = was;
+      throw new Error(`docker runtime: stop ${nodeId}: ${oneLine(e)}`);
     });
     await handle.wait({ condition: 'not-running' });
     await this.retire(nodeId, `stopped (SIGTERM, ${graceS} s grace)`);
@@ -405,7 +416,16 @@ export abstract class DockerNodes {
   private async runInNetns(id: string, script: string, what: string): Promise<void> {
     const s = this.running(id, what);
     if (s.state === 'up') {
-      const r = await s.container!.exec(['sh', '-c', script]);
+      const ctr = s.container!;
+      let r: { exitCode: number; output: string };
+      try {
+        r = await ctr.exec(['sh', '-c', script]);
+      } catch (e) {
+        // the container stopped under us (it died on its own, or a kill began): its rules went
+        // with it, and its next container gets the grudge of the moment (launch)
+        if (s.container !== ctr || (s.state as NodeState) === 'down' || !(await this.engine.getContainer(ctr.getId()).inspect().then((i) => i.State.Running, () => false))) return;
+        throw new Error(`docker runtime: ${what} in ${id}: ${oneLine(e)}`);
+      }
       if (r.exitCode !== 0) throw new Error(`docker runtime: ${what} in ${id} failed (exit ${r.exitCode}): ${r.output.trim().split('\n').pop() ?? ''}`);
       return;
     }
