@@ -5,7 +5,7 @@
 import { existsSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { needs } from '../../../test-support/capabilities.js';
-import { alive, startTargetCluster, type TestTargetCluster } from '../test-support/target-cluster.js';
+import { alive, startTargetCluster, testNow, type TestTargetCluster } from '../test-support/target-cluster.js';
 import { EtcdTarget } from './etcd-target.js';
 
 const target = new EtcdTarget();
@@ -72,6 +72,34 @@ describe.skipIf(etcd.skip)(etcd.title('etcd adapter (one member)'), () => {
     expect(d.outcome).toBe('ok');
     expect(await c.client.read(store, 'b')).toMatchObject({ outcome: 'ok', status: 'NotFound', value: null });
     expect(await c.client.write({ store, key: 'b', op: 'delete', valueId: 'w2.3' })).toMatchObject({ outcome: 'fail', status: 'NotFound' });
+  });
+
+  it('the fence: a write sent before a later acknowledged write of its key never lands after it (Conflict, nothing applied), also after a delete', async () => {
+    // `late` is a client that has seen the store up to now, then falls silent: what it sends
+    // next stands for a request that waited in a paused member's socket while others went on
+    const late = target.client(c.cluster, { now: testNow, operationTimeoutMs: 1_500 });
+    const late2 = target.client(c.cluster, { now: testNow, operationTimeoutMs: 1_500 });
+    try {
+      expect((await late.read(store, 'f')).outcome).toBe('ok');
+      expect((await c.client.write({ store, key: 'f', op: 'create', valueId: 'w9.1' })).outcome).toBe('ok');
+      expect(await late.write({ store, key: 'f', op: 'put', valueId: 'w9.0' })).toMatchObject({ outcome: 'fail', status: 'Conflict' });
+      expect((await c.client.read(store, 'f')).value).toBe('w9.1');
+      // a delete leaves no key to compare with: the fence key remembers it (a refusal's header
+      // tells a client the revision of now, so each late write below is a client of its own)
+      expect((await late.read(store, 'f')).value).toBe('w9.1');
+      expect((await late2.read(store, 'f')).value).toBe('w9.1');
+      expect((await c.client.write({ store, key: 'f', op: 'delete', valueId: 'w9.2' })).outcome).toBe('ok');
+      expect(await late.write({ store, key: 'f', op: 'put', valueId: 'w9.3' })).toMatchObject({ outcome: 'fail', status: 'Conflict' });
+      expect(await late2.write({ store, key: 'f', op: 'create', valueId: 'w9.4' })).toMatchObject({ outcome: 'fail', status: 'Conflict' });
+      expect((await c.client.read(store, 'f')).value).toBeNull();
+      // once it has seen the delete's revision, its writes apply again
+      expect((await late.read(store, 'f')).value).toBeNull();
+      expect((await late.write({ store, key: 'f', op: 'create', valueId: 'w9.5' })).outcome).toBe('ok');
+      expect((await c.client.read(store, 'f')).value).toBe('w9.5');
+    } finally {
+      await late.close();
+      await late2.close();
+    }
   });
 
   it('a batch read of 250 keys (three transactions) returns every value in order', async () => {

@@ -11,6 +11,11 @@ export function etcdKey(store: string, key: string): Buffer {
   return Buffer.from(`${store}/${key}`);
 }
 
+/** The fence key of a workload key (never deleted; its mod revision is that of the key's last write of any kind). */
+export function etcdFenceKey(store: string, key: string): Buffer {
+  return Buffer.from(`zaris-certify-fence/${store}/${key}`);
+}
+
 /**
  * The etcd client adapter (issue 15) over etcd3 1.1.2, one client per member, etcd3's own
  * retries and circuit breakers off (every attempt is recorded):
@@ -27,9 +32,24 @@ export function etcdKey(store: string, key: string): Buffer {
  *   starts a background round of Status calls, so the next operations go to the current leader
  *   (as etcd's own client moves to another endpoint when one fails).
  * - Reads: `Range` (linearizable: etcd's default), a batch is one `Txn` of ranges per 100 keys.
+ * - The fence: a request etcd received but had not yet handled when the client gave up on it (a
+ *   paused member: the bytes wait in its socket, and gRPC starts the request's deadline when it
+ *   reads them, after the resume) is applied when the member wakes, possibly after later writes
+ *   of the same key were acknowledged: etcd may, an indeterminate write may take effect at any
+ *   later time, but the ledger orders a key's writes by their sequence and would see the later
+ *   ack lost (a 90 s docker run: 27 acks overwritten by puts sent to a member paused 14 s).
+ *   So every write is one `Txn` that also puts the key's fence key (`etcdFenceKey`, never
+ *   deleted) and applies only if the fence's mod revision is at most the highest store revision
+ *   the adapter had seen in any response when it sent the write. A later write of the key
+ *   acknowledged in between has a higher revision, so the late one is refused (Conflict, nothing
+ *   applied); a write not late applies, since the key's last acknowledged write was seen. A write
+ *   sent just after an indeterminate one that then applied at a revision not yet seen is refused
+ *   too (Conflict: a definite failure).
  */
 export class EtcdClient implements TargetClient {
   private rr = 0;
+  /** The highest store revision any response header named so far (0: none yet). */
+  private maxRevision = 0;
   private refreshing: Promise<void> | null = null;
   private closed = false;
   private readonly timeoutMs: number;
@@ -55,6 +75,7 @@ export class EtcdClient implements TargetClient {
     const attempts: TargetAttempt[] = [];
     const deadline = Date.now() + this.timeoutMs;
     const key = etcdKey(req.store, req.key);
+    const fence = etcdFenceKey(req.store, req.key);
     const value = Buffer.from(req.valueId);
     for (const node of this.order()) {
       const startMs = this.opts.now();
@@ -63,28 +84,22 @@ export class EtcdClient implements TargetClient {
       let header: IResponseHeader;
       let status = 'OK';
       try {
-        switch (req.op) {
-          case 'put':
-            header = (await c.kv.put({ key, value }, callOpts)).header;
-            break;
-          case 'create':
-          case 'cas': {
-            const compare =
-              req.op === 'create'
-                ? { key, target: 'Create' as const, result: 'Equal' as const, create_revision: 0 }
-                : { key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: req.ifMatchVersion ?? 0 };
-            const r = await c.kv.txn({ compare: [compare], success: [{ request_put: { key, value } }], failure: [] }, callOpts);
-            header = r.header;
-            if (!r.succeeded) status = 'Conflict';
-            break;
-          }
-          case 'delete': {
-            const r = await c.kv.deleteRange({ key }, callOpts);
-            header = r.header;
-            if (Number(r.deleted) === 0) status = 'NotFound';
-            break;
-          }
-        }
+        // the fence (see the class comment): this write applies only while the key's last write
+        // is one the adapter had seen the revision of when it sent this one
+        const seen = this.maxRevision > 0 ? this.maxRevision : await this.learnRevision(c, fence, callOpts);
+        const fenced = { key: fence, target: 'Mod' as const, result: 'Less' as const, mod_revision: seen + 1 };
+        const guard =
+          req.op === 'create'
+            ? [{ key, target: 'Create' as const, result: 'Equal' as const, create_revision: 0 }, fenced]
+            : req.op === 'cas'
+              ? [{ key, target: 'Mod' as const, result: 'Equal' as const, mod_revision: req.ifMatchVersion ?? 0 }, fenced]
+              : [fenced];
+        const change = req.op === 'delete' ? { request_delete_range: { key } } : { request_put: { key, value } };
+        const r = await c.kv.txn({ compare: guard, success: [change, { request_put: { key: fence, value: Buffer.alloc(0) } }], failure: [] }, callOpts);
+        header = r.header;
+        this.saw(header);
+        if (!r.succeeded) status = 'Conflict';
+        else if (req.op === 'delete' && Number(r.responses[0]?.response_delete_range?.deleted ?? 0) === 0) status = 'NotFound';
       } catch (e) {
         const o = classifyEtcdError(e);
         attempts.push({ n: attempts.length + 1, node, status: o.status, startMs, endMs: this.opts.now() });
@@ -107,6 +122,19 @@ export class EtcdClient implements TargetClient {
     }
     // every member refused the connection
     return { outcome: 'fail', status: attempts[attempts.length - 1]?.status ?? 'NoConnection', attempts };
+  }
+
+  /** Notes the store revision of a response header (the fence's bound only grows). */
+  private saw(header: IResponseHeader | undefined): void {
+    const r = Number(header?.revision ?? 0);
+    if (r > this.maxRevision) this.maxRevision = r;
+  }
+
+  /** The store revision now, from a read of `fence` on the member at hand (only before the first header). */
+  private async learnRevision(c: ReturnType<EtcdMembers['client']>, fence: Buffer, callOpts: { deadline: number }): Promise<number> {
+    const r = await c.kv.range({ key: fence }, callOpts);
+    this.saw(r.header);
+    return this.maxRevision;
   }
 
   /**
@@ -149,6 +177,7 @@ export class EtcdClient implements TargetClient {
     for (const node of this.order()) {
       try {
         const r = await this.members.client(node).kv.txn({ success: keys.map((k) => ({ request_range: { key: etcdKey(store, k) } })) }, { deadline });
+        this.saw(r.header);
         return keys.map((k, i) => {
           const kv = r.responses[i]?.response_range?.kvs?.[0];
           return { key: k, outcome: 'ok' as const, status: kv ? 'OK' : 'NotFound', node, value: kv ? Buffer.from(kv.value).toString('utf8') : null };
