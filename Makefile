@@ -40,6 +40,7 @@ certify: build
 	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \
 	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
 	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
+	if [ -n "$${SCENARIO:-}" ]; then args+=(--scenario "$$SCENARIO"); fi; \
 	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \

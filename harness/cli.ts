@@ -68,6 +68,7 @@ export function buildCli(): Command {
     .addOption(new Option('--nodes <n>', 'cluster size').choices(['3', '5']).default('3'))
     .option('--beyond-budget', 'let faults overlap past the fault budget', false)
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
+    .option('--scenario <file>', 'play a scenario (scenarios/<name>.yaml) instead of a random schedule; it names the cluster, stores, timings and what it expects')
     .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
     .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores (0 = unthrottled)').argParser(parseIntArg('--rate', 0)).default(3000))
     .addOption(new Option('--writers <n>', 'writers per store').argParser(parseIntArg('--writers', 1)).default(8))
@@ -75,7 +76,15 @@ export function buildCli(): Command {
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
+    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }, cmd: Command) => {
+      let scenario;
+      if (opts.scenario !== undefined) {
+        // a scenario names its cluster, faults and timings: the same options beside it are a mistake
+        const clash = (['faults', 'nodes', 'beyondBudget', 'escalation', 'replay'] as const).filter((k) => cmd.getOptionValueSource(k) === 'cli');
+        if (clash.length > 0) throw new UsageError(`--scenario names its own cluster, faults and timings: drop ${clash.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+        const { loadScenario } = await import('./scenario/scenario.js');
+        scenario = loadScenario(opts.scenario);
+      }
       const { certify } = await import('./certify.js');
       const { createProgressOutput } = await import('./run-progress.js');
       // on a terminal the progress line is redrawn in place, the run's lines printed above it
@@ -102,6 +111,7 @@ export function buildCli(): Command {
         nodes: Number(opts.nodes),
         beyondBudget: opts.beyondBudget,
         replay: opts.replay,
+        ...(scenario ? { scenario } : {}),
         runsDir: opts.runsDir,
         rate: opts.rate,
         writersPerStore: opts.writers,
@@ -121,6 +131,10 @@ export function buildCli(): Command {
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
             `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );
+        if (r.scenario) {
+          const e = r.scenario.expected;
+          process.stdout.write(`scenario ${r.scenario.name}: expected ${e.verdict}${e.allow ? ` (allow ${e.allow.join(', ') || 'none'})` : ''}: ${r.scenario.held ? 'held' : `did NOT hold: ${r.scenario.reasons.join('; ')}`}\n`);
+        }
       }
       process.exitCode = out.exitCode;
     });

@@ -66,9 +66,14 @@ const verdictSection: HtmlSection = {
   title: 'Verdict',
   render: ({ results: r }) => {
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    const sc = r.scenario;
+    const expected = sc ? `${sc.expected.verdict}${sc.expected.allow === undefined ? '' : sc.expected.allow.length === 0 ? ' (no allowed losses)' : ` (allow ${sc.expected.allow.join(', ')})`}` : '';
+    const scenario = sc
+      ? `<p class="reason">Scenario <b>${esc(sc.name)}</b> (${esc(sc.file)}) expected ${esc(expected)}: ${sc.held ? '<b>held</b>' : `<b>did not hold</b>: ${esc(sc.reasons.join('; '))}`}</p>`
+      : '';
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}${scenario}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },
