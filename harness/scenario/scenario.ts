@@ -110,6 +110,9 @@ function schemaMessage(doc: Obj, e: ErrorObject): string {
   const value = parts.reduce<unknown>((v, k) => (v && typeof v === 'object' ? (v as Obj)[k] : undefined), doc);
   const shown = JSON.stringify(value);
   const field = parts[parts.length - 1] ?? '';
+  if (parts.length === 1 && parts[0] === 'expect' && e.keyword !== 'additionalProperties') {
+    return `expect: must be CERTIFIED, FAILED, INCONCLUSIVE, or { verdict, allow: [rf1, async-ack, beyond-budget] }, got ${shown}`;
+  }
   switch (e.keyword) {
     case 'additionalProperties':
       return `${whereOf(doc, parts)}: unknown field "${(e.params as { additionalProperty: string }).additionalProperty}"`;
@@ -145,7 +148,12 @@ export function parseScenario(text: string, file = ''): Scenario {
   };
   const ydoc = parseDocument(text, { prettyErrors: false, uniqueKeys: true });
   if (ydoc.errors.length > 0) fail(`not valid YAML: ${ydoc.errors[0].message.split('\n')[0]}`);
-  const doc = ydoc.toJS() as unknown;
+  let doc: unknown;
+  try {
+    doc = ydoc.toJS({ maxAliasCount: 100 }) as unknown;
+  } catch (e) {
+    return fail(`not valid YAML: ${(e as Error).message.split('\n')[0]}`);
+  }
   if (typeof doc !== 'object' || doc === null || Array.isArray(doc)) return fail('must be a YAML mapping (nodes, expect, steps, ...)');
   const err = validate(doc);
   if (err) fail(schemaMessage(doc as Obj, err));
