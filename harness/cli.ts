@@ -140,6 +140,52 @@ export function buildCli(): Command {
     });
 
   program
+    .command('scenarios')
+    .description('play every scenario of a folder, one at a time; print a table and write runs/scenarios.json')
+    .option('--dir <dir>', 'the folder of scenario files', 'scenarios')
+    .option('--only <names>', 'only the files whose names contain one of these (comma-separated)')
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
+    .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
+    .addOption(new Option('--seed <n>', 'seed of scenarios that name none').argParser(parseIntArg('--seed', 0)))
+    .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores').argParser(parseIntArg('--rate', 0)).default(3000))
+    .action(async (opts: { dir: string; only?: string; runtime: 'auto' | 'process' | 'docker'; runsDir: string; seed?: number; rate: number }) => {
+      const { runScenarios } = await import('./commands/scenarios.js');
+      const { certify } = await import('./certify.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => (ac.signal.aborted ? fail('SIGINT again: forced exit', 130) : ac.abort()));
+      const report = await runScenarios({
+        dir: opts.dir,
+        ...(opts.only ? { only: opts.only } : {}),
+        base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: opts.rate, writersPerStore: 8, keysPerWriter: 16, signal: ac.signal, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },
+        certify,
+        print: (l) => process.stdout.write(`${l}\n`),
+      });
+      process.exitCode = report.failed > 0 ? 1 : 0;
+    });
+
+  program
+    .command('shrink')
+    .description('shrink a FAILED run to the fewest recorded faults that still make it fail (delta debugging), written as a scenario beside the run')
+    .argument('<run-dir>', 'a FAILED run directory (runs/<utc>-<seed>)')
+    .addOption(new Option('--max-runs <n>', 'at most this many replays').argParser(parseIntArg('--max-runs', 1)).default(16))
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
+    .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores').argParser(parseIntArg('--rate', 0)).default(3000))
+    .action(async (runDir: string, opts: { maxRuns: number; runtime: 'auto' | 'process' | 'docker'; rate: number }) => {
+      const { shrinkRun } = await import('./commands/shrink.js');
+      const { certify } = await import('./certify.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => (ac.signal.aborted ? fail('SIGINT again: forced exit', 130) : ac.abort()));
+      const r = await shrinkRun({
+        run: runDir,
+        maxTests: opts.maxRuns,
+        base: { runtime: opts.runtime, rate: opts.rate, writersPerStore: 8, keysPerWriter: 16, signal: ac.signal },
+        certify,
+        print: (l) => process.stdout.write(`${l}\n`),
+      });
+      process.exitCode = r.scenarioFile ? 0 : 2;
+    });
+
+  program
     .command('analyze')
     .description('re-verify a stored run from its ledger, or a zaris-history/1 file')
     .argument('[run-dir]', 'a run directory (runs/<utc>-<seed>)')
@@ -192,7 +238,7 @@ export function buildCli(): Command {
 export async function main(argv: string[]): Promise<void> {
   if (argv.length === 0) {
     buildCli().outputHelp();
-    fail('no command given (certify, analyze, export, node)', USAGE_EXIT_CODE);
+    fail('no command given (certify, scenarios, shrink, analyze, export, node)', USAGE_EXIT_CODE);
   }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
