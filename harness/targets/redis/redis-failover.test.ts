@@ -13,6 +13,13 @@ import { alive, sampleUntil, startTargetCluster, type TestTargetCluster } from '
 import { WriteLoop, type LoggedWrite } from '../test-support/write-loop.js';
 import { RedisSentinelTarget } from './redis-target.js';
 
+/**
+ * Bound on a failover step (promotion, an old master back in sync), ms: Sentinel's down-after plus
+ * its failover and the replicas' resync, which a loaded 2-core machine stretches (a full make test
+ * saw 40 s pass with the promoted master still short of a replica: NOREPLICAS throughout).
+ */
+const FAILOVER_BOUND_MS = 120_000;
+
 const target = new RedisSentinelTarget({ downAfterMs: 5_000, failoverTimeoutMs: 6_000 });
 // redis-server, redis-sentinel and setpriv (Debian packages); partitions need iptables: without them NOT run
 const redis = needs('redis');
@@ -71,7 +78,7 @@ describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, proce
     try {
       await loop.until((w) => w.out.outcome === 'ok', 10_000, 'a first acknowledged write');
       await c.runtime.kill(master);
-      const next = await loop.until((w) => w.out.outcome === 'ok' && w.out.ack!.node !== master, 40_000, 'an ack from a promoted replica');
+      const next = await loop.until((w) => w.out.outcome === 'ok' && w.out.ack!.node !== master, FAILOVER_BOUND_MS, 'an ack from a promoted replica');
       expect(next.out.ack!.epoch).toBeGreaterThan(epoch);
       // every Sentinel still up comes to name the new master at the new epoch (the one that led the
       // failover is left out of the samples until it has finished: its view is half old, half new)
@@ -86,7 +93,7 @@ describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, proce
       expect(next.out.ack!.version).toBeGreaterThan(oldMax);
       // the old master comes back with its append-only data and is made a replica of the new one
       await c.runtime.restart(master);
-      await sampleUntil(c.sampler, healthy, 40_000, 'the old master back as an in-sync replica');
+      await sampleUntil(c.sampler, healthy, FAILOVER_BOUND_MS, 'the old master back as an in-sync replica');
     } finally {
       await loop.stop();
     }
@@ -94,12 +101,12 @@ describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, proce
     expect(loop.contradictions(await finals(c))).toEqual([]);
     for (const w of loop.log) expect(['ok', 'fail', 'info']).toContain(w.out.outcome);
     console.log(`Redis kill of master ${master}: ${JSON.stringify(loop.counts())}`);
-  }, 120_000);
+  }, 300_000);
 
   it.skipIf(net.skip)(
     net.title('the master isolated with the clients on its side: it acknowledges until its replicas lag, those writes are lost when Sentinel promotes a replica at a higher epoch'),
     async () => {
-      const before = await sampleUntil(c.sampler, healthy, 40_000, 'the master with both replicas in sync');
+      const before = await sampleUntil(c.sampler, healthy, FAILOVER_BOUND_MS, 'the master with both replicas in sync');
       const master = before.leader!;
       const epoch = before.rows[0].epoch;
       const watch = new Watch(c);
@@ -117,7 +124,7 @@ describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, proce
       // the majority side promotes a replica at a higher config epoch
       const promoted = await sampleUntil(c.sampler, (v) => v.leader !== null && v.leader !== master && v.rows[0].epoch > epoch, 30_000, 'a promoted replica');
       await c.runtime.heal();
-      await sampleUntil(c.sampler, healthy, 40_000, 'the old master back as an in-sync replica');
+      await sampleUntil(c.sampler, healthy, FAILOVER_BOUND_MS, 'the old master back as an in-sync replica');
       await watch.stop();
 
       const ackedByOldAfterCut = loop.log.filter((w) => w.out.outcome === 'ok' && w.out.ack!.node === master && w.invokeMs >= cutAt);
@@ -144,6 +151,6 @@ describe.skipIf(redis.skip)(redis.title('Redis with Sentinel (three nodes, proce
           `NOREPLICAS after ${Math.round(loop.log.find((w) => w.out.status === 'NOREPLICAS')!.invokeMs - cutAt)} ms; new master ${firstNewEpoch.v.leader} at epoch ${firstNewEpoch.v.rows[0].epoch} after ${Math.round(firstNewEpoch.t - cutAt)} ms`,
       );
     },
-    120_000,
+    400_000,
   );
 });
