@@ -222,6 +222,19 @@ export function buildCli(): Command {
     });
 
   program
+    .command('admin')
+    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .argument('[args...]', "the verb's arguments")
+    .requiredOption('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes")
+    .option('--json', 'print JSON instead of a table', false)
+    .addOption(new Option('--timeout <duration>', 'per-request timeout').argParser(parseDuration).default(2_000, '2s'))
+    .action(async (verb: string, args: string[], opts: { seeds: string; json: boolean; timeout: number }) => {
+      const { runAdmin, parseSeeds } = await import('./commands/admin.js');
+      await runAdmin(verb, args, { seeds: parseSeeds(opts.seeds), json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
+    });
+
+  program
     .command('node')
     .description('start one store node')
     .requiredOption('--config <file>', 'cluster config (JSON)')
@@ -238,7 +251,7 @@ export function buildCli(): Command {
 export async function main(argv: string[]): Promise<void> {
   if (argv.length === 0) {
     buildCli().outputHelp();
-    fail('no command given (certify, scenarios, shrink, analyze, export, node)', USAGE_EXIT_CODE);
+    fail('no command given (certify, scenarios, shrink, analyze, export, admin, node)', USAGE_EXIT_CODE);
   }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
@@ -248,6 +261,9 @@ export async function main(argv: string[]): Promise<void> {
       fail(e.message.replace(/^error: /, ''), USAGE_EXIT_CODE);
     }
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
+    // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
+    if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
+    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }

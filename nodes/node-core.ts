@@ -2,7 +2,7 @@ import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } 
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
-import { handleAdmin, type AdminContext } from './node-admin.js';
+import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -578,6 +578,7 @@ export class NodeCore {
       leader: this.leaderId,
       stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
       nodes: this.config.nodes.map((n) => n.id),
+      partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
       liveMember: (node) => {
@@ -648,7 +649,10 @@ export class NodeCore {
       leader: this.leaderId,
       isLeader: this.role === 'leader',
       nodes: this.config.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
-      stores: this.config.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500 })),
+      stores: this.config.stores.map((s) => {
+        const p = advertisedPolicy(Array.from({ length: this.nPartitions }, (_, i) => this.committed.get(`${s.name}/${i}`)), this.config.multiKeyLongTailRetryThresholdsMs);
+        return { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500, multiKeyLongTailRetryThresholdsMs: p.text, policyVersion: p.version };
+      }),
       partitionMap: { version, partitions: pmap },
       runtimeMap: runtime,
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
@@ -1953,7 +1957,13 @@ export interface MetadataDoc {
   leader: string | null;
   isLeader: boolean;
   nodes: Array<{ id: string; host: string; clientPort: number }>;
-  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number }>;
+  /**
+   * Per store; `multiKeyLongTailRetryThresholdsMs` is the store's advertised multi-key retry
+   * policy (seed 004: the admin set-policy's latest committed version, else the cluster's
+   * property), `policyVersion` its version (0: the configured property). Both optional: older
+   * nodes lack them, and a reader falls back to the document's cluster-wide property.
+   */
+  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number; multiKeyLongTailRetryThresholdsMs?: string; policyVersion?: number }>;
   partitionMap: { version: number; partitions: PartitionMapItem[] };
   runtimeMap: RuntimeMapItem[];
   multiKeyLongTailRetryThresholdsMs: string;
@@ -2002,5 +2012,6 @@ function describeEntry(e: RuntimeEntry): Record<string, unknown> {
     handoffTo: e.handoffTo?.node ?? null,
     syncFrom: e.syncFrom?.node ?? null,
     mapVersion: e.mapVersion,
+    ...(e.policy ? { policyVersion: e.policy.version } : {}),
   };
 }

@@ -61,7 +61,8 @@ export interface ClusterView {
   cluster: string;
   leader: string | null;
   nodes: Map<string, Endpoint>;
-  stores: Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number }>;
+  /** Per store; `policy` is the store's advertised multi-key retry policy text (seed 004; the admin set-policy's, else the cluster's). */
+  stores: Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number; policy: string }>;
   /** Per partition (`store/partition`): the runtime entry with the highest epoch any node reported. */
   runtime: Map<string, RuntimeMapItem & { replicas: string[] }>;
   /** Metadata schema of the responses. */
@@ -343,7 +344,7 @@ export class ZarisClient {
     for (const st of view.stores.keys()) {
       const ps = this.policyState(st);
       ps.onClusterDiscovered(view.cluster);
-      ps.onRefresh({ kind: 'success', cluster: view.cluster, schemaVersion: view.schema, policy: view.policy });
+      ps.onRefresh({ kind: 'success', cluster: view.cluster, schemaVersion: view.schema, policy: view.stores.get(st)?.policy ?? view.policy });
     }
     return { view, docs };
   }
@@ -404,8 +405,11 @@ export function mergeMetadata(docs: MetadataDoc[]): ClusterView {
   const leaderDoc = docs.find((d) => d.isLeader) ?? docs.reduce((a, b) => (b.term > a.term ? b : a));
   const nodes = new Map<string, Endpoint>();
   for (const n of leaderDoc.nodes) nodes.set(n.id, { host: n.host, port: n.clientPort });
-  const stores = new Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number }>();
-  for (const s of leaderDoc.stores) stores.set(s.name, { segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, batchGetLimit: s.batchGetLimit });
+  const stores: ClusterView['stores'] = new Map();
+  for (const s of leaderDoc.stores) {
+    const policy = s.multiKeyLongTailRetryThresholdsMs ?? leaderDoc.multiKeyLongTailRetryThresholdsMs ?? '';
+    stores.set(s.name, { segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, batchGetLimit: s.batchGetLimit, policy });
+  }
   const runtime = new Map<string, RuntimeMapItem & { replicas: string[] }>();
   const incs = new Map<string, string>();
   for (const d of docs) {
