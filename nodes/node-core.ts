@@ -268,8 +268,31 @@ export class NodeCore {
   /** Messages of dead incarnations already logged (node/inc/kind). */
   private readonly staleLogged = new Set<string>();
 
-  /** Counters for the node's own log and for tests. */
-  readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
+  /**
+   * Counters for the node's own log, its metrics endpoint (node-metrics.ts) and tests. Since the
+   * process started:
+   * - `failovers`: failover decisions of this node as leader (an active confirmed down, seed 002);
+   * - `promotions`: committed entries, by this node as leader, whose active differs from the
+   *   previous committed one (failovers, failbacks, handoffs);
+   * - `staleEpochRefusals`: messages refused for naming a stale term or epoch: proposals (an older
+   *   term, or an epoch not above the one accepted) and replication batches fenced (not the
+   *   accepted active's tenure);
+   * - `migratingAnswers`: client requests answered Migrating (the store has no migration yet:
+   *   stays 0 until membership changes are built, issue 14);
+   * - `invalidPolicyValues`: per store, admin set-policy values refused by seed 004's rules.
+   */
+  readonly counters = {
+    writesAcked: 0,
+    writesRefused: 0,
+    indeterminate: 0,
+    promotions: 0,
+    syncsServed: 0,
+    snapshotsInstalled: 0,
+    failovers: 0,
+    staleEpochRefusals: { proposal: 0, replication: 0 },
+    migratingAnswers: 0,
+    invalidPolicyValues: new Map<string, number>(),
+  };
 
   constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv) {
     this.id = id;
@@ -533,7 +556,11 @@ export class NodeCore {
       case Op.Ping:
         return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
       case Op.Admin: {
-        const { status, answer } = handleAdmin(this.adminContext(), req.command);
+        const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), req.command);
+        if (invalidPolicy) {
+          const store = /^set-policy\s+(\S+)/.exec(req.command.trim())?.[1] ?? '';
+          this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
+        }
         this.env.log('admin', { command: req.command.slice(0, 200), ok: answer.ok, message: answer.message });
         return this.env.respond(token, { op: Op.Admin, reqId: req.reqId, status, flags: 0, json: JSON.stringify(answer) });
       }
@@ -609,6 +636,22 @@ export class NodeCore {
     if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
     if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
     return this.servingState(lp) === null && this.leaseUntil > now;
+  }
+
+  /**
+   * Replication lag of every partition this node serves as the active, ms: the age of its oldest
+   * write not yet applied by every in-sync replica (0 when none waits). Partitions this node is
+   * not the active of are absent.
+   */
+  replicationLagMs(): Array<{ store: string; partition: number; lagMs: number }> {
+    const now = this.env.now();
+    const out: Array<{ store: string; partition: number; lagMs: number }> = [];
+    for (const lp of this.parts.values()) {
+      if (!lp.act) continue;
+      const oldest = lp.act.opTimes[0];
+      out.push({ store: lp.store.name, partition: lp.partition, lagMs: oldest ? Math.max(0, now - oldest[1]) : 0 });
+    }
+    return out;
   }
 
   /**
@@ -972,6 +1015,7 @@ export class NodeCore {
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
+      this.counters.staleEpochRefusals.proposal++;
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
@@ -989,7 +1033,7 @@ export class NodeCore {
     if (ok) {
       this.accepted.set(entry.pkey, entry);
       this.refreshRole(entry.pkey);
-    }
+    } else this.counters.staleEpochRefusals.proposal++;
     this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
   }
 
@@ -1199,6 +1243,7 @@ export class NodeCore {
     const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
     // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
     if (e.active && this.confirmedDown(e.active)) {
+      this.counters.failovers++;
       this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
       return this.promote(e, e.active, now);
     }
@@ -1700,6 +1745,7 @@ export class NodeCore {
     // fencing: only the active of the entry we accepted last, within its tenure, may feed us
     const a = this.accepted.get(msg.pkey);
     if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
+      this.counters.staleEpochRefusals.replication++;
       this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
       lp.followTag = '';
       return;
