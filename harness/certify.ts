@@ -33,6 +33,7 @@ import { UsageError } from './usage-error.js';
 import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
+import { startMetricsSampler, type MetricsSampler } from './metrics-sampler.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 
@@ -270,6 +271,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
   let monitor: RunMonitor | null = null;
+  let metrics: MetricsSampler | null = null;
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
@@ -352,6 +354,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (scenarioRec) log(`scenario ${scenarioRec.name}: ${schedule.faults.length} steps, expected ${describeExpectation(scenarioRec.expect)}; the fault phase ends ${(schedule.tailMs ?? 0) / 1000} s after the last step (at most ${schedule.durationMs / 1000} s)`);
 
     watch.start();
+    // every node's counters (its metrics endpoint) into the ledger every 5 s: the report charts them
+    metrics = startMetricsSampler({ endpoints: config.nodes.filter((n) => n.metricsPort).map((n) => ({ node: n.id, host: n.host, port: n.metricsPort! })), now: () => clock.now(), ledger });
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
@@ -400,6 +404,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     await workload.stop();
     watch.stop();
     await watch.sample();
+    await metrics.sampleNow();
+    await metrics.stop();
 
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
@@ -419,6 +425,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     throw e;
   } finally {
     monitor?.stop();
+    await metrics?.stop();
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();

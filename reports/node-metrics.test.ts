@@ -1,0 +1,65 @@
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { LEDGER_DDL } from '../ledger/schema.js';
+import { timeGrid } from './downsample.js';
+import { nodeMetricsCharts, NODE_METRICS_EVENT } from './node-metrics.js';
+import { scanTimeline } from './timeline-data.js';
+import { NODE_METRICS_EVENT as SAMPLER_EVENT } from '../harness/metrics-sampler.js';
+
+const open: Database.Database[] = [];
+afterEach(() => {
+  while (open.length > 0) open.pop()!.close();
+});
+
+function ledger(): Database.Database {
+  const db = new Database(':memory:');
+  open.push(db);
+  for (const ddl of LEDGER_DDL) db.exec(ddl);
+  db.exec("INSERT INTO stores VALUES ('sync3', 3, 'sync', 64)");
+  return db;
+}
+const event = (db: Database.Database, tMs: number, detail: object): void => {
+  db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(tMs, NODE_METRICS_EVENT, JSON.stringify(detail));
+};
+const m = (node: string, over: object = {}): object => ({ node, failovers: 0, promotions: 0, staleEpochRefusals: 0, migratingAnswers: 0, invalidPolicyValues: 0, writesAcked: 0, lagMaxMs: 0, lag: {}, ...over });
+
+describe('nodeMetricsCharts', () => {
+  it('sums each counter over the nodes (latest sample of each), and charts the lag per node', () => {
+    const db = ledger();
+    expect(SAMPLER_EVENT).toBe(NODE_METRICS_EVENT);
+    event(db, 5_000, m('n1', { promotions: 1, lagMaxMs: 3 }));
+    event(db, 5_000, m('n2', { staleEpochRefusals: 2, lagMaxMs: 10 }));
+    event(db, 10_000, m('n1', { promotions: 2, failovers: 1, lagMaxMs: 40 }));
+    event(db, 10_000, m('n2', { staleEpochRefusals: 2, invalidPolicyValues: 1, lagMaxMs: 0 }));
+    db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(7_000, 'harness', JSON.stringify({ rssMb: 100 }));
+    const [counters, lag] = nodeMetricsCharts(db, timeGrid(15));
+    expect(counters.id).toBe('chart-node-counters');
+    expect(counters.lines.map((l) => l.label)).toEqual(['failovers', 'promotions', 'stale-epoch refusals', 'Migrating answers', 'invalid multi-key policy values']);
+    const [failovers, promotions, stale, migrating, invalid] = counters.values;
+    expect(promotions[5]).toBe(1);
+    expect(promotions[7]).toBe(1); // held between samples
+    expect(promotions[10]).toBe(2);
+    expect(failovers[5]).toBe(0);
+    expect(failovers[10]).toBe(1);
+    expect(stale[5]).toBe(2);
+    expect(stale[10]).toBe(2);
+    expect(migrating[10]).toBe(0);
+    expect(invalid[10]).toBe(1);
+    expect(promotions[4]).toBeNull();
+    expect(lag.id).toBe('chart-replication-lag');
+    expect(lag.lines.map((l) => l.label)).toEqual(['n1', 'n2']);
+    expect(lag.values[0][5]).toBe(3);
+    expect(lag.values[0][10]).toBe(40);
+    expect(lag.values[1][10]).toBe(0);
+  });
+
+  it('gives no chart without node-metrics events, and joins the timeline when there are some', () => {
+    const db = ledger();
+    expect(nodeMetricsCharts(db, timeGrid(10))).toEqual([]);
+    expect(scanTimeline(db).data.charts.map((c) => c.id)).not.toContain('chart-node-counters');
+    event(db, 1_000, m('n1', { failovers: 2 }));
+    const ids = scanTimeline(db).data.charts.map((c) => c.id);
+    expect(ids).toContain('chart-node-counters');
+    expect(ids).toContain('chart-replication-lag');
+  });
+});
