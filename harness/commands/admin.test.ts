@@ -3,6 +3,9 @@ import { execa } from 'execa';
 import { createServer } from 'node:net';
 import { distPath } from '../dist-path.js';
 import { startTestCluster, waitFor, type TestCluster } from '../test-support/process-cluster.js';
+import { ZarisClient } from '../../nodes/client/zaris-client.js';
+import { setPolicyCommand } from '../../nodes/node-admin.js';
+import { KvStatus } from '../../nodes/kv-status.js';
 import { columns, parseSeeds, type ClusterStatus } from './admin.js';
 import { UsageError } from '../usage-error.js';
 
@@ -150,5 +153,26 @@ describe('admin against a running cluster (real node processes)', () => {
     expect(r.exitCode).toBe(0);
     expect(r.stdout).toContain(`handoff of sync3/2 from ${before.active} to ${to} proposed`);
     await waitFor(async () => (await c.client.fetchView()).runtime.get('sync3/2')!.active === to, 10_000, `${to} to own sync3/2`);
+  }, 60_000);
+
+  it('a client refreshes its metadata periodically (seed 004), so it follows a set-policy without any error; with the interval off it does not', async () => {
+    const seedsEp = c.config.nodes.map((n) => ({ host: n.host, port: n.clientPort }));
+    const periodic = await new ZarisClient({ seeds: seedsEp, metadataRefreshIntervalMs: 200, warn: () => undefined }).connect();
+    const never = await new ZarisClient({ seeds: seedsEp, metadataRefreshIntervalMs: 0, warn: () => undefined }).connect();
+    try {
+      expect(periodic.policyState('rf1').serverPolicy()).toBeNull();
+      expect(never.policyState('rf1').serverPolicy()).toBeNull();
+      expect((await c.client.admin(setPolicyCommand('rf1', '1-2:11,3-:22'))).status).toBe(KvStatus.Ok);
+      // no operation on either client: only the periodic refresh can bring the new policy
+      await waitFor(() => periodic.policyState('rf1').serverPolicy()?.toString() === '1-2:11,3-:22', 10_000, 'the periodic refresh to publish the policy');
+      expect(periodic.periodicRefreshes).toBeGreaterThan(0);
+      expect(periodic.policyState('rf1').serverPolicy()!.delayMsFor(8)).toBe(22);
+      expect(never.periodicRefreshes).toBe(0);
+      expect(never.fetches).toBe(1);
+      expect(never.policyState('rf1').serverPolicy()).toBeNull();
+    } finally {
+      periodic.close();
+      never.close();
+    }
   }, 60_000);
 });
