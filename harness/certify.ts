@@ -34,6 +34,7 @@ import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
 import { startMetricsSampler, type MetricsSampler } from './metrics-sampler.js';
+import { describePolicyFollow, POLICY_STORE, POLICY_TABLES, setStorePolicy, type SetPolicyRecord } from './policy-change.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 
@@ -315,6 +316,18 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
+    // seed 004 in certification: a non-empty multi-key retry policy on one store from the start (a
+    // scenario plays its own script: none there); it changes halfway through the fault phase
+    const policySets: SetPolicyRecord[] = [];
+    const withPolicy = !sc && config.stores.some((s) => s.name === POLICY_STORE);
+    const hc0 = harnessClient;
+    const setPolicy = async (table: string): Promise<void> => {
+      const r = await setStorePolicy(POLICY_STORE, table, { admin: (cmd) => hc0.admin(cmd), now: () => clock.now(), sleep: (ms) => sleep(ms), ledger });
+      policySets.push(r);
+      log(r.ok ? `seed 004: ${POLICY_STORE} multi-key retry policy set to "${table}" (${r.message})` : `seed 004: set-policy ${POLICY_STORE} "${table}" not accepted after ${r.attempts} attempts: ${r.message}`);
+    };
+    if (withPolicy) await setPolicy(POLICY_TABLES[0]);
+
     // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
     client = new ZarisClient({ seeds });
     await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
@@ -381,10 +394,12 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         () => endPhase.abort(),
       );
     }
+    const policyChange = withPolicy ? sleep(phaseDurationMs / 2, endPhase.signal).then(() => (endPhase.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1]))) : Promise.resolve();
     // a replay runs as long as the recorded run did
     await sleep(phaseDurationMs, endPhase.signal);
     stopFaults.abort();
     await nemesisRun;
+    await policyChange;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
@@ -402,6 +417,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
     if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
+    for (const line of describePolicyFollow(policySets, workload.policyChanges)) log(line);
     watch.stop();
     await watch.sample();
     await metrics.sampleNow();
