@@ -77,6 +77,20 @@ describe('Nemesis executor: scenario steps', () => {
     expect(c.events.find((e) => e.kind === 'fault-skipped')!.detail).toMatchObject({ step: 'never', reason: 'handoff-started sync3/1 did not happen within 500 ms' });
   });
 
+  it('fires handoff-started on a handoff committed between two polls, never on a failover', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3']);
+    setTimeout(() => c.state.set('n1', 'down'), 100); // a failover of sync3/0: n1 leaves the in-sync set
+    setTimeout(() => c.state.set('n1', 'up'), 200);
+    setTimeout(() => void c.admin('handoff sync3/0 to n3'), 600); // moves the active at once
+    const n = nemesisOn(c, scen([
+      { kind: 'pause', target: node('n2'), atMs: 0, durationMs: 10, name: 'on-handoff', after: { event: 'handoff-started', store: 'sync3', partition: 0, delayMs: 0, waitMs: 2000, onMiss: 'skip' } },
+    ]));
+    await drive(n.run(new AbortController().signal));
+    expect(t(c, /^pause n2/)).toBeGreaterThanOrEqual(600);
+    expect(t(c, /^pause n2/)).toBeLessThan(1000);
+    expect(JSON.parse(c.starts[0].detail!).after).toMatchObject({ event: 'handoff-started', handoff: 'committed' });
+  });
+
   it('a handoff step asks the leader through the probe (refusals retried), is an event not a fault, and ends at once', async () => {
     const c = new FakeCluster();
     c.refuseAdmin = 2;

@@ -433,6 +433,9 @@ export class Nemesis {
     let sawBehind = false;
     // promoted: the partition's active when the wait began (from the first snapshot seen)
     let baseline: string | null | undefined;
+    // handoff-started, failback: the snapshot looked at last, and how the handoff was seen
+    let prevSnap: ClusterSnapshot | null = null;
+    let seen: 'in-progress' | 'committed' | undefined;
     const fired = (): boolean => {
       const s = this.snap;
       switch (t.event) {
@@ -450,13 +453,25 @@ export class Nemesis {
           if (s === null) return false;
           const to = t.event === 'handoff-started' ? nodeOf() : undefined;
           if (t.event === 'handoff-started' && (t.node !== undefined || t.name !== undefined) && to === undefined) return false;
-          return s.partitions.some(
-            (p) =>
-              p.handoffTo !== null &&
-              (t.store === undefined || (p.store === t.store && p.partition === t.partition)) &&
-              (to === undefined || p.handoffTo === to) &&
-              (ref === undefined || ref.nodes.includes(p.handoffTo)),
-          );
+          const wanted = (p: PartitionSnapshot, n: string): boolean =>
+            (t.store === undefined || (p.store === t.store && p.partition === t.partition)) && (to === undefined || n === to) && (ref === undefined || ref.nodes.includes(n));
+          if (s.partitions.some((p) => p.handoffTo !== null && wanted(p, p.handoffTo))) {
+            seen = 'in-progress';
+            return true;
+          }
+          // A handoff to a caught-up node commits in tens of ms (the store's handoff-ready round:
+          // runs/20261130T184018Z-1, 35 ms), mostly between two polls: a partition whose active
+          // moved since the previous snapshot to another node while the old active is still in
+          // sync was handed off (a failover moves away from an active that left the in-sync set).
+          const prev = prevSnap;
+          prevSnap = s;
+          if (prev === null || prev === s) return false;
+          const moved = s.partitions.some((p) => {
+            const q = prev.partitions.find((x) => x.store === p.store && x.partition === p.partition);
+            return q !== undefined && q.active !== null && p.active !== null && p.active !== q.active && p.inSync.includes(q.active) && wanted(p, p.active);
+          });
+          if (moved) seen = 'committed';
+          return moved;
         }
         case 'node-caught-up': {
           const n = nodeOf();
@@ -488,7 +503,7 @@ export class Nemesis {
       if (fired()) {
         const waited = Math.round(this.o.clock.now() - t0);
         await sleep(t.delayMs, stop);
-        return { event: t.event, fault: t.fault, waitedMs: waited };
+        return { event: t.event, fault: t.fault, waitedMs: waited, ...(seen !== undefined ? { handoff: seen } : {}) };
       }
       if (stop.aborted) return { event: t.event, fault: t.fault, trigger: 'aborted' };
       if (this.o.clock.now() >= deadline) return { event: t.event, fault: t.fault, trigger: 'missed', waitedMs: t.waitMs };

@@ -103,7 +103,9 @@ export type TriggerEvent = 'catching-up' | 'caught-up' | 'failback' | 'ended' | 
  * - `promoted`: partition `store`/`partition` has an active other than the one it had when the
  *   wait began (a failover, a handoff);
  * - `handoff-started`: a handoff (failback or admin) is under way, of `store`/`partition` when
- *   given, to `node`/`name` when given;
+ *   given, to `node`/`name` when given; or one committed since the previous snapshot (the active
+ *   moved to that node while the old active stayed in sync: a handoff to a caught-up node lasts
+ *   tens of ms, mostly between two polls), so the step starts within one poll of it;
  * - `suspected`: the leader suspects the node (`node` or `name`): silent past suspectAfterMs.
  */
 export type ScenarioEvent = 'started' | 'node-caught-up' | 'promoted' | 'handoff-started' | 'suspected';
