@@ -226,12 +226,14 @@ export function buildCli(): Command {
     .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
     .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
     .argument('[args...]', "the verb's arguments")
-    .requiredOption('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes")
+    .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
+    .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
     .option('--json', 'print JSON instead of a table', false)
     .addOption(new Option('--timeout <duration>', 'per-request timeout').argParser(parseDuration).default(2_000, '2s'))
-    .action(async (verb: string, args: string[], opts: { seeds: string; json: boolean; timeout: number }) => {
-      const { runAdmin, parseSeeds } = await import('./commands/admin.js');
-      await runAdmin(verb, args, { seeds: parseSeeds(opts.seeds), json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
+    .action(async (verb: string, args: string[], opts: { seeds?: string; run: string; json: boolean; timeout: number }) => {
+      const { runAdmin, parseSeeds, seedsOfRun } = await import('./commands/admin.js');
+      const seeds = opts.seeds !== undefined ? parseSeeds(opts.seeds) : seedsOfRun(opts.run);
+      await runAdmin(verb, args, { seeds, json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
     });
 
   program

@@ -44,7 +44,7 @@ describe('admin arguments (no cluster)', () => {
   it('exit codes: bad arguments 64, an unreachable cluster 3, a membership verb 2; one line on stderr, no stack', async () => {
     const port = await deadPort();
     const cases: Array<[string[], number, string]> = [
-      [['admin', 'status'], 64, "zaris-certify: required option '--seeds <host:port,...>' not specified"],
+      [['admin', 'status', '--run', '/nonexistent/run'], 64, 'zaris-certify: no --seeds and no readable /nonexistent/run/cluster.json: give --seeds host:port,... or --run <a running run\'s directory>'],
       [['admin', 'status', '--seeds', 'nohost'], 64, 'zaris-certify: --seeds: "nohost" is not host:port (e.g. 127.0.0.1:7101)'],
       [['admin', 'frobnicate', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: unknown admin verb "frobnicate" (known: status, handoff, regenerate, set-policy, join, leave, rebalance)'],
       [['admin', 'handoff', 'sync3/0', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: usage: zaris-certify admin handoff <store>/<partition> <node> --seeds host:port,...'],
@@ -101,7 +101,8 @@ describe('admin against a running cluster (real node processes)', () => {
       expect(Math.max(...Object.values(p.epochs))).toBe(p.epoch);
       expect([...p.inSync].sort()).toEqual([...p.replicas].sort());
     }
-    const t = await run(['admin', 'status', '--seeds', seeds]);
+    // without --seeds: the nodes of a run's cluster.json (certify writes it; here the test cluster's)
+    const t = await run(['admin', 'status', '--run', c.runDir]);
     expect(t.exitCode).toBe(0);
     const lines = t.stdout.split('\n');
     expect(lines[0]).toBe(`cluster test, leader ${view.leader}`);

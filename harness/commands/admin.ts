@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { KvStatus } from '../../nodes/kv-status.js';
 import type { MetadataDoc } from '../../nodes/node-core.js';
 import { setPolicyCommand } from '../../nodes/node-admin.js';
@@ -110,6 +112,24 @@ export function parseSeeds(text: string): Endpoint[] {
     out.push({ host: m[1].replace(/^\[|\]$/g, ''), port });
   }
   return out;
+}
+
+/**
+ * The client endpoints of a run's cluster (`<runDir>/cluster.json`, written by certify), for
+ * `admin` without `--seeds`.
+ * @throws UsageError (one line) when the file is missing or names no node.
+ */
+export function seedsOfRun(runDir: string): Endpoint[] {
+  const file = path.join(runDir, 'cluster.json');
+  let cfg: { nodes?: Array<{ host?: unknown; clientPort?: unknown }> };
+  try {
+    cfg = JSON.parse(readFileSync(file, 'utf8')) as typeof cfg;
+  } catch {
+    throw new UsageError(`no --seeds and no readable ${file}: give --seeds host:port,... or --run <a running run's directory>`);
+  }
+  const seeds = (cfg.nodes ?? []).filter((n) => typeof n.host === 'string' && typeof n.clientPort === 'number').map((n) => ({ host: n.host as string, port: n.clientPort as number }));
+  if (seeds.length === 0) throw new UsageError(`${file} names no node`);
+  return seeds;
 }
 
 /** Builds the status document from a merged view and the documents it was merged from. */
