@@ -379,7 +379,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const phaseDurationMs = replayed ? replayed.durationMs : scenarioSchedule ? scenarioSchedule.durationMs : o.durationMs;
     // the fault phase ends at its duration, on SIGINT, or when the disk guard says so
     const endPhase = new AbortController();
-    o.signal?.addEventListener('abort', () => endPhase.abort(), { once: true });
+    const onEndPhase = (): void => endPhase.abort();
+    o.signal?.addEventListener('abort', onEndPhase, { once: true });
     let diskLow: string | null = null;
     monitor = watchRunMeans(o, runDir, ledger, clock, faultPhaseStart, phaseDurationMs, workload, nemesis, (reason) => {
       diskLow = reason;
@@ -396,9 +397,15 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     }
     const policyChange = withPolicy ? sleep(phaseDurationMs / 2, endPhase.signal).then(() => (endPhase.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1]))) : Promise.resolve();
     // a replay runs as long as the recorded run did
-    await sleep(phaseDurationMs, endPhase.signal);
-    stopFaults.abort();
-    await nemesisRun;
+    try {
+      await sleep(phaseDurationMs, endPhase.signal);
+      stopFaults.abort();
+      await nemesisRun;
+    } finally {
+      // the caller's signal outlives this run (make scenarios, make shrink: one signal, many runs)
+      o.signal?.removeEventListener('abort', onAbort);
+      o.signal?.removeEventListener('abort', onEndPhase);
+    }
     await policyChange;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
