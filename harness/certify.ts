@@ -273,6 +273,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let ackedPerSec = 0;
   let monitor: RunMonitor | null = null;
   let metrics: MetricsSampler | null = null;
+  /** Aborted when the run ends however it ends: a pending mid-run policy change is dropped. */
+  const runOver = new AbortController();
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
@@ -395,7 +397,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         () => endPhase.abort(),
       );
     }
-    const policyChange = withPolicy ? sleep(phaseDurationMs / 2, endPhase.signal).then(() => (endPhase.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1]))) : Promise.resolve();
+    const policyChange = withPolicy
+      ? sleep(phaseDurationMs / 2, AbortSignal.any([endPhase.signal, runOver.signal]))
+          .then(() => (endPhase.signal.aborted || runOver.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1])))
+          .catch(() => undefined)
+      : Promise.resolve();
     // a replay runs as long as the recorded run did
     try {
       await sleep(phaseDurationMs, endPhase.signal);
@@ -447,6 +453,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
     throw e;
   } finally {
+    runOver.abort();
     monitor?.stop();
     await metrics?.stop();
     workload && (await workload.stop().catch(() => undefined));
