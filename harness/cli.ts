@@ -242,9 +242,10 @@ export function buildCli(): Command {
     .requiredOption('--config <file>', 'cluster config (JSON)')
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
-    .action(async (opts: { config: string; id: string; run?: string }) => {
+    .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
     });
   return program;
 }

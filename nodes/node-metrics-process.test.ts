@@ -4,6 +4,12 @@ import { EXPOSITION_CONTENT_TYPE, parseExposition, renderExposition, sampleValue
 import { METRIC, nodeMetricFamilies } from './node-metrics.js';
 import { setPolicyCommand } from './node-admin.js';
 import { startTestCluster, waitFor, type TestCluster } from '../harness/test-support/process-cluster.js';
+import { execa } from 'execa';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { distPath } from '../harness/dist-path.js';
 
 describe('node metric families (fake core)', () => {
   it('hold every counter the issue names, with the node label, and the lag of active partitions only', () => {
@@ -91,3 +97,51 @@ describe('metrics endpoint on real node processes', () => {
     expect(await acked()).toBe(w0 + 5);
   }, 60_000);
 });
+
+/** Free local ports (bound, then closed). */
+async function freePorts(n: number): Promise<number[]> {
+  const out: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const s = createServer();
+    await new Promise<void>((r) => s.listen(0, '127.0.0.1', () => r()));
+    out.push((s.address() as { port: number }).port);
+    await new Promise<void>((r) => s.close(() => r()));
+  }
+  return out;
+}
+
+describe('node-main --metrics-port', () => {
+  it('serves the endpoint on the port given at start (over the config), and refuses a bad one in one line (64)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-metrics-'));
+    const [client, cluster, metrics] = await freePorts(3);
+    const config = path.join(dir, 'cluster.json');
+    writeFileSync(config, JSON.stringify({ cluster: 'm', nodes: [{ id: 'n1', host: '127.0.0.1', clientPort: client, clusterPort: cluster }], stores: [{ name: 's', replicationFactor: 1, ackMode: 'sync', segments: 4 }], multiKeyLongTailRetryThresholdsMs: '' }));
+    const main = distPath(import.meta.url, 'nodes/node-main.js');
+    try {
+      const bad = await execa('node', [main, '--config', config, '--id', 'n1', '--metrics-port', 'x9'], { reject: false, timeout: 10_000 });
+      expect([bad.exitCode, String(bad.stderr).trim()]).toEqual([64, 'zaris-certify node: --metrics-port must be a port number or 0 (off), got "x9"']);
+      const proc = execa('node', [main, '--config', config, '--id', 'n1', '--metrics-port', String(metrics)], { reject: false });
+      try {
+        let text = '';
+        await waitFor(async () => {
+          try {
+            const res = await fetch(`http://127.0.0.1:${metrics}/metrics`);
+            text = await res.text();
+            return res.status === 200;
+          } catch {
+            return false;
+          }
+        }, 10_000, 'the metrics endpoint to answer');
+        const f = parseExposition(text);
+        expect(sampleValue(f, METRIC.failovers, { node: 'n1' })).toBe(0);
+        expect(sampleValue(f, METRIC.invalidPolicy, { node: 'n1', store: 's' })).toBe(0);
+      } finally {
+        proc.kill('SIGTERM');
+        await proc;
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  }, 30_000);
+});
+
