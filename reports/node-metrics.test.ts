@@ -24,13 +24,15 @@ const event = (db: Database.Database, tMs: number, detail: object): void => {
 const m = (node: string, over: object = {}): object => ({ node, failovers: 0, promotions: 0, staleEpochRefusals: 0, migratingAnswers: 0, invalidPolicyValues: 0, writesAcked: 0, lagMaxMs: 0, lag: {}, ...over });
 
 describe('nodeMetricsCharts', () => {
-  it('sums each counter over the nodes (latest sample of each), and charts the lag per node', () => {
+  it('totals each counter over the nodes across restarts, and charts the lag per node', () => {
     const db = ledger();
     expect(SAMPLER_EVENT).toBe(NODE_METRICS_EVENT);
     event(db, 5_000, m('n1', { promotions: 1, lagMaxMs: 3 }));
     event(db, 5_000, m('n2', { staleEpochRefusals: 2, lagMaxMs: 10 }));
     event(db, 10_000, m('n1', { promotions: 2, failovers: 1, lagMaxMs: 40 }));
     event(db, 10_000, m('n2', { staleEpochRefusals: 2, invalidPolicyValues: 1, lagMaxMs: 0 }));
+    // n1 restarted: its counters start again from 0; the totals keep what it counted before
+    event(db, 12_000, m('n1', { promotions: 1 }));
     db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(7_000, 'harness', JSON.stringify({ rssMb: 100 }));
     const [counters, lag] = nodeMetricsCharts(db, timeGrid(15));
     expect(counters.id).toBe('chart-node-counters');
@@ -39,6 +41,8 @@ describe('nodeMetricsCharts', () => {
     expect(promotions[5]).toBe(1);
     expect(promotions[7]).toBe(1); // held between samples
     expect(promotions[10]).toBe(2);
+    expect(promotions[12]).toBe(3);
+    expect(failovers[12]).toBe(1);
     expect(failovers[5]).toBe(0);
     expect(failovers[10]).toBe(1);
     expect(stale[5]).toBe(2);
