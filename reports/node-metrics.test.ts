@@ -4,6 +4,9 @@ import { LEDGER_DDL } from '../ledger/schema.js';
 import { timeGrid } from './downsample.js';
 import { nodeMetricsCharts, NODE_METRICS_EVENT } from './node-metrics.js';
 import { scanTimeline } from './timeline-data.js';
+import { chartsSection } from './timeline-sections.js';
+import { reportContext } from './html-kit.js';
+import type { Results } from './results.js';
 import { NODE_METRICS_EVENT as SAMPLER_EVENT } from '../harness/metrics-sampler.js';
 
 const open: Database.Database[] = [];
@@ -66,4 +69,17 @@ describe('nodeMetricsCharts', () => {
     expect(ids).toContain('chart-node-counters');
     expect(ids).toContain('chart-replication-lag');
   });
+
+  it('the report page has a titled place for each node chart (and the harness memory chart) only when its samples exist', () => {
+    const db = ledger();
+    const page = (): string => chartsSection.render(reportContext(db, {} as Results));
+    expect(page()).not.toContain('id="chart-node-counters"');
+    event(db, 1_000, m('n1', { failovers: 2, lagMaxMs: 5 }));
+    db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(2_000, 'harness', JSON.stringify({ rssMb: 100, heapUsedMb: 20 }));
+    const html = page();
+    expect(html).toContain("<h3>Store node counters (each node&#39;s metrics endpoint, sampled every 5 s)</h3>\n<div class=\"chart\" id=\"chart-node-counters\"></div>");
+    expect(html).toContain('<div class="chart" id="chart-replication-lag"></div>');
+    expect(html).toContain('<h3>Harness memory (RSS, heap)</h3>\n<div class="chart" id="chart-harness-memory"></div>');
+  });
 });
+
