@@ -1,6 +1,6 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { LEDGER_DDL } from '../ledger/schema.js';
+import { closeLedgers, emptyLedger } from './test-support/report-ledger.js';
 import { timeGrid } from './downsample.js';
 import { nodeMetricsCharts, NODE_METRICS_EVENT } from './node-metrics.js';
 import { scanTimeline } from './timeline-data.js';
@@ -9,18 +9,8 @@ import { reportContext } from './html-kit.js';
 import type { Results } from './results.js';
 import { NODE_METRICS_EVENT as SAMPLER_EVENT } from '../harness/metrics-sampler.js';
 
-const open: Database.Database[] = [];
-afterEach(() => {
-  while (open.length > 0) open.pop()!.close();
-});
-
-function ledger(): Database.Database {
-  const db = new Database(':memory:');
-  open.push(db);
-  for (const ddl of LEDGER_DDL) db.exec(ddl);
-  db.exec("INSERT INTO stores VALUES ('sync3', 3, 'sync', 64)");
-  return db;
-}
+afterEach(closeLedgers);
+const ledger = emptyLedger;
 const event = (db: Database.Database, tMs: number, detail: object): void => {
   db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(tMs, NODE_METRICS_EVENT, JSON.stringify(detail));
 };
