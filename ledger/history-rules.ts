@@ -309,9 +309,14 @@ class Judge {
     const t = l.complete as number;
     const store = this.stores.get(l.store)!;
     const replicas = this.replicasAt(l.store, l.partition, t);
-    // rf1: RF 1 and a node of the partition's replicas crashed after the ack
+    // rf1: RF 1 and the node holding it crashed after the ack (DESIGN.md §5): a node of the
+    // partition's replicas, or (v2, our reading) the acking node itself: an RF1 write's only copy
+    // is the acking owner's, also when the write was acknowledged in the first moments of a new
+    // tenure (a regeneration onto another node) before any sample showed that map (a 150 s run,
+    // seed 4040: two writes acked 58 ms before the sample naming the new replica were violations)
     if (store.replicationFactor === 1) {
-      const hit = replicas
+      const holders = this.v2 && l.ack !== undefined && !replicas.includes(l.ack.node) ? [...replicas, l.ack.node] : replicas;
+      const hit = holders
         .flatMap((n) => this.crashedAfter(n, t).slice(0, 1).map((f) => ({ fault: f.id, node: n, at: crashAt(f) })))
         .sort((a, b) => a.at - b.at)[0];
       if (hit !== undefined) return { cls: 'rf1', crash: hit };

@@ -98,9 +98,12 @@ export class LossClassifier {
     const t = l.complete_ms;
     if (t === null) return { rule: 'violation', ackMs: null };
     const replicas = this.replicasAt(store, partition, t);
-    // 1. rf1: RF 1 and a node of the partition's replicas crashed after the ack
+    // 1. rf1: RF 1 and the node holding it crashed after the ack: a node of the partition's
+    //    replicas, or (v2) the acking node itself, which held the only copy even when no sample
+    //    showed the map of its tenure yet (history-rules.ts, rf1Holders)
     if (this.facts.stores.get(store)?.replicationFactor === 1) {
-      const hit = this.crashes.firstCrashOfAnyAtOrAfter(replicas, t);
+      const holders = this.facts.v2 && l.ack_node !== null && !replicas.includes(l.ack_node) ? [...replicas, l.ack_node] : replicas;
+      const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t);
       if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, fault: this.name(hit.faultId), crashedNode: hit.node, crashMs: hit.start };
     }
     if (!this.facts.v2) return this.classifyV1(store, partition, l, t, replicas);

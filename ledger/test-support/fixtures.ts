@@ -359,6 +359,30 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [lost('violation', 'rf1', 'ka', 'a1')],
   },
   {
+    name: 'v2-rf1-acked-before-the-sample-of-its-tenure',
+    why: 'rf1/0 regenerated onto n2 at epoch 3; n2 acked a write 10 ms before the first sample showing that map (replicas [n2]), then n2 was killed: the acking node held the only copy, rf1 (runs seed 4040, 150 s: two such writes were violations).',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n2'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 2980, 2990, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [lost('rf1', 'rf1', 'ka', 'a1')],
+  },
+  {
+    name: 'v2-rf1-acked-before-the-sample-of-its-tenure-no-crash',
+    why: 'The same early ack by n2, but only n3, which never held the partition, was killed after it: n2 never crashed, a violation.',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n3'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 2980, 2990, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'FAILED',
+    findings: [lost('violation', 'rf1', 'ka', 'a1')],
+  },
+  {
     name: 'v2-async-beyond-the-lease',
     why: 'n1 was cut off from a majority for 3 s (lease 2.5 s) when the write was invoked: no allowance.',
     history: v2(['async3'], {
