@@ -1507,7 +1507,11 @@ export class NodeCore {
     let i = 0;
     while (i < act.opTimes.length && act.opTimes[i][0] <= acked) i++;
     if (i > 0) act.opTimes.splice(0, i);
-    if (act.pending.length === 0) return;
+    // an owner whose lease lapsed acknowledges nothing, not even a write its replicas hold: it may
+    // have been replaced (its successor then holds the write, but the ack would come from a
+    // deposed owner, past the lease the store declares); the write waits, and is answered as
+    // indeterminate if the owner resigns or it waits too long
+    if (act.pending.length === 0 || this.servingState(lp) !== null) return;
     const e = this.committed.get(lp.pkey)!;
     let n = 0;
     while (n < act.pending.length && act.pending[n].rev <= acked) {
