@@ -2,13 +2,13 @@
 #   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [BUG=lose-on-promotion]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make sim RUNS=N | make image
+#   make bench | make bench-verify | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify analyze export bench bench-verify sim image clean
+.PHONY: all install build test certify analyze export bench bench-verify sim power-sim image clean
 
 all: build
 
@@ -63,9 +63,16 @@ bench-verify: build
 image: build
 	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20}"
 
-# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]
 sim: build
-	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${BUG:-}" ]; then args+=(--bug "$$BUG"); fi; \
+	exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+
+# the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S]; writes runs/power-sim.json
+power-sim: build
+	@args=(--runs "$${RUNS:-100}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	exec $(NODE) dist/nodes/sim/power-sim.js "$${args[@]}"
 
 clean:
 	rm -rf dist

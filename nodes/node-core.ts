@@ -1,7 +1,7 @@
 import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
-import { PartitionData, type ReplicatedOp } from './partition-data.js';
+import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -303,7 +303,7 @@ export class NodeCore {
         store,
         partition: a.partition,
         segments: a.segments,
-        data: new PartitionData(a.segments),
+        data: new PartitionData(a.segments, DEFAULT_SEGMENT_LOG_CAP, config.selfTestBug === 'catchup-skips-last-op'),
         followTag: '',
         lastRepAt: -Infinity,
         syncRequestedAt: -Infinity,
@@ -460,6 +460,16 @@ export class NodeCore {
     for (const lp of this.parts.values()) {
       const f = lp.act?.followers.get(node);
       if (f) f.streaming = false;
+    }
+    if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
+      // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
+      // probe, no suspicion and escalation); it counts as live again once it answers
+      const now = this.env.now();
+      peer.suspectedSince = now;
+      peer.silentConfirmed = true;
+      this.env.log('confirm-down', { node, reason: 'NodeLeft', bug: 'skip-liveness-recheck' });
+      this.leaderTick(now);
+      return;
     }
     if (peer.inc && !this.probing.has(node)) {
       this.probing.set(node, peer.inc);
@@ -1199,6 +1209,14 @@ export class NodeCore {
       const r = this.freshReport(m, e.pkey, now);
       return { m, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
     });
+    if (this.config.selfTestBug === 'no-possession-proof') {
+      // the deliberate bug: availability-first (most synced segments, then partition-map order),
+      // straight to Degraded: what the candidates hold is never compared
+      scored.sort((a, b) => b.synced - a.synced || a.order - b.order);
+      this.env.log('self-test-bug', { bug: 'no-possession-proof', pkey: e.pkey, promoted: scored[0].m.node });
+      this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
+      return;
+    }
     scored.sort((a, b) => b.synced - a.synced || b.rev - a.rev || a.order - b.order);
     const cand = scored[0];
     let best: (typeof scored)[number] | null = null;
@@ -1513,8 +1531,10 @@ export class NodeCore {
     // indeterminate if the owner resigns or it waits too long
     if (act.pending.length === 0 || this.servingState(lp) !== null) return;
     const e = this.committed.get(lp.pkey)!;
+    // the deliberate bug: a sync write is acknowledged once this node applied it, replicas or not
+    const ackedUpTo = this.config.selfTestBug === 'sync-ack-before-replica' ? lp.data.revision : acked;
     let n = 0;
-    while (n < act.pending.length && act.pending[n].rev <= acked) {
+    while (n < act.pending.length && act.pending[n].rev <= ackedUpTo) {
       const p = act.pending[n];
       p.res.info.epoch = e.epoch;
       p.res.info.copies = this.copiesHolding(lp, e, p.rev);
@@ -1662,7 +1682,13 @@ export class NodeCore {
 
   private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
     const tag = tenureTag(e.active!, e.activeSince);
-    const haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
+    let haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
+    if (this.config.selfTestBug === 'fencing-off-by-one' && haveTag !== tag && this.accepted.get(lp.pkey)?.epoch === e.epoch) {
+      // the deliberate bug: the owner's entry is at our own epoch, so our watermark is taken for
+      // a position in its log, whatever tenure our copy followed
+      this.selfTestBugHit('fencing-off-by-one', lp.pkey);
+      haveTag = tag;
+    }
     lp.followTag = '';
     lp.syncRequestedAt = now;
     this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });

@@ -1,4 +1,5 @@
 import fc from 'fast-check';
+import { DEFAULT_TIMING } from '../cluster-config.js';
 import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
 
 /**
@@ -147,4 +148,55 @@ export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
       survivorBoundMs: 10_000,
       bootStaggerMs: r.bootStaggerMs,
     }));
+}
+
+/**
+ * The dense family (issue 12: a schedule must reach the dangerous states to catch a bug there):
+ * within budget, 6-12 s of workload on 3 nodes (sometimes 5) with 4-10 faults, most aimed at
+ * partition actives, a third of them outlasting the suspicion and escalation (so a cut-off or
+ * paused owner is replaced while it may still act), crashes three times as likely as each other
+ * kind (failovers, then failbacks, with replicas catching up in between); writers that keep
+ * many keys each, so a write lost or a copy diverged is not overwritten before the end.
+ */
+export function denseScheduleArb(): fc.Arbitrary<SimSchedule> {
+  return fc.record({ workloadMs: fc.integer({ min: 6_000, max: 12_000 }), escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }) }).chain(({ workloadMs, escalationTimeoutMs }) =>
+    fc.record({
+      seed: fc.integer(),
+      cluster: fc.constantFrom<ClusterPreset>('n3', 'n3', 'n3', 'n5'),
+      budget: fc.constant('within' as const),
+      workloadMs: fc.constant(workloadMs),
+      escalationTimeoutMs: fc.constant(escalationTimeoutMs),
+      net: netArb(),
+      workload: denseWorkloadArb(),
+      faults: fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 4, maxLength: 10 }),
+      bootStaggerMs: bootStaggerArb(),
+    }),
+  );
+}
+
+/** Clients of the dense family: 2-3 writers per store, 3-20 keys each, short think times. */
+function denseWorkloadArb(): fc.Arbitrary<WorkloadParams> {
+  return fc.record({
+    writersPerStore: fc.integer({ min: 2, max: 3 }),
+    keysPerWriter: fc.integer({ min: 3, max: 20 }),
+    thinkMinMs: fc.integer({ min: 1, max: 10 }),
+    thinkMaxMs: fc.integer({ min: 10, max: 40 }),
+    readFraction: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    deleteFraction: fc.double({ min: 0, max: 0.2, noNaN: true }),
+    maxAttempts: fc.integer({ min: 2, max: 6 }),
+    attemptTimeoutMs: fc.integer({ min: 200, max: 1500 }),
+    deadlineMs: fc.integer({ min: 1_000, max: 6_000 }),
+  });
+}
+
+/** One fault of the dense family: short, medium, or past the suspicion plus the escalation. */
+function denseFaultArb(workloadMs: number, escalationTimeoutMs: number): fc.Arbitrary<FaultStep> {
+  const kinds = GENERAL_FAULT_KINDS.map((k) => ({ weight: k === 'crash' ? 3 : 1, arbitrary: fc.constant(k) }));
+  const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;
+  return fc.record({
+    atMs: fc.integer({ min: 0, max: workloadMs - 1 }),
+    kind: fc.oneof(...kinds),
+    target: fc.oneof({ weight: 3, arbitrary: fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) }) }, { weight: 2, arbitrary: targetArb() }),
+    durationMs: fc.oneof(fc.integer({ min: 50, max: 800 }), fc.integer({ min: 800, max: 4_000 }), fc.integer({ min: outlast, max: outlast + 3_000 })),
+  });
 }
