@@ -1532,12 +1532,17 @@ export class NodeCore {
     if (act.pending.length === 0 || this.servingState(lp) !== null) return;
     const e = this.committed.get(lp.pkey)!;
     // the deliberate bug: a sync write is acknowledged once this node applied it, replicas or not
-    const ackedUpTo = this.config.selfTestBug === 'sync-ack-before-replica' ? lp.data.revision : acked;
+    const early = this.config.selfTestBug === 'sync-ack-before-replica';
+    const ackedUpTo = early ? lp.data.revision : acked;
     let n = 0;
     while (n < act.pending.length && act.pending[n].rev <= ackedUpTo) {
       const p = act.pending[n];
+      const copies = this.copiesHolding(lp, e, p.rev);
+      // never on its own copy alone where RF > 1 (DESIGN.md §2): the in-sync set may have shrunk
+      // to the active while the write waited; it waits for a replica to rejoin, or times out
+      if (copies < 2 && lp.store.replicationFactor > 1 && !early) break;
       p.res.info.epoch = e.epoch;
-      p.res.info.copies = this.copiesHolding(lp, e, p.rev);
+      p.res.info.copies = copies;
       this.counters.writesAcked++;
       this.env.respond(p.token, p.res);
       n++;
