@@ -64,6 +64,10 @@ interface PeerView {
   reports: Map<string, PartitionReport>;
   reportTerm: number;
   reportAt: number;
+  /** Our clock when we sent the heartbeat the latest report answered (the report holds the peer's state after that). */
+  reportEcho: number;
+  /** Our clock when we last learnt the peer down (an incarnation gone, or confirmed silent). */
+  downAt: number;
   suspectedSince: number | null;
   /** Silent past the escalation timeout (seed 002); cleared when the peer answers again. */
   silentConfirmed: boolean;
@@ -286,6 +290,8 @@ export class NodeCore {
         reports: new Map(),
         reportTerm: -1,
         reportAt: -Infinity,
+        reportEcho: -Infinity,
+        downAt: -Infinity,
         suspectedSince: null,
         silentConfirmed: false,
         deadIncs: new Set(),
@@ -467,6 +473,7 @@ export class NodeCore {
       const now = this.env.now();
       peer.suspectedSince = now;
       peer.silentConfirmed = true;
+      peer.downAt = now;
       this.env.log('confirm-down', { node, reason: 'NodeLeft', bug: 'skip-liveness-recheck' });
       this.leaderTick(now);
       return;
@@ -490,6 +497,7 @@ export class NodeCore {
     this.env.log('probe', { node, result, inc });
     if (result === 'refused' && peer.inc === inc) {
       peer.deadIncs.add(inc);
+      peer.downAt = this.env.now();
       if (this.role === 'leader') this.leaderTick(this.env.now());
     }
   }
@@ -838,6 +846,7 @@ export class NodeCore {
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
+    peer.reportEcho = msg.echo;
     // `at` values compare only within one incarnation's clock (a restart starts it again)
     if (peer.hbrTerm !== this.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
       peer.hbrTerm = this.term;
@@ -895,6 +904,7 @@ export class NodeCore {
     if (!peer) return;
     if (peer.inc !== null && peer.inc !== inc) {
       peer.deadIncs.add(peer.inc);
+      peer.downAt = this.env.now();
       this.env.log('incarnation', { node, old: peer.inc, inc });
     }
     peer.inc = inc;
@@ -1105,6 +1115,7 @@ export class NodeCore {
           this.env.log('suspect', { node: id });
         } else if (!p.silentConfirmed && now - p.suspectedSince >= t.escalationTimeoutMs) {
           p.silentConfirmed = true;
+          p.downAt = now;
           this.env.log('confirm-down', { node: id, reason: 'RuntimeOwnershipSuspectEscalationTimeout' });
         }
       } else if (p.suspectedSince !== null) {
@@ -1200,6 +1211,15 @@ export class NodeCore {
   private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
     const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
     const cands = remaining.filter((m) => this.live(m, now));
+    // the possession proof compares copies as they stand after the owner died: a report that
+    // answered a heartbeat sent before we learnt it down may predate the owner's last ops reaching
+    // that member (seed 002: a fresh table), so wait for the next round (a member that never
+    // answers stops being live and drops out of the candidates)
+    const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
+    for (const m of cands) {
+      const p = m.node === this.id ? null : this.peers.get(m.node)!;
+      if (p && (p.reportTerm !== this.term || p.reportEcho <= downAt)) return;
+    }
     if (cands.length === 0) {
       // keep every member that may come back with its data (a paused or cut-off owner is not gone)
       this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
