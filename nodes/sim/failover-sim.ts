@@ -8,7 +8,8 @@ import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { EventQueue } from './event-queue.js';
 import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
-import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass, type NodeView } from './sim-invariants.js';
+import { DurabilityChecker, type DurableView } from './sim-durability.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass } from './sim-invariants.js';
 import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, type SimSchedule } from './sim-schedule.js';
 
@@ -126,7 +127,10 @@ interface SimNode {
   id: string;
   index: number;
   core: NodeCore | null;
-  view: NodeView | null;
+  view: DurableView | null;
+  /** Ends the durability checker's record of the node's current crash (at its restart) or pause. */
+  crashTouch: (() => void) | null;
+  pauseTouch: (() => void) | null;
   /** Bumped on every crash and restart; events carry the generation they were made for. */
   gen: number;
   restarts: number;
@@ -182,8 +186,10 @@ const BOOT_LIMIT_MS = 20_000;
 const CONVERGE_LIMIT_MS = 60_000;
 const BEYOND_SETTLE_MS = 15_000;
 const SETTLE_MS = 1_000;
-/** Poll period of the nemesis gates and of the convergence watcher, ms. */
+/** Poll period of the nemesis gates, the convergence watcher and the durability checks, ms. */
 const POLL_MS = 100;
+/** The async lag bound the durability checks hold the store to, ms (history-format.md v2 asyncLagMaxMs; ASYNC_LAG's default). */
+const SIM_ASYNC_LAG_MS = 1_000;
 
 /**
  * Runs one schedule: boot until every partition is Healthy, the workload with the schedule's
@@ -210,6 +216,7 @@ class Simulator {
   private readonly clientLinks: ClientLink[];
   private readonly pkeys: string[];
   private readonly checker: SafetyChecker;
+  private readonly durability: DurabilityChecker;
   private readonly clients: SimClients;
   private readonly traceRing: Array<string | (() => string)>;
   private traceAt = 0;
@@ -250,7 +257,7 @@ class Simulator {
     this.coreFactory = opts.coreFactory ?? ((id, inc, config, env) => new NodeCore(id, inc, config, env));
     this.traceRing = new Array(opts.traceSize ?? 50).fill('');
     const n = presetNodeCount(s.cluster);
-    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
+    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, crashTouch: null, pauseTouch: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
     for (const x of this.nodes) this.byId.set(x.id, x);
     this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1 })));
     this.cuts = this.nodes.map(() => this.nodes.map(() => 0));
@@ -267,6 +274,15 @@ class Simulator {
       this.config,
       s.workload,
       clientRand,
+    );
+    this.durability = new DurabilityChecker(
+      {
+        now: () => this.now,
+        up: () => this.upViews(),
+        paused: (node) => this.byId.get(node)?.paused ?? false,
+        bestEntry: (pkey) => this.bestEntry(pkey),
+      },
+      { stores: this.config.stores, histories: this.clients.histories, asyncLagMs: SIM_ASYNC_LAG_MS, within: s.budget === 'within' },
     );
   }
 
@@ -342,6 +358,7 @@ class Simulator {
     let nextPoll = this.now;
     for (;;) {
       if (this.now >= nextPoll) {
+        if (this.s.budget !== 'amnesia') this.durability.poll(this.pkeys);
         if (cond()) return true;
         nextPoll = this.now + POLL_MS;
       }
@@ -391,7 +408,9 @@ class Simulator {
     };
     const core = this.coreFactory(x.id, inc, this.config, env);
     x.core = core;
-    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p) };
+    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p), peek: (p, k) => core.peek(p, k), revisionOf: (p) => core.revisionOf(p) };
+    x.crashTouch?.();
+    x.crashTouch = null;
     x.paused = false;
     x.held = [];
     this.trace(`${x.id} start inc ${inc}`);
@@ -406,6 +425,9 @@ class Simulator {
     this.mix(1, x.index, 0);
     x.core = null;
     x.view = null;
+    x.pauseTouch?.();
+    x.pauseTouch = null;
+    x.crashTouch = this.durability.crashed(x.id);
     x.gen++;
     x.paused = false;
     x.held = [];
@@ -435,12 +457,15 @@ class Simulator {
     this.trace(`${x.id} PAUSE`);
     x.paused = true;
     x.tickToken++;
+    x.pauseTouch = this.durability.faultStart([x.id]);
   }
 
   private resume(x: SimNode): void {
     if (!x.core || !x.paused) return;
     this.trace(`${x.id} RESUME (${x.held.length} waiting)`);
     x.paused = false;
+    x.pauseTouch?.();
+    x.pauseTouch = null;
     const held = x.held;
     x.held = [];
     // after SIGCONT the event loop may run the overdue tick or the waiting I/O first
@@ -470,12 +495,13 @@ class Simulator {
     if (this.s.budget !== 'amnesia') {
       this.checker.checkCommitted(x.view!);
       this.checker.checkServing(this.upViews(), x.view!);
+      this.durability.afterEvent(x.view!, this.pkeys);
     }
     if (this.survivorWatches.length > 0) this.checkSurvivors();
   }
 
-  private upViews(): NodeView[] {
-    const out: NodeView[] = [];
+  private upViews(): DurableView[] {
+    const out: DurableView[] = [];
     for (const y of this.nodes) if (y.view) out.push(y.view);
     return out;
   }
@@ -558,6 +584,7 @@ class Simulator {
     const conn = l.connId;
     l.state = 'down';
     l.connId++;
+    this.durability.linkBroken(l.from.id, l.to.id);
     if (wasUp) this.trace(`link ${l.from.id}->${l.to.id} broken (${why})`);
     const a = l.from;
     const b = l.to;
@@ -703,7 +730,11 @@ class Simulator {
       });
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
-      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
+      if (deposedChecked) {
+        this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
+        const slash = token.sk!.indexOf('/');
+        this.durability.onAck(x.view, token.pkey!, token.sk!.slice(0, slash), token.sk!.slice(slash + 1), res.info);
+      }
     }
     const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
     if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
@@ -851,6 +882,9 @@ class Simulator {
     const both = (a: SimNode, b: SimNode): void => {
       pairs.push([a, b], [b, a]);
     };
+    // the nodes the fault is about (history-format.md faults[].nodes): the cut-off side, or for a
+    // bridge every node but the bridge
+    let touched: SimNode[] = [x];
     switch (f.kind) {
       case 'isolate':
         for (const y of others) both(x, y);
@@ -864,6 +898,7 @@ class Simulator {
       case 'split': {
         const minority = new Set([x]);
         if (this.nodes.length >= 5) minority.add(this.nodes[(x.index + 1) % this.nodes.length]);
+        touched = [...minority];
         for (const a of minority) for (const b of this.nodes) if (!minority.has(b)) both(a, b);
         break;
       }
@@ -871,6 +906,7 @@ class Simulator {
         const half = Math.ceil(others.length / 2);
         const left = others.slice(0, half);
         const right = others.slice(half);
+        touched = others;
         for (const a of left) for (const b of right) both(a, b);
         break;
       }
@@ -883,7 +919,9 @@ class Simulator {
       this.cuts[a.index][b.index]++;
       this.breakLink(this.links[a.index][b.index], 'grudge');
     }
+    const untouch = this.durability.faultStart(touched.map((y) => y.id));
     const end = (): void => {
+      untouch();
       for (const [a, b] of pairs) this.cuts[a.index][b.index] = Math.max(0, this.cuts[a.index][b.index] - 1);
       this.trace(`HEAL ${f.kind} around ${x.id}`);
     };
@@ -967,8 +1005,9 @@ class Simulator {
       finals.set(`${h.store}/${h.key}`, valueId);
       const cls = classifyFinal(h, valueId);
       this.stats.finals[cls]++;
+      const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
+      if (cls === 'lost' && !durable.has(h.store)) this.durability.checkLoss(h, lastOk!, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}, without ${lastOk!.valueId ?? 'delete'} (seq ${lastOk!.seq}, acked by ${lastOk!.ack?.node} at epoch ${lastOk!.ack?.epoch}, t=${lastOk!.completeMs.toFixed(1)})`);
       if (cls === 'unexpected' || cls === 'phantom' || (cls === 'lost' && durable.has(h.store))) {
-        const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
         this.violate(cls, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}; last acknowledged: ${lastOk ? `${lastOk.valueId ?? 'delete'} (seq ${lastOk.seq}, acked by ${lastOk.ack?.node} at epoch ${lastOk.ack?.epoch}, t=${lastOk.completeMs.toFixed(1)})` : 'none'}; writes: ${h.writes.map((w) => `#${w.seq}:${w.kind}:${w.outcome}`).join(' ')}`);
       }
     }
