@@ -116,8 +116,14 @@ interface ActiveState {
   pending: PendingWrite[];
   /** [rev, time] of ops not yet acked by every required member, oldest first. */
   opTimes: Array<[number, number]>;
-  /** Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the last req-add. */
-  pendingAdds: Map<string, { member: Member; at: number; fromRev: number }>;
+  /**
+   * Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the
+   * last req-add, sent at our committed epoch `reqEpoch` (-1: none sent). Once a req-add went out,
+   * the leader may commit the addition until a committed entry above `reqEpoch` settles it (the
+   * leader takes a req-add only at the current epoch, and proposes no addition again on its own),
+   * so writes wait for the follower until then, even if it stops keeping up.
+   */
+  pendingAdds: Map<string, { member: Member; at: number; fromRev: number; reqEpoch: number }>;
   lastDropReq: Map<string, number>;
   lastLeaderReq: number;
   /** The last op this active applied (a keepalive to a lagging follower carries it). */
@@ -143,6 +149,14 @@ interface LocalPartition {
   data: PartitionData;
   /** Tenure tag this copy follows ('' = not synced with any active). */
   followTag: string;
+  /**
+   * While a catch-up we asked for is outstanding: the tenure in whose log our copy is a prefix
+   * (the position we asked from), so a retry asks from the same position instead of for a
+   * snapshot ('' = none).
+   */
+  resumeTag: string;
+  /** A connection to the active we follow broke: ask it to resume the stream at the next tick. */
+  resyncWanted: boolean;
   lastRepAt: number;
   syncRequestedAt: number;
   mapVersion: number;
@@ -311,6 +325,8 @@ export class NodeCore {
         segments: a.segments,
         data: new PartitionData(a.segments, DEFAULT_SEGMENT_LOG_CAP, config.selfTestBug === 'catchup-skips-last-op'),
         followTag: '',
+        resumeTag: '',
+        resyncWanted: false,
         lastRepAt: -Infinity,
         syncRequestedAt: -Infinity,
         mapVersion: 0,
@@ -466,6 +482,12 @@ export class NodeCore {
     for (const lp of this.parts.values()) {
       const f = lp.act?.followers.get(node);
       if (f) f.streaming = false;
+      // a replica of that node's partitions: what was on the connection is lost, and the active
+      // streams to us again only once we ask (ops still in flight on its other connection do not
+      // change that); ask at the next tick (retried every RETRY_MS until a connection carries it)
+      // rather than after FOLLOW_STALE_MS of silence, so we are back within the async lag bound
+      // once a connection is (DESIGN.md §5 replication-lag)
+      if (!lp.act && this.committed.get(lp.pkey)?.active?.node === node) lp.resyncWanted = true;
     }
     if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
       // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
@@ -777,7 +799,7 @@ export class NodeCore {
       }
       if (hiCom) this.learnCommitted(hiCom);
       if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
-      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(hiAcc);
+      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(withoutAdditions(hiAcc, hiCom));
       ls.lastTransition.set(pkey, now);
       const c = this.committed.get(pkey);
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
@@ -1027,7 +1049,7 @@ export class NodeCore {
       // at once), so it must reach a commit
       const acc = this.accepted.get(pkey);
       if (acc && (!e || acc.epoch > e.epoch)) {
-        this.propose(acc, false, now);
+        this.propose(withoutAdditions(acc, e), false, now);
         continue;
       }
       if (!e) {
@@ -1204,9 +1226,9 @@ export class NodeCore {
   }
 
   /**
-   * Promotion among the live in-sync members (never a stale copy): the most synced segments,
-   * then the highest revision, then partition-map order; the possession proof then decides
-   * Degraded (serve) or Recovering (sync from the more complete live holder first).
+   * Promotion among the live in-sync members (never a stale copy): the highest revision, then the
+   * most synced segments, then partition-map order; the possession proof then decides Degraded
+   * (serve) or Recovering (sync from the more complete live holder first).
    */
   private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
     const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
@@ -1237,7 +1259,10 @@ export class NodeCore {
       this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
       return;
     }
-    scored.sort((a, b) => b.synced - a.synced || b.rev - a.rev || a.order - b.order);
+    // the most complete copy first: the members followed the deposed owner's tenure, so their
+    // revisions are one log's prefixes (a member re-syncing after the owner went silent reports
+    // no synced segments yet holds the same prefix); then synced segments, then map order
+    scored.sort((a, b) => b.rev - a.rev || b.synced - a.synced || a.order - b.order);
     const cand = scored[0];
     let best: (typeof scored)[number] | null = null;
     for (const s of scored.slice(1)) if (s.held >= 0 && (!best || s.held > best.held)) best = s;
@@ -1268,13 +1293,20 @@ export class NodeCore {
     switch (msg.t) {
       case 'req-add': {
         const m = msg.member;
-        if (!e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
+        // only at the epoch the active asked at: a later commit settled any addition asked before
+        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
         const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
         return this.propose({ ...e, inSync }, false, now);
       }
       case 'req-drop': {
         const m = msg.member;
-        if (sameMember(m, e.active) || !e.inSync.some((x) => sameMember(x, m))) return;
+        if (sameMember(m, e.active)) return;
+        if (!e.inSync.some((x) => sameMember(x, m))) {
+          // an addition the active asked for and no longer wants: commit the entry again at a new
+          // epoch, which settles it (no req-add of an earlier epoch is taken any more)
+          if (msg.epoch === e.epoch) this.propose({ ...e }, false, now);
+          return;
+        }
         const inSync = e.inSync.filter((x) => !sameMember(x, m));
         const health: Health = e.health === 'Recovering' ? 'Recovering' : 'Degraded';
         const handoffTo = e.handoffTo && !sameMember(e.handoffTo, m) ? e.handoffTo : null;
@@ -1317,6 +1349,7 @@ export class NodeCore {
         this.resign(lp, 'regenerated');
         lp.data.clear(0);
         lp.followTag = '';
+        lp.resumeTag = '';
       }
       lp.mapVersion = e.mapVersion;
     }
@@ -1340,6 +1373,7 @@ export class NodeCore {
           inheritUntil: this.env.now() + REPLICA_READ_LEASE_MS,
         };
         lp.followTag = tag;
+        lp.resumeTag = '';
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
           // the deliberate bug of the harness's self-test: a new owner forgets what it held
           this.env.log('self-test-bug', { bug: 'lose-on-promotion', pkey, dropped: lp.data.heldKeys });
@@ -1707,13 +1741,15 @@ export class NodeCore {
 
   private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
     const tag = tenureTag(e.active!, e.activeSince);
-    let haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
+    let haveTag = keepPosition ? lp.followTag || lp.resumeTag || tag : lp.followTag;
     if (this.config.selfTestBug === 'fencing-off-by-one' && haveTag !== tag && this.accepted.get(lp.pkey)?.epoch === e.epoch) {
       // the deliberate bug: the owner's entry is at our own epoch, so our watermark is taken for
       // a position in its log, whatever tenure our copy followed
       this.selfTestBugHit('fencing-off-by-one', lp.pkey);
       haveTag = tag;
     }
+    lp.resumeTag = haveTag;
+    lp.resyncWanted = false;
     lp.followTag = '';
     lp.syncRequestedAt = now;
     this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
@@ -1776,6 +1812,7 @@ export class NodeCore {
     if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
+    lp.resumeTag = '';
     lp.lastRepAt = now;
     this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
   }
@@ -1802,9 +1839,9 @@ export class NodeCore {
       if (!e.active || !e.replicas.includes(this.id) || sameMember(e.active, this.me)) return;
       if (e.health !== 'Healthy' && e.health !== 'Degraded') return;
       const tag = tenureTag(e.active, e.activeSince);
-      if (lp.followTag === tag && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
+      if (lp.followTag === tag && !lp.resyncWanted && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
       if (now - lp.syncRequestedAt < RETRY_MS) return;
-      this.requestSync(lp, e, now, lp.followTag === tag);
+      this.requestSync(lp, e, now, lp.followTag === tag || lp.resumeTag === tag);
       return;
     }
     const t = this.config.timing;
@@ -1837,9 +1874,24 @@ export class NodeCore {
       }
       for (const [node, pa] of act.pendingAdds) {
         const f = act.followers.get(node);
-        if (!f || f.member.inc !== pa.member.inc || f.acked < oldRev) act.pendingAdds.delete(node);
+        if (f && f.member.inc === pa.member.inc && f.acked >= oldRev) continue;
+        if (pa.reqEpoch < 0) {
+          act.pendingAdds.delete(node);
+          continue;
+        }
+        // an addition we asked for may still commit: ask the leader to settle it (a req-drop of a
+        // member not in the set moves the epoch on), and wait for the follower until it is settled
+        if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
+        act.lastDropReq.set(node, now);
+        this.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
+        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member });
       }
       this.progressPending(lp);
+    }
+    // a committed entry above the epoch of our last req-add settles that addition: in the set, or
+    // not (then it can no longer commit)
+    for (const [node, pa] of act.pendingAdds) {
+      if (pa.reqEpoch >= 0 && e.epoch > pa.reqEpoch && !e.inSync.some((m) => sameMember(m, pa.member))) act.pendingAdds.delete(node);
     }
     // followers that keep pace join the in-sync set through the leader, in two steps so that a
     // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
@@ -1862,11 +1914,14 @@ export class NodeCore {
           }
           continue;
         }
-        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision };
+        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision, reqEpoch: -1 };
         act.pendingAdds.set(node, pa);
       }
-      if (f.acked < pa.fromRev || now - pa.at < RETRY_MS * 4) continue;
+      // asked again after a while, or at once when the epoch moved on (the leader takes a req-add
+      // only at its current epoch)
+      if (f.acked < pa.fromRev || (now - pa.at < RETRY_MS * 4 && pa.reqEpoch === e.epoch)) continue;
       pa.at = now;
+      pa.reqEpoch = e.epoch;
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so
@@ -1933,6 +1988,19 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+}
+
+/**
+ * An accepted entry proposed again (it never committed): without the in-sync members it adds to
+ * the committed entry `base`. An addition is only safe while the active waits for that member
+ * (pendingAdds), which it stops doing once a later entry commits; no node acts on an addition
+ * before it commits, so leaving it out changes nothing anyone relied on.
+ */
+function withoutAdditions(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
+  if (!base) return acc;
+  const inSync = acc.inSync.filter((m) => sameMember(m, acc.active) || base.inSync.some((b) => sameMember(b, m)));
+  if (inSync.length === acc.inSync.length) return acc;
+  return { ...acc, inSync, health: acc.health === 'Healthy' ? 'Degraded' : acc.health };
 }
 
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {
