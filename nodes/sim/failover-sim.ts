@@ -153,6 +153,8 @@ interface Link {
   lastAt: number;
   /** The connection whose hello the acceptor has read. */
   helloConn: number;
+  /** This link's own extra delay, ms (NetParams.linkSkewMs). */
+  skewMs: number;
 }
 
 interface ClientLink {
@@ -259,7 +261,8 @@ class Simulator {
     const n = presetNodeCount(s.cluster);
     this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, crashTouch: null, pauseTouch: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
     for (const x of this.nodes) this.byId.set(x.id, x);
-    this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1 })));
+    const skew = s.net.linkSkewMs ?? 0;
+    this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1, skewMs: skew > 0 ? (hash32(s.seed, a.index * 64 + b.index, 0x5bd1) / 0x100000000) * skew : 0 })));
     this.cuts = this.nodes.map(() => this.nodes.map(() => 0));
     this.clientLinks = this.nodes.map(() => ({ connId: 0, lastReqAt: 0, lastResAt: 0, pending: new Map() }));
     this.pkeys = assignAll(this.config).map((a) => `${a.store}/${a.partition}`);
@@ -558,6 +561,7 @@ class Simulator {
       }
       l.state = 'up';
       l.lastAt = this.now;
+      this.durability.linkChanged(l.from.id, l.to.id, true);
       this.trace(`link ${l.from.id}->${l.to.id} up (conn ${conn})`);
       // the shell writes the hello when the connect callback runs (held while the dialer is paused)
       this.onNodeRaw(l.from, gen, () => {
@@ -584,7 +588,7 @@ class Simulator {
     const conn = l.connId;
     l.state = 'down';
     l.connId++;
-    this.durability.linkBroken(l.from.id, l.to.id);
+    this.durability.linkChanged(l.from.id, l.to.id, false);
     if (wasUp) this.trace(`link ${l.from.id}->${l.to.id} broken (${why})`);
     const a = l.from;
     const b = l.to;
@@ -633,7 +637,7 @@ class Simulator {
 
   private enqueue(l: Link, msg: ClusterMsg, hello: boolean): void {
     const copy = hello ? msg : this.wire(msg);
-    const t = Math.max(this.now + this.delay(), l.lastAt);
+    const t = Math.max(this.now + this.delay() + l.skewMs, l.lastAt);
     l.lastAt = t;
     const conn = l.connId;
     const b = l.to;
@@ -1095,10 +1099,15 @@ class Simulator {
  * from the run's random stream (every kept schedule replays the events it always did).
  */
 function clockOffsetMs(seed: number, node: number, restarts: number): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(node + 1, 0xc2b2ae35) ^ Math.imul(restarts + 1, 0x27d4eb2f);
+  return hash32(seed, node, restarts) % 60_000;
+}
+
+/** A 32-bit hash of three integers (unsigned), for fixed per-run draws that leave the random stream alone. */
+function hash32(seed: number, a: number, b: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(a + 1, 0xc2b2ae35) ^ Math.imul(b + 1, 0x27d4eb2f);
   h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
   h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
-  return ((h ^ (h >>> 15)) >>> 0) % 60_000;
+  return (h ^ (h >>> 15)) >>> 0;
 }
 
 function describeEntry(e: RuntimeEntry | undefined): string {

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { DEFAULT_TIMING } from '../cluster-config.js';
-import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
+import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultKind, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
 
 /**
  * fast-check generators of simulation schedules (sim brief, issue 4): fault kinds, targets (a node,
@@ -152,35 +152,45 @@ export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
 
 /**
  * The dense family (issue 12: a schedule must reach the dangerous states to catch a bug there):
- * within budget, 6-12 s of workload on 3 nodes (sometimes 5) with 4-10 faults, most aimed at
- * partition actives, a third of them outlasting the suspicion and escalation (so a cut-off or
- * paused owner is replaced while it may still act), crashes three times as likely as each other
- * kind (failovers, then failbacks, with replicas catching up in between); writers that keep
- * many keys each, so a write lost or a copy diverged is not overwritten before the end.
+ * within budget, 10-16 s of workload on 3 nodes (sometimes 5), every schedule with
+ * - 2-3 partitions cutting an active off past the suspicion and the escalation (its partitions
+ *   fail over while it may still act; it comes back with a copy its successor never saw);
+ * - 4-8 crashes (of actives mostly): failovers, restarted nodes catching up, failbacks;
+ * - 2-6 other faults of any kind and length, some overlapping the others;
+ * links of unequal speed (a fixed extra delay per link), so the replicas of one active hold
+ * different prefixes of its stream when it fails; writers that keep many keys each and write
+ * fast, so a lost write or a diverged copy is seen before it is overwritten.
  */
 export function denseScheduleArb(): fc.Arbitrary<SimSchedule> {
-  return fc.record({ workloadMs: fc.integer({ min: 6_000, max: 12_000 }), escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }) }).chain(({ workloadMs, escalationTimeoutMs }) =>
-    fc.record({
+  return fc.record({ workloadMs: fc.integer({ min: 10_000, max: 16_000 }), escalationTimeoutMs: fc.integer({ min: 1_000, max: 2_500 }) }).chain(({ workloadMs, escalationTimeoutMs }) => {
+    const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;
+    const atMs = fc.integer({ min: 0, max: workloadMs - 1 });
+    const active = fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) });
+    const cut = fc.record({ atMs, kind: fc.constantFrom<FaultKind>('isolate', 'isolate-out', 'split'), target: active, durationMs: fc.integer({ min: outlast + 500, max: outlast + 3_000 }) });
+    const crash = fc.record({ atMs, kind: fc.constant<FaultKind>('crash'), target: fc.oneof({ weight: 3, arbitrary: active }, { weight: 1, arbitrary: targetArb() }), durationMs: fc.oneof(fc.integer({ min: 100, max: 1_000 }), fc.integer({ min: 1_000, max: 4_000 })) });
+    return fc.record({
       seed: fc.integer(),
       cluster: fc.constantFrom<ClusterPreset>('n3', 'n3', 'n3', 'n5'),
       budget: fc.constant('within' as const),
       workloadMs: fc.constant(workloadMs),
       escalationTimeoutMs: fc.constant(escalationTimeoutMs),
-      net: netArb(),
+      net: fc.tuple(netArb(), fc.double({ min: 0, max: 60, noNaN: true })).map(([n, linkSkewMs]) => ({ ...n, linkSkewMs })),
       workload: denseWorkloadArb(),
-      faults: fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 4, maxLength: 10 }),
+      faults: fc
+        .tuple(fc.array(cut, { minLength: 2, maxLength: 3 }), fc.array(crash, { minLength: 4, maxLength: 8 }), fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 2, maxLength: 6 }))
+        .map(([a, b, c]) => [...a, ...b, ...c].sort((x, y) => x.atMs - y.atMs)),
       bootStaggerMs: bootStaggerArb(),
-    }),
-  );
+    });
+  });
 }
 
-/** Clients of the dense family: 2-3 writers per store, 3-20 keys each, short think times. */
+/** Clients of the dense family: 2-4 writers per store, 3-20 keys each, short think times. */
 function denseWorkloadArb(): fc.Arbitrary<WorkloadParams> {
   return fc.record({
-    writersPerStore: fc.integer({ min: 2, max: 3 }),
+    writersPerStore: fc.integer({ min: 2, max: 4 }),
     keysPerWriter: fc.integer({ min: 3, max: 20 }),
-    thinkMinMs: fc.integer({ min: 1, max: 10 }),
-    thinkMaxMs: fc.integer({ min: 10, max: 40 }),
+    thinkMinMs: fc.integer({ min: 1, max: 5 }),
+    thinkMaxMs: fc.integer({ min: 5, max: 25 }),
     readFraction: fc.double({ min: 0, max: 0.3, noNaN: true }),
     deleteFraction: fc.double({ min: 0, max: 0.2, noNaN: true }),
     maxAttempts: fc.integer({ min: 2, max: 6 }),
@@ -189,7 +199,7 @@ function denseWorkloadArb(): fc.Arbitrary<WorkloadParams> {
   });
 }
 
-/** One fault of the dense family: short, medium, or past the suspicion plus the escalation. */
+/** One fault of any kind (crashes three times as likely) of the dense family: short, medium, or past the suspicion plus the escalation. */
 function denseFaultArb(workloadMs: number, escalationTimeoutMs: number): fc.Arbitrary<FaultStep> {
   const kinds = GENERAL_FAULT_KINDS.map((k) => ({ weight: k === 'crash' ? 3 : 1, arbitrary: fc.constant(k) }));
   const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;

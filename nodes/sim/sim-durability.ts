@@ -20,8 +20,9 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  * - replica-missing-write: an in-sync replica of a sync store (RF > 1) lacks a write acknowledged
  *   before (checked every poll, within budget);
  * - replication-lag: an in-sync replica of an async store holds a revision below the one its
- *   active held `asyncLagMs` earlier, while the partition kept its epoch and no fault or broken
- *   connection touched any of its nodes in that window (history-format.md v2, replication-lag);
+ *   active held `asyncLagMs` earlier, while the partition kept its epoch and no fault touched any
+ *   of its nodes, nor any connection of theirs broke or was down, in that window
+ *   (history-format.md v2, replication-lag);
  * - lost (async and RF1 stores, at the end, within budget): the last acknowledged write of a key
  *   is missing and the loss is not the contract's: RF1 only when its acking node crashed after
  *   the write; async only when its owner was replaced (crashed, or another node started a tenure)
@@ -79,8 +80,10 @@ export class DurabilityChecker {
   private readonly byPkey = new Map<string, KeyHistory[]>();
   /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
   private readonly faults: Touch[] = [];
-  /** Node -> the last time a connection of it broke (any cause: a fault, a reset). */
-  private readonly lastBreak = new Map<string, number>();
+  /** Node -> the last time a connection of it broke or came back (any cause: a fault, a reset). */
+  private readonly lastLinkChange = new Map<string, number>();
+  /** Directed connections down now, `${from}>${to}`. */
+  private readonly linksDown = new Set<string>();
   /** Node -> crash times. */
   private readonly crashes = new Map<string, number[]>();
   /** Tenures already checked for possession, and when each partition's tenures started serving. */
@@ -119,11 +122,13 @@ export class DurabilityChecker {
     return this.faultStart([node]);
   }
 
-  /** A connection between two nodes broke (a grudge, a crash, a reset). */
-  linkBroken(a: string, b: string): void {
+  /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
+  linkChanged(a: string, b: string, up: boolean): void {
     const t = this.host.now();
-    this.lastBreak.set(a, t);
-    this.lastBreak.set(b, t);
+    this.lastLinkChange.set(a, t);
+    this.lastLinkChange.set(b, t);
+    if (up) this.linksDown.delete(`${a}>${b}`);
+    else this.linksDown.add(`${a}>${b}`);
   }
 
   // ───────────── checks ─────────────
@@ -233,7 +238,11 @@ export class DurabilityChecker {
     const base = samples[0];
     if (base.t > from || !activeView) return;
     if (samples.some((s) => s.epoch !== e.epoch || s.active !== base.active)) return;
-    for (const n of e.replicas) if ((this.lastBreak.get(n) ?? -Infinity) >= from || this.touched(n, from, now)) return;
+    for (const n of e.replicas) if ((this.lastLinkChange.get(n) ?? -Infinity) >= from || this.touched(n, from, now)) return;
+    for (const l of this.linksDown) {
+      const [a, b] = l.split('>');
+      if (e.replicas.includes(a) || e.replicas.includes(b)) return;
+    }
     for (const m of e.inSync) {
       if (sameMember(m, e.active)) continue;
       const v = this.viewOf(m.node, m.inc);
@@ -264,7 +273,8 @@ export class DurabilityChecker {
     const te = Math.min(crash ?? Infinity, takeover?.t ?? Infinity);
     if (te === Infinity) throw new InvariantViolation('lost', `${finalDetail}: an async write whose owner ${acker} was never replaced after it`);
     if (!this.touched(acker, t, te)) throw new InvariantViolation('lost', `${finalDetail}: an async write whose owner ${acker} no fault touched before its successor took over at t=${te.toFixed(1)} (a handoff loses nothing)`);
-    const taker = crash !== undefined && crash <= te ? null : takeover!.node;
+    // the node that took over: the first other node to serve the partition after the write
+    const taker = takeover?.node ?? null;
     if (!this.touched(acker, t, t + this.o.asyncLagMs) && !(taker && this.touched(taker, t, t + this.o.asyncLagMs))) {
       throw new InvariantViolation('lost', `${finalDetail}: an async write whose replication no fault disrupted within ${this.o.asyncLagMs} ms`);
     }
