@@ -1,6 +1,7 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
-#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
-#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [BUG=lose-on-promotion]
+#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
+#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
+#                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make bench | make bench-verify | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] | make image
 SHELL := /bin/bash
@@ -27,7 +28,9 @@ build: dist/.built
 
 # vitest's exit code is make test's; every run, passed or failed, ends with what was NOT run and
 # why (test-support/not-run-reporter.ts) and the line "tests: N passed, N failed, N skipped".
+# the tests are typechecked too (tsconfig.json covers them; the build's tsconfig does not)
 test: build
+	npx tsc -p tsconfig.json --noEmit
 	npx vitest run
 
 # Variables reach the CLI as arguments built in the shell from the environment (make puts command-
@@ -36,11 +39,13 @@ certify: build
 	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}"); \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \
+	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \
 	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
 	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
 	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
+	if [ -n "$${ASYNC_LAG:-}" ]; then args+=(--async-lag "$$ASYNC_LAG"); fi; \
 	exec $(CLI) certify "$${args[@]}"
 
 analyze: build
@@ -61,7 +66,7 @@ bench-verify: build
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 image: build
-	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20}"
+	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime}"
 
 # the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]
 sim: build

@@ -2,8 +2,8 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import type { History } from '../harness/verifier/history.js';
-import { validateHistory } from '../harness/verifier/history.js';
+import type { History } from './history-format.js';
+import { validateHistory } from './history-format.js';
 import { importHistory, UNKNOWN_PARTITION } from './history-import.js';
 
 const work = mkdtempSync(join(tmpdir(), 'zaris-certify-import-'));

@@ -4,15 +4,63 @@ import { uplotAssets } from './chart-script.js';
 import { HTML_SECTIONS, renderHtmlReport } from './html-report.js';
 import { buildResults } from './results.js';
 import { closeLedgers, EVIL_NODE, EVIL_STATUS, ledger, ownMarkup, render, section, timelineData } from './test-support/report-ledger.js';
+import { importHistory } from '../ledger/history-import.js';
+import { historyOf } from '../ledger/test-support/fixtures.js';
+import type Database from 'better-sqlite3';
 
-afterEach(closeLedgers);
+const fixtureDbs: Database.Database[] = [];
+afterEach(() => {
+  closeLedgers();
+  while (fixtureDbs.length > 0) fixtureDbs.pop()!.close();
+});
+
+function renderFixture(name: string): string {
+  const db = importHistory(historyOf(name), ':memory:');
+  fixtureDbs.push(db);
+  return renderHtmlReport(db, buildResults(db, verifyLedger(db)));
+}
+
+describe('renderHtmlReport, v2 findings', () => {
+  it('shows the read findings in their own section, with the read, its times, node, the value read, W and the final read', () => {
+    const html = renderFixture('v2-reads');
+    const reads = section(html, 'reads');
+    expect(reads).toContain('3 read findings.');
+    expect(reads).toContain('<tr><td>stale-read</td><td>sync3/ka</td><td>r1</td><td>300</td><td>302</td><td>n1</td><td>a1</td><td>a2</td><td>a2</td></tr>');
+    expect(reads).toContain('<tr><td>phantom-read</td><td>sync3/kb</td><td>r2</td>');
+    expect(reads).toContain('<tr><td>unexpected-read</td><td>sync3/kc</td><td>r3</td>');
+    // the violations section keeps the keys' own findings and points to the reads
+    expect(section(html, 'class-violation')).toContain("None among the keys' own findings.");
+    expect(section(html, 'class-violation')).toContain('<a href="#reads">Read findings</a>');
+  });
+
+  it('shows the runtime-map findings with their evidence', () => {
+    const rm = section(renderFixture('v2-runtime-map'), 'runtime-map');
+    expect(rm).toContain('4 runtime-map findings.');
+    expect(rm).toContain('<tr><td>epoch-conflict</td><td>sync3/0</td><td>epoch 3 had the actives n1, n2 (seen at 100 ms)</td></tr>');
+    expect(rm).toContain("node n2&#39;s own entry went from epoch 3 back to 2 at 200 ms");
+    expect(rm).toContain('Healthy at 300 ms with in-sync set [n1, n2], missing n3');
+    expect(rm).toContain('at 5000 ms the in-sync member n2 held revision 12 while the active n1 (epoch 2) had held 400 since 3000 ms, with no fault in the 1000 ms before');
+  });
+
+  it('names the fault and the node that took over for an async-ack loss', () => {
+    const a = section(renderFixture('v2-async-ack-allowed'), 'class-async-ack');
+    expect(a).toContain(
+      '<p class="story">acknowledged by n1 at epoch 3, revision 40, at 5000 ms; its owner n1 crashed at 5012 ms (fault f1) and n2 took over before it was replicated; replication was disrupted by fault f1 (kill of n1)</p>',
+    );
+  });
+
+  it('says why no allowance applied to a loss', () => {
+    const v = section(renderFixture('issue10-async-owner-never-lost'), 'class-violation');
+    expect(v).toContain('no allowance applies: its owner neither crashed nor lost the partition to another node at a higher epoch');
+  });
+});
 
 describe('renderHtmlReport', () => {
   it('renders the sections in order, the verdict banner and a how-to line per class', () => {
     const db = ledger();
     const html = render(db);
     const ids = [...html.matchAll(/<section id="([^"]+)">/g)].map((m) => m[1]);
-    expect(ids).toEqual(['verdict', 'run', 'counts', 'class-violation', 'charts', 'faults', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
+    expect(ids).toEqual(['verdict', 'run', 'counts', 'class-violation', 'reads', 'runtime-map', 'charts', 'faults', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
     expect(html).toContain('<div class="banner b-FAILED"><p class="verdict">FAILED <span class="exit">exit code 1</span></p>');
     for (const cls of ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info']) expect(section(html, `class-${cls}`)).toMatch(/<p class="howto">[A-Z][^<]{40,}<\/p>/);
     expect(section(html, 'class-rf1')).toContain('replication factor 1');

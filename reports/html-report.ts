@@ -2,7 +2,8 @@ import { renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { META, writeId } from '../ledger/schema.js';
-import type { FindingClass } from '../harness/verifier/verifier.js';
+import type { FindingClass, FindingKind } from '../harness/verifier/verifier.js';
+import { PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-rules.js';
 import { traceHtml } from './attempt-trace.js';
 import { uplotAssets } from './chart-script.js';
 import { transitionsBetween } from './epoch-history.js';
@@ -45,12 +46,12 @@ const CLASS_TITLES: Readonly<Record<FindingClass, string>> = {
 /** How to read each class (DESIGN.md §5), one line each, shown in the verdict and class sections. */
 export const CLASS_HELP: Readonly<Record<FindingClass, string>> = {
   violation:
-    'An acknowledged write is missing from the final read (lost), or the final read holds a value never written (unexpected), a write that definitely failed (phantom), or acknowledged versions went backwards (version regression), and no allowance below explains it: a bug in the store.',
+    'An acknowledged write is missing from the final read (lost) and no allowance below explains it, or the final read holds a value never written (unexpected) or of a write that definitely failed (phantom), a sync ack at RF > 1 named fewer than two copies (under-replicated-ack), an ack came from a node that was not the active of its epoch (ack-not-from-active), acknowledged versions went backwards (version regression); or a read during the run, or the runtime map itself, broke the rules (their own sections below): a bug in the store.',
   rf1: 'A lost acknowledged write of a store with replication factor 1 whose holding node crashed (kill or stop) after the ack: the only copy was in memory. Allowed by the contract.',
   'async-ack':
-    'A lost write acknowledged in async mode whose acking owner crashed, or lost ownership to a higher epoch, after the ack and before its revision was seen replicated. Allowed by the contract (the async-acknowledgement window).',
+    "A lost write of an async store whose owner crashed, or lost the partition to another node at a higher epoch, before the node that took over held it, with replication disrupted by a fault within the lag bound after the ack, the owner touched by a fault before the takeover, within its lease and not already deposed. Allowed by the contract (the async-acknowledgement window); each names the fault and the node that took over.",
   'beyond-budget':
-    'A lost write whose partition had every replica down (crashed, or restarted and not yet caught up) at one instant after the ack; only possible when the nemesis was allowed past the fault budget.',
+    'A lost write whose partition had every replica down (crashed, or restarted and not yet back in sync) or out of the in-sync set at the ack, at one instant after the ack; allowed only in a run whose nemesis may go past the fault budget.',
   info: 'Not losses: indeterminate writes (timed out, transport failure) whose value the final read found (recovered), and keys that could not be verified (unverified).',
 };
 
@@ -73,6 +74,14 @@ ${table(['class', 'findings', 'what it means'], rows)}`;
   },
 };
 
+/** The workload client's options as a line: each option, and which ZARIS_* variables set them. */
+function clientOptionsText(v: unknown): string {
+  if (v === null || typeof v !== 'object' || Array.isArray(v)) return JSON.stringify(v);
+  return Object.entries(v as Record<string, unknown>)
+    .map(([k, x]) => `${k}: ${typeof x === 'object' ? JSON.stringify(x) : String(x)}`)
+    .join('; ');
+}
+
 function configRows(config: unknown): [string, unknown][] {
   if (config === null || typeof config !== 'object' || Array.isArray(config)) return [];
   const c = config as Record<string, unknown>;
@@ -86,6 +95,9 @@ function configRows(config: unknown): [string, unknown][] {
   add('fault kinds', c.faults, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('past the fault budget', c.beyondBudget, (x) => (x === true ? 'yes' : x === false ? 'no' : x));
   add('escalation timeout', c.escalationTimeoutMs, (x) => `${String(x)} ms`);
+  add('async lag bound (ASYNC_LAG)', c.asyncLagMaxMs, (x) => `${String(x)} ms`);
+  add("owner lease (the store's declaration)", c.leaseMs, (x) => `${String(x)} ms`);
+  add('client options', c.clientOptions, (x) => clientOptionsText(x));
   add('replay of', c.replay);
   return rows.map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : v]);
 }
@@ -113,6 +125,8 @@ const runSection: HtmlSection = {
       ...configRows(config),
       ['cluster up in', typeof upMs === 'number' ? `${fmtMs(upMs)} ms` : '(not recorded)'],
       ['status', meta(db, META.status) ?? '(not recorded)'],
+      ['rules', `${r.rules} (shared/cases/history-format.md)`],
+      ['reads checked', r.readsChecked],
       ['schedule digest', r.scheduleDigest ?? '(not recorded)'],
       ...versionRows,
     ];
@@ -146,7 +160,7 @@ type WriteRow = Omit<WritesRow, 'key_id'>;
 function drillDown(db: Database.Database, f: ResultFinding): string {
   const k = db.prepare('SELECT key_id, partition FROM keys WHERE store = ? AND key = ?').get(f.store, f.key) as KeyRow | undefined;
   if (k === undefined) return '<p>(key not in the ledger)</p>';
-  const detailText = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? LIMIT 1').pluck().get(f.store, f.key) as string | null | undefined;
+  const detailText = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1').pluck().get(f.store, f.key) as string | null | undefined;
   const parsed = parseJson(detailText);
   const detail: Record<string, unknown> = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   const namedSeq = typeof detail.seq === 'number' ? detail.seq : null;
@@ -201,28 +215,141 @@ ${rows.join('\n')}
   }
   const readText = read === undefined ? 'no final read recorded' : read.unreadable ? 'unreadable (the final read never succeeded)' : read.value === null ? 'absent' : read.value;
   const readAt = read?.t_ms === null || read?.t_ms === undefined ? '' : ` at ${esc(fmtMs(read.t_ms))} ms`;
-  return `<p>partition ${esc(k.partition)}; final read: <b>${esc(readText)}</b>${readAt}; evidence: <code>${esc(detailText ?? '')}</code></p>
+  const story = evidenceText(f.class, f.kind, detail);
+  return `<p>partition ${esc(k.partition)}; final read: <b>${esc(readText)}</b>${readAt}${story === '' ? '' : `</p>\n<p class="story">${esc(story)}`}</p>
+<p class="sub">evidence: <code>${esc(detailText ?? '')}</code></p>
 <p class="sub">Rows: <span class="named">the finding's write</span>, <span class="read">the write the final read returned</span>.</p>
 ${writesTable}
 ${around}`;
 }
+
+/** A loss's (or key violation's) evidence in one sentence: what happened, by the rules. */
+export function evidenceText(cls: FindingClass, kind: string, d: Record<string, unknown>): string {
+  const ms = (v: unknown): string => (typeof v === 'number' ? `${fmtMs(v)} ms` : '?');
+  const fault = (name: unknown, kindText: unknown, nodes: unknown): string =>
+    `fault ${String(name)}${typeof kindText === 'string' ? ` (${kindText}${Array.isArray(nodes) ? ` of ${nodes.join(', ')}` : ''})` : ''}`;
+  if (kind !== 'lost') {
+    if (kind === 'under-replicated-ack') return `acknowledged by ${String(d.ackNode)} with ${String(d.copies)} cop${d.copies === 1 ? 'y' : 'ies'} (a sync ack at RF > 1 needs at least 2)`;
+    if (kind === 'ack-not-from-active') return `acknowledged by ${String(d.ackNode)} at epoch ${String(d.ackEpoch)}, whose active the runtime map showed as ${Array.isArray(d.activesAtEpoch) ? d.activesAtEpoch.join(' and ') : '?'}`;
+    return '';
+  }
+  const ack = `acknowledged by ${String(d.ackNode)} at epoch ${String(d.ackEpoch)}, revision ${String(d.ackRevision)}, at ${ms(d.ackMs)}`;
+  switch (cls) {
+    case 'rf1':
+      return `${ack}; its only copy's node ${String(d.crashedNode)} crashed at ${ms(d.crashMs)} (fault ${String(d.fault)})`;
+    case 'async-ack': {
+      const takeover =
+        d.crashedNode !== undefined
+          ? `its owner ${String(d.crashedNode)} crashed at ${ms(d.crashMs)} (fault ${String(d.fault)})${d.takeoverNode !== undefined ? ` and ${String(d.takeoverNode)} took over` : ''}`
+          : `${d.takeoverNode !== undefined ? String(d.takeoverNode) : 'another node'} took over at a higher epoch at ${ms(d.takeoverMs ?? d.epochChangeMs)}`;
+      const disrupted = d.disruptedBy !== undefined ? `; replication was disrupted by ${fault(d.disruptedBy, d.disruptedByKind, d.disruptedNodes)}` : '';
+      return `${ack}; ${takeover} before it was replicated${disrupted}`;
+    }
+    case 'beyond-budget':
+      return `${ack}; every replica was down${Array.isArray(d.outOfSync) && d.outOfSync.length > 0 ? ` or out of sync (${d.outOfSync.join(', ')})` : ''} at ${ms(d.allDownMs)}`;
+    default:
+      return `${ack}; no allowance applies${typeof d.why === 'string' ? `: ${d.why}` : ''}`;
+  }
+}
+
+const READ_KINDS: ReadonlySet<string> = new Set(READ_FINDING_KINDS);
+const PARTITION_KINDS: ReadonlySet<string> = new Set(PARTITION_FINDING_KINDS);
+/** A key's own finding (not a read's, not the runtime map's). */
+const isKeyFinding = (f: ResultFinding): boolean => !READ_KINDS.has(f.kind) && !PARTITION_KINDS.has(f.kind);
+
+function kindTotal(r: Results, kinds: ReadonlySet<string>): number {
+  let n = 0;
+  for (const [k, v] of Object.entries(r.kinds ?? {})) if (kinds.has(k)) n += v;
+  return n;
+}
+
+/** Rows of the findings table of some kinds, with their evidence (at most `limit`). */
+function findingRows(db: Database.Database, kinds: ReadonlySet<string>, limit: number): Array<{ kind: FindingKind; store: string; key: string | null; write: string | null; partition: number | null; read: string | null; detail: string | null }> {
+  const list = [...kinds];
+  return db
+    .prepare(`SELECT kind, store, key, write, partition, read, detail FROM findings WHERE kind IN (${list.map(() => '?').join(', ')}) ORDER BY store, partition, length(key), key, kind LIMIT ?`)
+    .all(...list, limit) as Array<{ kind: FindingKind; store: string; key: string | null; write: string | null; partition: number | null; read: string | null; detail: string | null }>;
+}
+
+const READ_HELP =
+  'Reads the workload made during the run, checked against the writes (history-format.md v2): a read that returned a value older than a write acknowledged before the read began while that write survived (stale-read), a value of a write that definitely failed (phantom-read), or a value never written (unexpected-read). At most one per key, the earliest.';
+
+const readFindingsSection: HtmlSection = {
+  id: 'reads',
+  title: 'Read findings (violations: stale, phantom and unexpected reads)',
+  render: ({ db, results: r }) => {
+    const total = kindTotal(r, READ_KINDS);
+    const help = `<p class="howto">${esc(READ_HELP)} ${esc(r.readsChecked)} reads checked.</p>`;
+    if (total === 0) return `${help}\n<p>None.</p>`;
+    const rows = findingRows(db, READ_KINDS, DRILL_DOWN_PER_CLASS).map((f) => {
+      const d = (parseJson(f.detail) ?? {}) as Record<string, unknown>;
+      const final = db.prepare('SELECT fr.value, fr.unreadable FROM final_reads fr JOIN keys k ON k.key_id = fr.key_id WHERE k.store = ? AND k.key = ?').get(f.store, f.key) as
+        | { value: string | null; unreadable: number }
+        | undefined;
+      const finalText = final === undefined ? '(none)' : final.unreadable ? 'unreadable' : (final.value ?? 'absent');
+      return [f.kind, `${f.store}/${f.key ?? ''}`, f.read ?? '', fmtMs(d.invokeMs), fmtMs(d.completeMs), d.node ?? '', f.write ?? 'absent', d.w ?? '', finalText];
+    });
+    const more = total > rows.length ? `<p>${esc(total - rows.length)} more in the ledger's findings table.</p>` : '';
+    return `${help}
+<p>${esc(total)} read finding${total === 1 ? '' : 's'}.</p>
+${table(['kind', 'key', 'read', 'invoke ms', 'complete ms', 'node', 'value read', 'acknowledged before the read (W)', 'final read'], rows)}
+${more}`;
+  },
+};
+
+const PARTITION_HELP =
+  'The runtime map judged (history-format.md v2): two actives at one epoch (epoch-conflict), an epoch going back in one node\'s own entry (epoch-regression), Healthy while a replica is out of the in-sync set (false-healthy), an async replica left behind longer than the lag bound with nothing in the way (replication-lag). At most one per partition and kind.';
+
+/** A partition finding's evidence in one sentence. */
+export function partitionEvidenceText(kind: string, d: Record<string, unknown>): string {
+  const ms = (v: unknown): string => (typeof v === 'number' ? `${fmtMs(v)} ms` : '?');
+  const list = (v: unknown): string => (Array.isArray(v) ? v.join(', ') : '?');
+  switch (kind) {
+    case 'epoch-conflict':
+      return `epoch ${String(d.epoch)} had the actives ${list(d.actives)} (seen at ${ms(d.tMs)})`;
+    case 'epoch-regression':
+      return `node ${String(d.node)}'s own entry went from epoch ${String(d.fromEpoch)} back to ${String(d.toEpoch)} at ${ms(d.tMs)}`;
+    case 'false-healthy':
+      return `Healthy at ${ms(d.tMs)}${d.node ? ` (in ${String(d.node)}'s entry)` : ''} with in-sync set [${list(d.inSync)}], missing ${list(d.missing)}`;
+    case 'replication-lag':
+      return `at ${ms(d.tMs)} the in-sync member ${String(d.member)} held revision ${String(d.revision)} while the active ${String(d.active)} (epoch ${String(d.epoch)}) had held ${String(d.activeRevision)} since ${ms(d.referenceMs)}, with no fault in the ${String(d.lagMs)} ms before`;
+    default:
+      return '';
+  }
+}
+
+const runtimeMapSection: HtmlSection = {
+  id: 'runtime-map',
+  title: 'Runtime-map findings (violations: epoch conflicts and regressions, false Healthy, replication lag)',
+  render: ({ db, results: r }) => {
+    const total = kindTotal(r, PARTITION_KINDS);
+    const help = `<p class="howto">${esc(PARTITION_HELP)}${r.asyncLagMaxMs === null ? '' : ` Lag bound: ${esc(r.asyncLagMaxMs)} ms.`}</p>`;
+    if (total === 0) return `${help}\n<p>None.</p>`;
+    const rows = findingRows(db, PARTITION_KINDS, 1_000).map((f) => [f.kind, `${f.store}/${f.partition ?? '?'}`, partitionEvidenceText(f.kind, (parseJson(f.detail) ?? {}) as Record<string, unknown>)]);
+    return `${help}
+<p>${esc(total)} runtime-map finding${total === 1 ? '' : 's'}.</p>
+${table(['kind', 'partition', 'evidence'], rows)}`;
+  },
+};
 
 function classSection(cls: FindingClass): HtmlSection {
   return {
     id: `class-${cls}`,
     title: CLASS_TITLES[cls],
     render: ({ db, results: r }) => {
-      const mine = r.findings.filter((f) => f.class === cls);
-      const total = r.summary[cls];
+      // the violations section lists the keys' own findings; reads and the runtime map have theirs
+      const mine = r.findings.filter((f) => f.class === cls && isKeyFinding(f));
+      const total = cls === 'violation' ? r.summary[cls] - kindTotal(r, READ_KINDS) - kindTotal(r, PARTITION_KINDS) : r.summary[cls];
       const help = `<p class="howto">${esc(CLASS_HELP[cls])}</p>`;
-      if (total === 0) return `${help}\n<p>None.</p>`;
+      const other = cls === 'violation' && total < r.summary[cls] ? `<p>Read and runtime-map violations: see <a href="#reads">Read findings</a> and <a href="#runtime-map">Runtime-map findings</a>.</p>` : '';
+      if (total === 0) return `${help}\n<p>None${cls === 'violation' ? " among the keys' own findings" : ''}.</p>${other}`;
       const items = mine.map((f, i) => {
         const head = `${esc(f.kind)} — ${esc(f.store)}/${esc(f.key)} — ${esc(f.write)}`;
         return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f)}\n</details>` : `<div class="plain">${head}</div>`;
       });
       const more = total > mine.length ? `<p>${esc(total - mine.length)} more in the ledger's findings table.</p>` : '';
       const cut = mine.length > DRILL_DOWN_PER_CLASS ? ` The first ${DRILL_DOWN_PER_CLASS} open into the key's writes, the faults and runtime map around the ack, and the final read.` : ' Each opens into the key\'s writes, the faults and runtime map around the ack, and the final read.';
-      return `${help}\n<p>${esc(total)} finding${total === 1 ? '' : 's'}.${cut}</p>\n${items.join('\n')}\n${more}`;
+      return `${help}\n<p>${esc(total)} finding${total === 1 ? '' : 's'}.${cut}</p>\n${items.join('\n')}\n${more}${other}`;
     },
   };
 }
@@ -237,6 +364,8 @@ export const HTML_SECTIONS: HtmlSection[] = [
   runSection,
   countsSection,
   classSection('violation'),
+  readFindingsSection,
+  runtimeMapSection,
   // the charts and the faults before the allowed losses, which can run to a thousand rows each
   chartsSection,
   faultTimelineSection,
@@ -261,7 +390,7 @@ ol.trace{margin:0;padding-left:1.2em;font:12px ui-monospace,monospace}ul.fo{marg
 .h-Healthy{color:#1e7b34}.h-Degraded,.h-Recovering{color:#b86e00;font-weight:bold}.h-Unavailable{color:#b00020;font-weight:bold}
 .k{font-weight:bold;padding:0 .3em}.sw{display:inline-block;width:1.6em;height:.9em;margin:0 .3em 0 .8em;border:1px solid #bbb;vertical-align:middle}
 section{scroll-margin-top:2.5em}td:first-child{white-space:nowrap}
-.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
+.story{font-weight:bold}.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
 
 /**
  * Renders the self-contained report.html (DESIGN.md §6): no external resource (the uPlot chart

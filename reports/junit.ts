@@ -17,7 +17,9 @@ const CLASS_TEXT: Readonly<Record<FindingClass, string>> = {
 };
 
 function findingLine(f: ResultFinding): string {
-  return `${f.kind} ${f.store}/${f.key} ${f.write}`;
+  if (f.key === null) return `${f.kind} ${f.store} partition ${f.partition ?? '?'}`;
+  if (f.read !== undefined) return `${f.kind} ${f.store}/${f.key} ${f.write ?? '(absent)'} (read ${f.read})`;
+  return `${f.kind} ${f.store}/${f.key} ${f.write ?? ''}`;
 }
 
 function listing(findings: readonly ResultFinding[], total: number): string {
@@ -27,26 +29,38 @@ function listing(findings: readonly ResultFinding[], total: number): string {
 }
 
 /**
- * junit.xml for CI (DESIGN.md §6): one suite "stores" with a test case per store, failing when
- * the store has violations, and one suite "classes" with a test case per finding class, the
- * `violation` case failing when there is any; the other classes pass and say their count in
- * system-out. The verdict, exit code and inconclusive reason are properties of the root.
- * Text and attributes are escaped by xmlbuilder (characters XML cannot carry become U+FFFD).
- * Pure: the same results give the same bytes.
+ * junit.xml for CI (DESIGN.md §6): a suite "verdict" with one test case that passes only when
+ * the run is CERTIFIED (an INCONCLUSIVE run fails it with its reason, so that a CI job reading
+ * junit never sees green for a run that certifies nothing); a suite "stores" with a test case
+ * per store, failing when the store has violations; and a suite "classes" with a test case per
+ * finding class, the `violation` case failing when there is any; the other classes pass and say
+ * their count in system-out. The verdict, exit code and inconclusive reason are also properties
+ * of the root. Text and attributes are escaped by xmlbuilder (characters XML cannot carry become
+ * U+FFFD). Pure: the same results give the same bytes.
  */
 export function buildJunitXml(results: Results): string {
   const storeFailures = results.stores.filter((s) => s.summary.violation > 0).length;
   const classFailures = results.summary.violation > 0 ? 1 : 0;
+  const verdictFailures = results.verdict === 'CERTIFIED' ? 0 : 1;
   const root = xmlbuilder.create('testsuites', { version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' }).att({
     name: 'zaris-certify',
-    tests: results.stores.length + FINDING_CLASSES.length,
-    failures: storeFailures + classFailures,
+    tests: 1 + results.stores.length + FINDING_CLASSES.length,
+    failures: verdictFailures + storeFailures + classFailures,
     errors: 0,
   });
   const props = root.ele('properties');
   props.ele('property', { name: 'verdict', value: results.verdict });
   props.ele('property', { name: 'exitCode', value: String(results.exitCode) });
   if (results.inconclusiveReason !== undefined) props.ele('property', { name: 'inconclusiveReason', value: results.inconclusiveReason });
+
+  const verdict = root.ele('testsuite', { name: 'verdict', tests: 1, failures: verdictFailures, errors: 0, skipped: 0 });
+  const vc = verdict.ele('testcase', { classname: 'zaris-certify.verdict', name: 'certified' });
+  if (results.verdict === 'INCONCLUSIVE') {
+    vc.ele('failure', { type: 'INCONCLUSIVE', message: `INCONCLUSIVE: ${results.inconclusiveReason ?? 'the run cannot certify the store'}` }, 'No violation was found, but the run cannot certify the store (exit code 2).');
+  } else if (results.verdict === 'FAILED') {
+    const n = results.summary.violation;
+    vc.ele('failure', { type: 'FAILED', message: `FAILED: ${n} violation${n === 1 ? '' : 's'}` }, listing(results.findings.filter((f) => f.class === 'violation'), n));
+  }
 
   const stores = root.ele('testsuite', { name: 'stores', tests: results.stores.length, failures: storeFailures, errors: 0, skipped: 0 });
   for (const s of results.stores) {

@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
-import type { History, HistoryWrite } from '../harness/verifier/history.js';
-import { validateHistory } from '../harness/verifier/history.js';
+import type { History, HistoryWrite } from '../ledger/history-format.js';
+import { validateHistory } from '../ledger/history-format.js';
 import { verifyLedger } from '../harness/verifier/verifier.js';
 import { importHistory } from '../ledger/history-import.js';
 import { buildResults, FINDINGS_PER_CLASS, formatResults, nearestRank, writeResultsJson } from './results.js';
@@ -22,7 +22,8 @@ function okWrite(store: string, key: string, seq: number, node = 'n1'): HistoryW
 
 function ledger(extraLost = 0): Database.Database {
   const h: History = validateHistory({
-    format: 'zaris-history/1',
+    format: 'zaris-history/2',
+    run: { status: 'complete', inconclusiveReason: null, beyondBudget: false, asyncLagMaxMs: 750, leaseMs: 2100, selfTestBug: null },
     nodes: ['n1', 'n2', 'n3'],
     stores: [
       { name: 'sync3', replicationFactor: 3, ackMode: 'sync' },
@@ -37,8 +38,15 @@ function ledger(extraLost = 0): Database.Database {
       { id: 'f2', kind: 'partition', nodes: ['n2'], start: 700, end: 800 },
       { id: 'f3', kind: 'partition', nodes: ['n3'], start: 900 },
     ],
-    ownership: [],
+    ownership: [
+      { t: 0, store: 'sync3', partition: 0, active: 'n1', epoch: 1, health: 'Healthy', replicatedRevision: 0 },
+      { t: 5, store: 'sync3', partition: 0, active: 'n1', epoch: 1, health: 'Healthy', replicatedRevision: 0, node: 'n1', inSync: ['n1', 'n2'] },
+    ],
     writes: [],
+    reads: [
+      { id: 'ra', store: 'sync3', key: 'a', invoke: 20, complete: 21, outcome: 'ok', node: 'n1', value: null },
+      { id: 'rx', store: 'sync3', key: 'a', invoke: 30, complete: 31, outcome: 'fail', node: 'n2', value: null },
+    ],
     finalReads: [],
   });
   // sync3: b lost (violation), a fine; rf1: c lost (rf1: n1 killed at 500 after the ack)
@@ -51,6 +59,9 @@ function ledger(extraLost = 0): Database.Database {
   }
   const db = importHistory(h, ':memory:');
   open.push(db);
+  db.prepare("UPDATE meta SET value = ? WHERE key = 'run_config'").run(
+    JSON.stringify({ beyondBudget: false, asyncLagMaxMs: 750, leaseMs: 2100, selfTestBug: null, clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] } }),
+  );
   db.exec(`INSERT INTO meta (key, value) VALUES ('runtime', 'process'), ('seed', '42'), ('schedule_digest', 'abc123');
     UPDATE meta SET value = '60000' WHERE key = 'duration_ms';
     INSERT INTO events (t_ms, kind, detail) VALUES
@@ -70,10 +81,16 @@ describe('buildResults', () => {
   it('has the shape of DESIGN.md §7 with the real figures', () => {
     const db = ledger();
     const r = buildResults(db, verifyLedger(db));
-    expect(Object.keys(r)).toEqual(['verdict', 'exitCode', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'stores', 'findings', 'retries']);
+    expect(Object.keys(r)).toEqual([
+      'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
+      'readsChecked', 'stores', 'findings', 'retries', 'clientOptions',
+    ]);
     expect(r).toEqual({
       verdict: 'FAILED',
       exitCode: 1,
+      rules: 'zaris-history/2',
+      asyncLagMaxMs: 750,
+      leaseMs: 2100,
       runtime: 'process',
       seed: 42,
       durationMs: 60000,
@@ -81,22 +98,31 @@ describe('buildResults', () => {
       counts: { attempted: 5, acknowledged: 4, failed: 1, indeterminate: 0 },
       faults: { kill: 1, stop: 0, pause: 0, partition: 2 },
       failover: { count: 3, p50Ms: 900, p95Ms: 1500, maxMs: 1500 },
-      summary: { violation: 1, rf1: 1, 'async-ack': 0, 'beyond-budget': 0, info: 0 },
+      summary: { violation: 3, rf1: 1, 'async-ack': 0, 'beyond-budget': 0, info: 0 },
+      kinds: {
+        unverified: 0, unexpected: 0, lost: 2, phantom: 0, 'under-replicated-ack': 0, 'ack-not-from-active': 0, 'version-regression': 0, recovered: 0,
+        'unexpected-read': 0, 'phantom-read': 0, 'stale-read': 1, 'epoch-conflict': 0, 'epoch-regression': 0, 'false-healthy': 1, 'replication-lag': 0,
+      },
+      readsChecked: 2,
       stores: [
-        { name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 3, summary: { violation: 1, rf1: 0, 'async-ack': 0, 'beyond-budget': 0, info: 0 } },
+        { name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 3, summary: { violation: 3, rf1: 0, 'async-ack': 0, 'beyond-budget': 0, info: 0 } },
         { name: 'rf1', replicationFactor: 1, ackMode: 'sync', acknowledged: 1, summary: { violation: 0, rf1: 1, 'async-ack': 0, 'beyond-budget': 0, info: 0 } },
       ],
       findings: [
+        // the runtime map's findings of a store first, then its keys in natural order
+        { class: 'violation', kind: 'false-healthy', store: 'sync3', key: null, write: null, partition: 0 },
+        { class: 'violation', kind: 'stale-read', store: 'sync3', key: 'a', write: null, read: 'ra' },
         { class: 'violation', kind: 'lost', store: 'sync3', key: 'b', write: 'b.2' },
         { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1' },
       ],
       retries: { Conflict: 1, Ok: 15, Unavailable: 5 },
+      clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] },
     });
   });
 
   it('carries the inconclusive reason', () => {
     const db = ledger();
-    db.exec("UPDATE final_reads SET value = 'b.2', value_seq = 2 WHERE key_id = 2; DELETE FROM final_reads WHERE key_id = 1");
+    db.exec("UPDATE final_reads SET value = 'b.2', value_seq = 2 WHERE key_id = 2; DELETE FROM final_reads WHERE key_id = 1; DELETE FROM reads; DELETE FROM samples WHERE in_sync IS NOT NULL");
     const r = buildResults(db, verifyLedger(db));
     expect(r.verdict).toBe('INCONCLUSIVE');
     expect(r.inconclusiveReason).toBe('1 key unverified');
@@ -107,11 +133,10 @@ describe('buildResults', () => {
     const db = ledger(FINDINGS_PER_CLASS + 5);
     const r = buildResults(db, verifyLedger(db));
     const violations = r.findings.filter((f) => f.class === 'violation');
-    expect(r.summary.violation).toBe(FINDINGS_PER_CLASS + 6);
+    expect(r.summary.violation).toBe(FINDINGS_PER_CLASS + 8);
     expect(violations).toHaveLength(FINDINGS_PER_CLASS);
-    expect(violations[0].key).toBe('b');
-    expect(violations[1].key).toBe('z00000');
-    expect(violations[FINDINGS_PER_CLASS - 1].key).toBe('z00998');
+    expect(violations.slice(0, 4).map((f) => [f.kind, f.key])).toEqual([['false-healthy', null], ['stale-read', 'a'], ['lost', 'b'], ['lost', 'z00000']]);
+    expect(violations[FINDINGS_PER_CLASS - 1].key).toBe('z00996');
     expect(r.findings.filter((f) => f.class === 'rf1')).toHaveLength(1);
   });
 

@@ -3,19 +3,28 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
-import { FINDING_CLASSES, selfTestBugOf } from '../harness/verifier/verifier.js';
+import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
+import { runConfigOf } from '../harness/verifier/run-facts.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
 
-/** One finding as results.json lists it (DESIGN.md §7). */
+/**
+ * One finding as results.json lists it (DESIGN.md §7, history-format.md `expected`): a key's
+ * finding names its key and write; a read finding also the read (`write` the value read, null
+ * when absent); a partition finding the partition (key and write null).
+ */
 export interface ResultFinding {
   class: FindingClass;
   kind: FindingKind;
   store: string;
-  key: string;
-  /** The named write's id (the read value for phantom, unexpected, recovered). */
-  write: string;
+  key: string | null;
+  /** The named write's id (the read value for phantom, unexpected, recovered and read findings). */
+  write: string | null;
+  /** Partition findings (the runtime map judged): the partition. */
+  partition?: number;
+  /** Read findings: the read's id. */
+  read?: string;
 }
 
 /** One store's line in results.json. */
@@ -37,12 +46,18 @@ export interface FailoverSummary {
   maxMs: number;
 }
 
-/** results.json (DESIGN.md §7), plus `retries` and `inconclusiveReason`. */
+/** results.json (DESIGN.md §7), plus `retries`, `inconclusiveReason` and the v2 figures. */
 export interface Results {
   verdict: Verdict;
   exitCode: 0 | 1 | 2;
   /** Present only when the verdict is INCONCLUSIVE: why. */
   inconclusiveReason?: string;
+  /** The rules that judged the run (history-format.md version). */
+  rules: string;
+  /** v2: how long an acknowledged async write may stay unreplicated with nothing in the way (ASYNC_LAG), ms; null under v1. */
+  asyncLagMaxMs: number | null;
+  /** v2: the owner lease the store declared (async-ack rule 6: an owner cut off longer than this acknowledges nothing it may lose), ms; null under v1 or when none. */
+  leaseMs: number | null;
   /** meta.runtime ('process' | 'docker'); null for an imported history. */
   runtime: string | null;
   /** meta.seed (a number when it is an integer); null when absent. */
@@ -56,11 +71,17 @@ export interface Results {
   faults: Record<string, number>;
   failover: FailoverSummary;
   summary: ClassSummary;
+  /** Findings per kind (every kind present): lost writes, read findings, runtime-map findings... */
+  kinds: Record<FindingKind, number>;
+  /** Reads recorded during the run and checked (v2). */
+  readsChecked: number;
   stores: ResultStore[];
-  /** At most {@link FINDINGS_PER_CLASS} per class; by class (report order), store, key. */
+  /** At most {@link FINDINGS_PER_CLASS} per class; by class (report order), store, partition findings first, key. */
   findings: ResultFinding[];
   /** Client attempts per status name, summed over stats.statuses, keys sorted. */
   retries: Record<string, number>;
+  /** The workload client's retry options and the ZARIS_* variables that set them (run config), when recorded. */
+  clientOptions?: Record<string, unknown>;
   /** The deliberate bug the store ran with (a self-test run); absent for a real certification. */
   selfTestBug?: string;
 }
@@ -131,13 +152,26 @@ export function buildResults(db: Database.Database, v: Verification): Results {
 
   const findings: ResultFinding[] = [];
   // key order: shorter names first, so that k9 comes before k10 (natural order of k<n> names)
-  const byClass = db.prepare('SELECT class, kind, store, key, write FROM findings WHERE class = ? ORDER BY store, length(key), key, kind, write LIMIT ?');
-  for (const cls of FINDING_CLASSES) findings.push(...(byClass.all(cls, FINDINGS_PER_CLASS) as ResultFinding[]));
+  const byClass = db.prepare(
+    'SELECT class, kind, store, key, write, partition, read FROM findings WHERE class = ? ORDER BY store, key IS NOT NULL, partition, length(key), key, kind, write, read LIMIT ?',
+  );
+  type Row = { class: FindingClass; kind: FindingKind; store: string; key: string | null; write: string | null; partition: number | null; read: string | null };
+  for (const cls of FINDING_CLASSES) {
+    for (const f of byClass.all(cls, FINDINGS_PER_CLASS) as Row[]) {
+      const out: ResultFinding = { class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write };
+      if (f.partition !== null) out.partition = f.partition;
+      if (f.read !== null) out.read = f.read;
+      findings.push(out);
+    }
+  }
 
   const results: Results = {
     verdict: v.verdict,
     exitCode: v.exitCode,
     ...(v.inconclusiveReason !== null ? { inconclusiveReason: v.inconclusiveReason } : {}),
+    rules: v.rules,
+    asyncLagMaxMs: v.asyncLagMaxMs,
+    leaseMs: v.leaseMs,
     runtime: meta(db, META.runtime),
     seed: seedOf(meta(db, META.seed)),
     durationMs: numberOf(meta(db, META.durationMs)),
@@ -146,6 +180,8 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     faults,
     failover,
     summary: { ...v.summary },
+    kinds: Object.fromEntries(FINDING_KINDS.map((k) => [k, v.kinds[k] ?? 0])) as Record<FindingKind, number>,
+    readsChecked: v.reads,
     stores: v.stores.map((s) => ({
       name: s.name,
       replicationFactor: s.replicationFactor,
@@ -153,9 +189,11 @@ export function buildResults(db: Database.Database, v: Verification): Results {
       acknowledged: s.counts.acknowledged,
       summary: { ...s.summary },
     })),
-    findings: findings.map((f) => ({ class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write })),
+    findings,
     retries,
   };
+  const client = runConfigOf(db).clientOptions;
+  if (typeof client === 'object' && client !== null && !Array.isArray(client)) results.clientOptions = client as Record<string, unknown>;
   const bug = selfTestBugOf(db);
   if (bug) results.selfTestBug = bug;
   return results;

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
-import { validateHistory } from '../harness/verifier/history.js';
+import { validateHistory } from '../ledger/history-format.js';
 import { importHistory } from '../ledger/history-import.js';
 import { closeLedgers, EVIL_NODE, EVIL_STATUS, ledger, render, section, timelineData } from './test-support/report-ledger.js';
 

@@ -1,21 +1,19 @@
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
+import { historyOf } from '../../ledger/test-support/fixtures.js';
 import { UsageError } from '../usage-error.js';
 import { analyzeHistoryFile, analyzeRunDir } from './analyze.js';
 import { exportRun } from './export.js';
+import { LedgerFileError } from './run-ledger.js';
 
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const casesDir = join(process.env.ZARIS_CASES_DIR ? resolve(process.env.ZARIS_CASES_DIR) : resolve(repoRoot, '../shared/cases'), 'verifier');
 const work = mkdtempSync(join(tmpdir(), 'zaris-certify-analyze-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-function historyFile(caseName: string): string {
-  const c = JSON.parse(readFileSync(join(casesDir, `${caseName}.json`), 'utf8')) as { history: unknown };
-  const file = join(work, `${caseName}.history.json`);
-  writeFileSync(file, JSON.stringify(c.history));
+function historyFile(fixtureName: string): string {
+  const file = join(work, `${fixtureName}.history.json`);
+  writeFileSync(file, JSON.stringify(historyOf(fixtureName)));
   return file;
 }
 
@@ -43,9 +41,9 @@ describe('analyzeHistoryFile', () => {
     expect(() => analyzeHistoryFile(notJson, join(work, 'o2'))).toThrow(UsageError);
     expect(() => analyzeHistoryFile(notJson, join(work, 'o2'))).toThrow(/^.*bad\.json: not valid JSON: /);
     const invalid = join(work, 'invalid.json');
-    const c = JSON.parse(readFileSync(join(casesDir, 'clean-sync.json'), 'utf8')) as { history: { writes: { outcome: string }[] } };
-    c.history.writes[1].outcome = 'maybe';
-    writeFileSync(invalid, JSON.stringify(c.history));
+    const h = historyOf('clean-sync') as unknown as { writes: { outcome: string }[] };
+    h.writes[1].outcome = 'maybe';
+    writeFileSync(invalid, JSON.stringify(h));
     expect(() => analyzeHistoryFile(invalid, join(work, 'o3'))).toThrow(new UsageError(`${invalid}: writes[1].outcome must be ok, fail or info`));
     expect(existsSync(join(work, 'o3'))).toBe(false);
   });
@@ -54,7 +52,7 @@ describe('analyzeHistoryFile', () => {
 describe('analyzeRunDir', () => {
   it('re-verifies a stored run from its ledger alone, byte for byte', () => {
     const out = join(work, 'rerun');
-    const first = analyzeHistoryFile(historyFile('async-owner-crash'), out);
+    const first = analyzeHistoryFile(historyFile('v2-async-ack-allowed'), out);
     const before = read(out);
     for (const f of OUTPUTS) rmSync(join(out, f));
     expect(analyzeRunDir(out)).toEqual(first);
@@ -70,7 +68,8 @@ describe('analyzeRunDir', () => {
     const junk = join(work, 'junk-run');
     mkdirSync(junk);
     writeFileSync(join(junk, 'ledger.sqlite'), 'this is not a database, just text that is long enough to look like a file');
-    expect(() => analyzeRunDir(junk)).toThrow(UsageError);
+    // a ledger file that is not one is a harness error (exit 3), not a bad argument
+    expect(() => analyzeRunDir(junk)).toThrow(LedgerFileError);
     expect(() => analyzeRunDir(junk)).toThrow(/is not a zaris-certify ledger/);
   });
 });
@@ -78,7 +77,7 @@ describe('analyzeRunDir', () => {
 describe('exportRun', () => {
   it('writes <dir>/history.json, whose analysis reproduces the run results', () => {
     const out = join(work, 'to-export');
-    analyzeHistoryFile(historyFile('beyond-budget'), out);
+    analyzeHistoryFile(historyFile('v2-beyond-budget-allowed'), out);
     const file = exportRun(out);
     expect(file).toBe(join(out, 'history.json'));
     const again = join(work, 're-imported');

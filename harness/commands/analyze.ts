@@ -7,7 +7,7 @@ import { writeJunitXml } from '../../reports/junit.js';
 import type { Results } from '../../reports/results.js';
 import { buildResults, writeResultsJson } from '../../reports/results.js';
 import { UsageError } from '../usage-error.js';
-import { HistoryFormatError, parseHistory } from '../verifier/history.js';
+import { HistoryFormatError, parseHistory } from '../../ledger/history-format.js';
 import { verifyLedger } from '../verifier/verifier.js';
 import { LEDGER_FILE, openRunLedger } from './run-ledger.js';
 
@@ -28,7 +28,8 @@ export function analyzeLedger(db: Database.Database, outDir: string): Results {
 /**
  * `zaris-certify analyze RUN_DIR`: re-verifies a stored run from its ledger alone and rewrites
  * its results.json, junit.xml and report.html (DESIGN.md §7).
- * @throws UsageError when the directory or its ledger is missing or not a ledger.
+ * @throws UsageError when the directory or its ledger is missing (exit 64).
+ * @throws LedgerFileError when the ledger file is broken or not a ledger (a harness error, exit 3).
  */
 export function analyzeRunDir(dir: string): Results {
   const db = openRunLedger(dir, { write: true });
@@ -40,11 +41,12 @@ export function analyzeRunDir(dir: string): Results {
 }
 
 /**
- * `zaris-certify analyze --history FILE --out DIR`: imports a zaris-history/1 file into
- * `<outDir>/ledger.sqlite` (replacing one left by an earlier analysis), verifies it and writes
- * results.json, junit.xml and report.html into outDir (created when missing).
- * @throws UsageError when the file cannot be read, is not JSON, or is not valid
- *   zaris-history/1 (the message names the file and the bad field), or outDir cannot be made.
+ * `zaris-certify analyze --history FILE --out DIR`: imports a zaris-history/1 or /2 file into
+ * `<outDir>/ledger.sqlite` (replacing one left by an earlier analysis), verifies it by the rules
+ * of its version and writes results.json, junit.xml and report.html into outDir (created when
+ * missing).
+ * @throws UsageError when the file cannot be read, is not JSON, or is not a valid history (the
+ *   message names the file and the bad field), or outDir cannot be made.
  */
 export function analyzeHistoryFile(file: string, outDir: string): Results {
   let text: string;

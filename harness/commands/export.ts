@@ -3,11 +3,13 @@ import { exportHistory } from '../../ledger/history-export.js';
 import { openRunLedger } from './run-ledger.js';
 
 /**
- * `zaris-certify export RUN_DIR`: writes the run's ledger as zaris-history/1
- * (shared/cases/history-format.md), streaming, to `outFile` (default `<dir>/history.json`).
+ * `zaris-certify export RUN_DIR`: writes the run's ledger as zaris-history/2
+ * (shared/cases/history-format.md), streaming, to `outFile` (default `<dir>/history.json`): the
+ * run's status and reason, budget mode, lag bound, lease and self-test bug, samples with in-sync
+ * sets and revisions, reads, acks' copies.
  * @returns the path written.
- * @throws UsageError when the directory or its ledger is missing; Error when the ledger is
- *   inconsistent (nothing is left half-written).
+ * @throws UsageError when the directory or its ledger is missing; LedgerFileError when the file
+ *   is not a ledger; Error when the ledger is inconsistent (nothing is left half-written).
  */
 export function exportRun(dir: string, outFile?: string): string {
   const out = outFile ?? join(dir, 'history.json');

@@ -8,11 +8,25 @@ import { UsageError } from '../usage-error.js';
 export const LEDGER_FILE = 'ledger.sqlite';
 
 /**
+ * A ledger file that cannot be read as a zaris-certify ledger (corrupt, not SQLite, not ours): a
+ * harness error (the CLI exits 3 with the one-line message), not a mistake in the arguments.
+ */
+export class LedgerFileError extends Error {
+  override name = 'LedgerFileError';
+
+  /** @param message one line; line breaks are folded. */
+  constructor(message: string) {
+    super(message.replace(/\s*[\r\n]+\s*/g, ' '));
+  }
+}
+
+/**
  * Opens the ledger of a stored run directory for re-analysis or export. With `write`, the
- * schema's idempotent DDL is applied first (it only adds what is missing, e.g. an index a newer
- * verifier uses).
- * @throws UsageError (one line) when the directory or its ledger.sqlite is missing, or the file
- *   is not a zaris-certify ledger.
+ * schema is brought up to date first (applySchema: only adds what is missing) and a run that
+ * ended before its seal is sealed.
+ * @throws UsageError (one line, exit 64) when the directory or its ledger.sqlite is missing.
+ * @throws LedgerFileError (one line, exit 3) when the file cannot be opened or is not a
+ *   zaris-certify ledger.
  */
 export function openRunLedger(dir: string, opts: { write: boolean }): Database.Database {
   if (!existsSync(dir)) throw new UsageError(`run directory ${dir} does not exist`);
@@ -23,11 +37,11 @@ export function openRunLedger(dir: string, opts: { write: boolean }): Database.D
   try {
     db = new Database(path, { fileMustExist: true, readonly: !opts.write });
   } catch (e) {
-    throw new UsageError(`cannot open ${path}: ${(e as Error).message}`);
+    throw new LedgerFileError(`cannot open ${path}: ${(e as Error).message}`);
   }
   try {
     const hasWrites = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writes'").get();
-    if (hasWrites === undefined) throw new UsageError(`${path} is not a zaris-certify ledger (no writes table)`);
+    if (hasWrites === undefined) throw new LedgerFileError(`${path} is not a zaris-certify ledger (no writes table)`);
     if (opts.write) {
       applySchema(db);
       // a run that ended before its seal (a crash, a forced exit) is sealed by its first analysis
@@ -35,8 +49,8 @@ export function openRunLedger(dir: string, opts: { write: boolean }): Database.D
     }
   } catch (e) {
     db.close();
-    if (e instanceof UsageError) throw e;
-    throw new UsageError(`${path} is not a zaris-certify ledger: ${(e as Error).message}`);
+    if (e instanceof LedgerFileError) throw e;
+    throw new LedgerFileError(`${path} is not a zaris-certify ledger: ${(e as Error).message}`);
   }
   return db;
 }

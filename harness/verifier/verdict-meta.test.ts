@@ -1,17 +1,12 @@
-import { readFileSync } from 'node:fs';
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { importHistory } from '../../ledger/history-import.js';
 import { META } from '../../ledger/schema.js';
+import { historyOf } from '../../ledger/test-support/fixtures.js';
 import { buildResults } from '../../reports/results.js';
-import { parseHistory } from './history.js';
 import { verifyLedger } from './verifier.js';
 
-const casesDir = process.env.ZARIS_CASES_DIR ?? path.resolve('../shared/cases');
-
-function ledgerOf(caseName: string) {
-  const c = JSON.parse(readFileSync(path.join(casesDir, 'verifier', `${caseName}.json`), 'utf8')) as { history: unknown };
-  return importHistory(parseHistory(JSON.stringify(c.history)), ':memory:');
+function ledgerOf(fixtureName: string) {
+  return importHistory(historyOf(fixtureName), ':memory:');
 }
 
 /** Verdict rules that come from the run's own record (meta), beyond the history's findings. */

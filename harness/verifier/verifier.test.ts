@@ -2,13 +2,20 @@ import type Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
 import { importHistory } from '../../ledger/history-import.js';
-import type { History, HistoryFault, HistoryWrite, WriteOp } from './history.js';
-import { NODES, PARTITIONS, STORES, build, finalState, planArb } from './test-support/random-history.js';
+import type { History, HistoryFault, HistoryWrite, WriteOp } from '../../ledger/history-format.js';
+import { NODES, PARTITIONS, STORES, build, finalState, planArb } from '../../ledger/test-support/random-history.js';
 import type { Verification } from './verifier.js';
 import { explainChunkQuery, verifyLedger } from './verifier.js';
+import { ChunkScanner } from './chunk-scan.js';
+import { judgeHistory } from '../../ledger/history-rules.js';
+
+/** A fixed seed: `make test` is deterministic (ZARIS_PROPERTY_SEED=random explores). */
+const SEED = process.env.ZARIS_PROPERTY_SEED === 'random' ? Date.now() : Number(process.env.ZARIS_PROPERTY_SEED ?? 20240610);
 
 // ---------------------------------------------------------------------------------------------
-// An independent, simple, in-memory reading of the rules of shared/cases/history-format.md.
+// An independent, simple, in-memory reading of the v1 rules of shared/cases/history-format.md
+// (the v1 property; ledger/history-rules.ts is the reference model of v1 and v2, checked against
+// this one below too).
 // ---------------------------------------------------------------------------------------------
 
 interface Finding {
@@ -126,7 +133,7 @@ describe('verifyLedger, property: histories from a reference model', () => {
         expect(canon(got.findings)).toEqual(canon(ref));
         expect(got.verdict).toBe(refVerdict(history, ref));
       }),
-      { numRuns: 300 },
+      { numRuns: 300, seed: SEED },
     );
   });
 
@@ -166,9 +173,10 @@ describe('verifyLedger, property: histories from a reference model', () => {
         expect(canon(got.findings)).toEqual(canon(ref));
         expect(got.verdict).toBe(refVerdict(history, ref));
       }),
-      { numRuns: 400 },
+      { numRuns: 400, seed: SEED + 1 },
     );
-    // the generator reaches every class of loss
+    // the generator reaches every class of loss (with this seed: a loss needing every replica
+    // down at once is rare, ~0.4% of unseeded runs missed it)
     expect([...classes].sort()).toEqual(['async-ack', 'beyond-budget', 'rf1', 'violation']);
     classes = new Set();
   });
@@ -179,7 +187,7 @@ describe('verifyLedger, property: histories from a reference model', () => {
         const { history } = build(plan);
         expect(canon(verify(history, chunk).findings)).toEqual(canon(verify(history).findings));
       }),
-      { numRuns: 60 },
+      { numRuns: 60, seed: SEED + 2 },
     );
   });
 });
@@ -301,6 +309,18 @@ describe('verifyLedger', () => {
     expect(detail).toMatchObject({ seq: 1, matchedSeq: 0, ackMs: 104, faultId: 1, crashedNode: 'n1', crashMs: 500 });
   });
 
+  it('judges keys whose seqs skip numbers (histories from elsewhere): the final value names only seqs the key has', () => {
+    const h = base();
+    h.writes = [put('k', 2, 1), put('k', 5, 2, 'info'), put('j', 1, 1), put('j', 4, 2)];
+    h.finalReads = [{ store: 'sync3', key: 'k', value: 'k.5' }, { store: 'sync3', key: 'j', value: 'j.4' }];
+    const got = verify(h);
+    expect(got.findings).toEqual([{ class: 'info', kind: 'recovered', store: 'sync3', key: 'k', write: 'k.5' }]);
+    // a value resolved to a seq the key does not have (a harness id naming no write) is unexpected
+    got.db.prepare("UPDATE final_reads SET value = 'w1.3', value_seq = 3 WHERE key_id = 1").run();
+    verifyLedger(got.db);
+    expect(got.db.prepare('SELECT class, kind, store, key, write FROM findings').all()).toEqual([{ class: 'violation', kind: 'unexpected', store: 'sync3', key: 'k', write: 'w1.3' }]);
+  });
+
   it('refuses to judge regressions from rows out of seq order', () => {
     const h = base();
     const got = verify(h); // registers the aggregate on this connection
@@ -309,11 +329,31 @@ describe('verifyLedger', () => {
     ).toThrow(/not scanned in \(key_id, seq\) order/);
   });
 
-  it('streams: reads the writes by primary key in a co-routine, with no temporary B-tree', () => {
+  it('streams: reads the writes, keys and final reads of a range by primary key, with no temporary B-tree', () => {
     const got = verify(base());
     const plan = explainChunkQuery(got.db);
-    expect(plan).toContain('CO-ROUTINE a');
     expect(plan).toContain('SEARCH writes USING PRIMARY KEY (key_id>? AND key_id<?)');
+    expect(plan).toContain('SEARCH keys USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
+    expect(plan).toContain('SEARCH final_reads USING INTEGER PRIMARY KEY (rowid>? AND rowid<?)');
     expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
+  });
+
+  it('streams the reads: by primary key, no temporary B-tree', () => {
+    const got = verify(base());
+    const plan = new ChunkScanner(got.db, { v2: true, syncReplicated: [], actives: [] }).explainReads();
+    expect(plan).toEqual(['SEARCH reads USING PRIMARY KEY (key_id>? AND key_id<?)']);
+    expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
+  });
+
+  it('the reference model gives the v1 rules the same answers as the simple reading above', () => {
+    fc.assert(
+      fc.property(planArb, (plan) => {
+        const { history } = build(plan);
+        const j = judgeHistory(history);
+        expect(canon(j.findings as Finding[])).toEqual(canon(refFindings(history)));
+        expect(j.verdict).toBe(refVerdict(history, refFindings(history)));
+      }),
+      { numRuns: 300, seed: SEED + 3 },
+    );
   });
 });

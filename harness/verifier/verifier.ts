@@ -1,19 +1,15 @@
 import type Database from 'better-sqlite3';
-import { META, writeId } from '../../ledger/schema.js';
-import { CrashTimeline } from './crash-timeline.js';
+import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-rules.js';
+import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
+import { writeId, type RulesVersion } from '../../ledger/schema.js';
+import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
+import { LossClassifier, type AckRow } from './loss-classifier.js';
+import { loadRunFacts, runConfigOf, type RunFacts } from './run-facts.js';
+import { scanSamples, type PartitionFinding, type SampleFacts } from './sample-pass.js';
+import { ParallelScan, parallelScanPossible } from './parallel-scan.js';
 
-/** Finding classes, in report order (DESIGN.md §5, history-format.md). */
-export const FINDING_CLASSES = ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info'] as const;
-/** violation, or one of the losses the store's contract allows, or info (recovered, unverified). */
-export type FindingClass = (typeof FINDING_CLASSES)[number];
-
-/** Finding kinds, in the order the rules try them (history-format.md "first that applies"). */
-export const FINDING_KINDS = ['unverified', 'unexpected', 'lost', 'phantom', 'version-regression', 'recovered'] as const;
-/** unverified, unexpected, lost, phantom, version-regression or recovered. */
-export type FindingKind = (typeof FINDING_KINDS)[number];
-
-/** The run's verdict (DESIGN.md §5). */
-export type Verdict = 'CERTIFIED' | 'FAILED' | 'INCONCLUSIVE';
+export { FINDING_CLASSES, FINDING_KINDS } from '../../ledger/history-rules.js';
+export type { FindingClass, FindingKind, Verdict } from '../../ledger/history-rules.js';
 
 /** Exit code of each verdict (DESIGN.md §5): 0 CERTIFIED, 1 FAILED, 2 INCONCLUSIVE. */
 export const VERDICT_EXIT_CODE: Readonly<Record<Verdict, 0 | 1 | 2>> = { CERTIFIED: 0, FAILED: 1, INCONCLUSIVE: 2 };
@@ -44,11 +40,19 @@ export interface Verification {
   exitCode: 0 | 1 | 2;
   /** Why the run is INCONCLUSIVE ("; "-joined reasons); null for any other verdict. */
   inconclusiveReason: string | null;
+  /** Which rules judged the ledger (history-format.md version). */
+  rules: RulesVersion;
+  /** v2: the async lag bound the rules used, ms; null under v1. */
+  asyncLagMaxMs: number | null;
+  /** v2: the owner lease the store declared (async-ack rule 6), ms; null under v1 or when none was declared. */
+  leaseMs: number | null;
   /** Findings per class. */
   summary: ClassSummary;
   /** Findings per kind. */
   kinds: Record<FindingKind, number>;
   counts: WriteCounts;
+  /** Reads recorded during the run (v2; 0 under v1). */
+  reads: number;
   /** Stores in ledger order (stores.rowid). */
   stores: StoreVerification[];
   /** Keys examined (with writes or a final read). */
@@ -61,6 +65,13 @@ export interface Verification {
 export interface VerifyOptions {
   /** Width of a key_id range aggregated at once (bounds memory); default 8,192. */
   chunkKeys?: number;
+  /**
+   * Scan key ranges on a worker thread too, with its own read-only connection (only for a WAL
+   * ledger file whose key_id span is at least `parallelMinKeys`); default true.
+   */
+  parallel?: boolean;
+  /** Smallest key_id span scanned in parallel; default 20,000 keys. */
+  parallelMinKeys?: number;
 }
 
 /** Empty per-class counts. */
@@ -72,246 +83,69 @@ function emptyCounts(): WriteCounts {
   return { attempted: 0, acknowledged: 0, failed: 0, indeterminate: 0 };
 }
 
-const REGRESSION_UDF = 'zaris_first_regression';
-
-/**
- * Per key of a key_id range, in one ordered pass over the writes table (clustered by
- * (key_id, seq)): write and outcome counts, the last `ok` seq, the latest `delete` whose outcome
- * is ok or info (a write still in flight counts as info), and the first version regression among
- * `ok` non-delete writes. Then, per key, the rules of history-format.md, first that applies:
- * `mw` is the write the final value names (same key only); an absent value matches the latest
- * ok/info delete, else the initial state (seq 0). `kind` is NULL when the key has no finding.
- */
-const CHUNK_SQL = `
-  SELECT k.store, a.n, a.n_ok, a.n_fail,
-    CASE
-      WHEN fr.key_id IS NULL OR fr.unreadable <> 0 THEN 'unverified'
-      WHEN fr.value IS NOT NULL AND mw.seq IS NULL THEN 'unexpected'
-      WHEN a.last_ok > (CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END) THEN 'lost'
-      WHEN mw.outcome = 'fail' THEN 'phantom'
-      WHEN a.first_reg IS NOT NULL THEN 'version-regression'
-      WHEN mw.seq IS NOT NULL AND mw.outcome IS NOT 'ok' THEN 'recovered'
-    END AS kind,
-    a.key_id, a.last_ok, a.first_reg, (fr.key_id IS NOT NULL) AS has_read,
-    CASE WHEN fr.value IS NULL THEN COALESCE(a.last_del, 0) ELSE mw.seq END AS matched_seq
-  FROM (
-    SELECT key_id, COUNT(*) AS n, COUNT(*) FILTER (WHERE outcome = 'ok') AS n_ok,
-           COUNT(*) FILTER (WHERE outcome = 'fail') AS n_fail,
-           MAX(seq) FILTER (WHERE outcome = 'ok') AS last_ok,
-           MAX(seq) FILTER (WHERE op = 'delete' AND outcome IS NOT 'fail') AS last_del,
-           ${REGRESSION_UDF}(seq, ack_version) FILTER (WHERE outcome = 'ok' AND op <> 'delete') AS first_reg
-    FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id
-  ) AS a
-  JOIN keys k ON k.key_id = a.key_id
-  LEFT JOIN final_reads fr ON fr.key_id = a.key_id
-  LEFT JOIN writes mw ON fr.value IS NOT NULL AND fr.value_key_id = a.key_id AND mw.key_id = a.key_id AND mw.seq = fr.value_seq`;
-
-/** Raw row of CHUNK_SQL. */
-type ChunkRow = [
-  store: string, n: number, nOk: number, nFail: number, kind: FindingKind | null,
-  keyId: number, lastOk: number | null, firstReg: number | null, hasRead: number, matchedSeq: number | null,
-];
-
-/** Final reads of a key_id range whose key has no write: only `unexpected` can apply. */
-const READ_ONLY_KEYS_SQL = `
-  SELECT fr.key_id, k.store, k.key, fr.value, fr.unreadable FROM final_reads fr JOIN keys k ON k.key_id = fr.key_id
-  WHERE fr.key_id >= @lo AND fr.key_id < @hi AND NOT EXISTS (SELECT 1 FROM writes w WHERE w.key_id = fr.key_id)`;
-
-interface AckRow {
-  seq: number;
-  wid: string | null;
-  complete_ms: number | null;
-  ack_node: string | null;
-  ack_epoch: number | null;
-  ack_version: number | null;
-  ack_revision: number | null;
-  ack_mode: string | null;
-}
-
-/** What a lost write's classification rests on (stored as findings.detail JSON). */
-interface LossEvidence {
-  /** The rule that matched: rf1, async-ack, beyond-budget, or none (violation). */
-  rule: FindingClass;
-  /** Ack time t = L.complete, ms. */
-  ackMs: number | null;
-  faultId?: number;
-  crashedNode?: string;
-  crashMs?: number;
-  epochChangeMs?: number;
-  allDownMs?: number;
-}
-
-interface StoreInfo {
-  replicationFactor: number;
-  ackMode: string;
-}
-
-/** Classifies one lost write L of a key (history-format.md; first match wins). */
-class LossClassifier {
-  private readonly stores = new Map<string, StoreInfo>();
-  private readonly replicas = new Map<string, string[]>();
-  private readonly crashes: CrashTimeline;
-  private readonly epochAbove: Database.Statement;
-  private readonly replicatedIn: Database.Statement;
-
-  constructor(db: Database.Database) {
-    for (const s of db.prepare('SELECT name, replication_factor, ack_mode FROM stores').all() as { name: string; replication_factor: number; ack_mode: string }[]) {
-      this.stores.set(s.name, { replicationFactor: s.replication_factor, ackMode: s.ack_mode });
-    }
-    for (const p of db.prepare('SELECT store, partition, replicas FROM partitions').all() as { store: string; partition: number; replicas: string }[]) {
-      let list: unknown;
-      try {
-        list = JSON.parse(p.replicas);
-      } catch {
-        list = null;
-      }
-      if (!Array.isArray(list) || !list.every((n) => typeof n === 'string')) {
-        throw new Error(`ledger: partitions(${p.store}, ${p.partition}).replicas is not a JSON array of node ids`);
-      }
-      this.replicas.set(`${p.store}\u0000${p.partition}`, list);
-    }
-    this.crashes = CrashTimeline.fromLedger(db);
-    // both use samples_by_partition (store, partition, t_ms)
-    this.epochAbove = db.prepare(
-      'SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch > ?',
-    ).pluck();
-    this.replicatedIn = db.prepare(
-      'SELECT 1 FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ? AND replicated_revision >= ? LIMIT 1',
-    ).pluck();
-  }
-
-  classify(store: string, partition: number, l: AckRow): LossEvidence {
-    const t = l.complete_ms;
-    if (t === null) return { rule: 'violation', ackMs: null };
-    const replicas = this.replicas.get(`${store}\u0000${partition}`) ?? [];
-
-    // 1. rf1: RF 1 and a node of the partition's replicas crashed after the ack
-    if (this.stores.get(store)?.replicationFactor === 1) {
-      const hit = this.crashes.firstCrashOfAnyAtOrAfter(replicas, t);
-      if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, crashedNode: hit.node, crashMs: hit.start };
-    }
-
-    // 2. async-ack: acked async; its acking node crashed after the ack, or a sample at or after t
-    //    shows a higher epoch; te the earliest; no sample in [t, te] at L's epoch shows L's
-    //    revision replicated.
-    if (l.ack_mode === 'async' && l.ack_node !== null && l.ack_epoch !== null && l.ack_revision !== null) {
-      const crash = this.crashes.firstCrashAtOrAfter(l.ack_node, t);
-      const bound = crash === null ? Infinity : crash.start;
-      const epochMs = this.epochAbove.get(store, partition, t, bound, l.ack_epoch) as number | null;
-      const te = epochMs !== null && epochMs < bound ? epochMs : crash !== null ? crash.start : null;
-      if (te !== null && this.replicatedIn.get(store, partition, t, te, l.ack_epoch, l.ack_revision) === undefined) {
-        const ev: LossEvidence = { rule: 'async-ack', ackMs: t };
-        if (crash !== null && crash.start === te) {
-          ev.faultId = crash.faultId;
-          ev.crashedNode = crash.node;
-          ev.crashMs = crash.start;
-        } else {
-          ev.epochChangeMs = te;
-        }
-        return ev;
-      }
-    }
-
-    // 3. beyond-budget: at some instant >= t every replica was inside a crash interval
-    if (replicas.length > 0) {
-      const at = this.crashes.allDownAtOrAfter(replicas, t);
-      if (at !== null) return { rule: 'beyond-budget', ackMs: t, allDownMs: at };
-    }
-    return { rule: 'violation', ackMs: t };
-  }
-}
-
-/**
- * The first version regression of a key, as an SQL aggregate over (seq, version) of its `ok`
- * non-delete writes: the seq of the first write whose version is not above the one before
- * (null when none; a NULL version is skipped). It relies on receiving a key's rows in seq order,
- * which the GROUP BY over the writes table's (key_id, seq) primary key gives; it checks that
- * order and throws rather than answer from rows out of order. (An `ORDER BY seq` inside the
- * call would enforce it in SQL but costs ~20% of the pass: DESIGN.md §8.)
- */
-function registerRegressionUdf(db: Database.Database): void {
-  type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
-  const step = (state: State, seq: number, version: number | null): State => {
-    if (version === null) return state;
-    if (state === null) return [version, null, seq];
-    if (seq <= state[2]) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${state[2]})`);
-    state[2] = seq;
-    if (state[1] === null && version <= state[0]) state[1] = seq;
-    state[0] = version;
-    return state;
-  };
-  db.aggregate<State>(REGRESSION_UDF, {
-    start: null,
-    // the typings allow one argument per step; SQLite passes (seq, version)
-    step: step as unknown as (state: State, next: unknown) => State,
-    result: (state: State) => (state === null ? null : state[1]),
-  });
-}
-
 /**
  * SQLite's query plan of the per-range statement (EXPLAIN QUERY PLAN details, in order), for
  * tests and diagnostics: it must read the writes through their primary key in a co-routine
  * (streaming) and never through a temporary B-tree (sorting or grouping in memory).
  */
-export function explainChunkQuery(db: Database.Database): string[] {
-  registerRegressionUdf(db);
-  return (db.prepare(`EXPLAIN QUERY PLAN ${CHUNK_SQL}`).all({ lo: 0, hi: 1 }) as { detail: string }[]).map((r) => r.detail);
-}
-
-function metaValue(db: Database.Database, key: string): string | null {
-  const v = db.prepare('SELECT value FROM meta WHERE key = ?').pluck().get(key);
-  return typeof v === 'string' ? v : null;
+export function explainChunkQuery(db: Database.Database, v2 = true): string[] {
+  return new ChunkScanner(db, { v2, syncReplicated: [], actives: [] }).explain();
 }
 
 /** The run config's selfTestBug (meta run_config), or null. */
 export function selfTestBugOf(db: Database.Database): string | null {
-  const raw = metaValue(db, META.runConfig);
-  if (!raw) return null;
-  try {
-    const bug = (JSON.parse(raw) as { selfTestBug?: unknown }).selfTestBug;
-    return typeof bug === 'string' && bug !== '' ? bug : null;
-  } catch {
-    return null;
-  }
+  const bug = runConfigOf(db).selfTestBug;
+  return typeof bug === 'string' && bug !== '' ? bug : null;
 }
 
 /**
- * Verifies a run's ledger by the rules of shared/cases/history-format.md, to the letter
- * (DESIGN.md §5): one finding per key, the first that applies of unverified, unexpected, lost,
- * phantom, version-regression, recovered; a lost write (L = the key's last `ok` write ordered
- * after the matched write, acknowledged at t = L.complete) is classed rf1 > async-ack >
- * beyond-budget > violation. A key with writes but no final_reads row is unverified.
+ * Verifies a run's ledger by the rules of shared/cases/history-format.md, to the letter, of the
+ * version the ledger records (meta `rules`: a harness ledger and an imported v2 history by v2,
+ * an imported v1 history and a ledger written before v2 by v1; DESIGN.md §5).
  *
- * Every finding is written into `findings` (earlier ones are deleted first), with `write` the
- * named write's id (writes.wid, or `w<key_id>.<seq>`), the read value for phantom, unexpected
- * and recovered, and '' for an unverified key that has no acknowledged write; `detail` is JSON
- * (seq, matched seq, and for a loss the evidence of its class).
+ * Per key, one finding, the first that applies of unverified, unexpected, lost, phantom,
+ * (v2) under-replicated-ack, ack-not-from-active, then version-regression, recovered; a lost
+ * write (L = the key's last `ok` write ordered after the matched write, acknowledged at
+ * t = L.complete) is classed rf1 > async-ack > beyond-budget > violation (v2: the store's ack
+ * mode, the six async-ack conditions and not deposed, beyond-budget only in runs allowed past the
+ * budget). v2 also: per key at most one read finding (stale-read, phantom-read, unexpected-read:
+ * the earliest read that has one) and per partition the runtime-map findings (epoch-conflict,
+ * epoch-regression, false-healthy, replication-lag).
  *
- * Verdict: FAILED if any violation; else INCONCLUSIVE if any key is unverified, the faults table
- * is empty, meta.status is 'interrupted' or meta.inconclusive_reason is set (the reasons are
- * carried in `inconclusiveReason`); else CERTIFIED. Exit codes 1 / 2 / 0.
+ * Every finding is written into `findings` (earlier ones are deleted first): `write` is the
+ * named write's id (writes.wid, or `w<key_id>.<seq>`), the read value for phantom and
+ * unexpected, '' for an unverified key with no acknowledged write, the value read for a read
+ * finding (null: absent), null for a partition finding; `read` the read's id; `partition` for a
+ * partition finding; `detail` JSON evidence (for a loss: the ack, the crash, the fault that
+ * disrupted replication and the node that took over; for a violation why no allowance applied).
  *
- * Work is done in SQL, one key_id range at a time (`chunkKeys` wide): one statement aggregates
- * the range's writes in a single ordered pass and applies the rules per key (returning one small
- * row per key: counts and the finding's kind); a finding's details and a loss's class come from
- * indexed point queries (writes, samples) and from the (small) set of crash faults. Memory is
- * bounded by the chunk width and the fault count, never by the number of writes. Runs in one
- * transaction.
+ * Verdict: FAILED if any violation; else INCONCLUSIVE if the run did not complete (meta status
+ * running or interrupted), the harness gave a reason (meta inconclusive_reason), a key is
+ * unverified, no fault was injected, (v2) nothing was acknowledged, or a self-test run showed no
+ * violation (the reasons are carried in `inconclusiveReason`); else CERTIFIED. Exit codes
+ * 1 / 2 / 0.
+ *
+ * Work is done in SQL, one key_id range at a time (`chunkKeys` wide), half of them on a worker
+ * thread for a large ledger file: one statement aggregates the range's writes in a single ordered
+ * pass and one checks its reads, returning small rows for the keys with a finding; details and a
+ * loss's class come from indexed point queries. The samples are read once, partition by
+ * partition, in time order. Memory is bounded by the chunk width, the faults and the partitions'
+ * epochs, never by the number of writes, reads or samples. Runs in one transaction.
  * @throws Error when the ledger is inconsistent (a JSON column that is not JSON).
  */
 export function verifyLedger(db: Database.Database, opts: VerifyOptions = {}): Verification {
   const chunk = opts.chunkKeys ?? 8_192;
   if (!Number.isSafeInteger(chunk) || chunk < 1) throw new Error('verifyLedger: chunkKeys must be a positive integer');
-  registerRegressionUdf(db);
-  return db.transaction(() => verifyInTransaction(db, chunk))();
+  return db.transaction(() => verifyInTransaction(db, chunk, opts))();
 }
 
-function verifyInTransaction(db: Database.Database, chunk: number): Verification {
+function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyOptions): Verification {
   db.exec('DELETE FROM findings');
-  const storeRows = db.prepare('SELECT name, replication_factor, ack_mode FROM stores ORDER BY rowid').all() as { name: string; replication_factor: number; ack_mode: string }[];
+  const facts = loadRunFacts(db);
+  const sampleFacts = facts.v2 ? scanSamples(db, facts) : null;
   const stores = new Map<string, StoreVerification>();
-  for (const s of storeRows) {
-    stores.set(s.name, { name: s.name, replicationFactor: s.replication_factor, ackMode: s.ack_mode, counts: emptyCounts(), summary: emptySummary() });
+  for (const s of facts.stores.values()) {
+    stores.set(s.name, { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, counts: emptyCounts(), summary: emptySummary() });
   }
   const storeOf = (name: string): StoreVerification => {
     let s = stores.get(name);
@@ -323,60 +157,66 @@ function verifyInTransaction(db: Database.Database, chunk: number): Verification
     return s;
   };
 
-  const chunkQuery = db.prepare(CHUNK_SQL).raw();
-  const readsInRange = db.prepare('SELECT COUNT(*) FROM final_reads WHERE key_id >= @lo AND key_id < @hi').pluck();
-  const readOnlyKeys = db.prepare(READ_ONLY_KEYS_SQL);
-  const keyAt = db.prepare('SELECT k.key, k.partition, fr.value FROM keys k LEFT JOIN final_reads fr ON fr.key_id = k.key_id WHERE k.key_id = ?');
-  const writeAt = db.prepare(
-    'SELECT seq, wid, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq = ?',
-  );
-  const insert = db.prepare('INSERT INTO findings (class, kind, store, key, write, detail) VALUES (?, ?, ?, ?, ?, ?)');
-  const classifier = new LossClassifier(db);
-
+  const insert = db.prepare('INSERT INTO findings (class, kind, store, key, write, detail, partition, read) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
   const summary = emptySummary();
   const kinds = Object.fromEntries(FINDING_KINDS.map((k) => [k, 0])) as Record<FindingKind, number>;
-  let keys = 0;
-  const record = (store: string, key: string, kind: FindingKind, f: { cls: FindingClass; write: string; detail: Record<string, unknown> }): void => {
-    insert.run(f.cls, kind, store, key, f.write, JSON.stringify(f.detail));
+  const record = (f: { cls: FindingClass; kind: FindingKind; store: string; key: string | null; write: string | null; detail: Record<string, unknown>; partition?: number; read?: string }): void => {
+    insert.run(f.cls, f.kind, f.store, f.key, f.write, JSON.stringify(f.detail), f.partition ?? null, f.read ?? null);
     summary[f.cls]++;
-    kinds[kind]++;
-    storeOf(store).summary[f.cls]++;
+    kinds[f.kind]++;
+    storeOf(f.store).summary[f.cls]++;
   };
 
-  // key_id ranges: the writes and final reads of a range are read in one statement (.all():
-  // at most `chunk` rows), so that findings can be written between statements
-  const bounds = db.prepare(
-    'SELECT MIN(lo) AS lo, MAX(hi) AS hi FROM (SELECT MIN(key_id) AS lo, MAX(key_id) AS hi FROM writes UNION ALL SELECT MIN(key_id), MAX(key_id) FROM final_reads)',
-  ).get() as { lo: number | null; hi: number | null };
+  const ctx: ScanContext = {
+    v2: facts.v2,
+    syncReplicated: [...facts.stores.values()].filter((s) => s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name),
+    actives: sampleFacts === null ? [] : activesList(sampleFacts),
+  };
+  const details = new FindingDetails(db, facts, sampleFacts);
+  let keys = 0;
+  const take = (r: ChunkResult): void => {
+    for (const [store, attempted, acknowledged, failed] of r.counts) {
+      const c = storeOf(store).counts;
+      c.attempted += attempted;
+      c.acknowledged += acknowledged;
+      c.failed += failed;
+      c.indeterminate += attempted - acknowledged - failed;
+    }
+    keys += r.keys;
+    for (const cand of r.candidates) record(details.keyFinding(cand));
+    // per key, the first read finding that stands: a stale read whose missed writes were all lost
+    // to allowed classes is excused, and the key's next read finding is looked at
+    let doneKey = -1;
+    for (const read of r.reads) {
+      if (read.keyId === doneKey) continue;
+      if (read.kind === 'stale-read' && details.staleReadExcused(read)) continue;
+      record(details.readFinding(read));
+      doneKey = read.keyId;
+    }
+  };
+
+  // key_id ranges: the writes, reads and final reads of a range are read in one statement each
+  // (.all(): at most `chunk` keys), so that findings can be written between statements
+  // (MIN and MAX one table at a time: each is one B-tree descent; inside a UNION they scan it all)
+  const bounds = { lo: null as number | null, hi: null as number | null };
+  for (const table of ['writes', 'final_reads', 'reads']) {
+    const lo = db.prepare(`SELECT MIN(key_id) FROM ${table}`).pluck().get() as number | null;
+    const hi = db.prepare(`SELECT MAX(key_id) FROM ${table}`).pluck().get() as number | null;
+    if (lo !== null && (bounds.lo === null || lo < bounds.lo)) bounds.lo = lo;
+    if (hi !== null && (bounds.hi === null || hi > bounds.hi)) bounds.hi = hi;
+  }
+  const scanner = new ChunkScanner(db, ctx);
   if (bounds.lo !== null && bounds.hi !== null) {
-    for (let lo = bounds.lo; lo <= bounds.hi; lo += chunk) {
-      const range = { lo, hi: lo + chunk };
-      const rows = chunkQuery.all(range) as ChunkRow[];
-      let withRead = 0;
-      const candidates: ChunkRow[] = [];
-      for (const r of rows) {
-        const c = storeOf(r[0]).counts;
-        c.attempted += r[1];
-        c.acknowledged += r[2];
-        c.failed += r[3];
-        c.indeterminate += r[1] - r[2] - r[3];
-        withRead += r[8];
-        if (r[4] !== null) candidates.push(r);
-      }
-      keys += rows.length;
-      for (const r of candidates) {
-        const k = keyAt.get(r[5]) as { key: string; partition: number; value: string | null };
-        record(r[0], k.key, r[4] as FindingKind, findingOf(r, k, writeAt, classifier));
-      }
-      if ((readsInRange.get(range) as number) > withRead) {
-        // keys read at the end that no write names: a value there names no write (unexpected)
-        for (const r of readOnlyKeys.all(range) as { key_id: number; store: string; key: string; value: string | null; unreadable: number }[]) {
-          keys++;
-          if (r.unreadable === 0 && r.value !== null) record(r.store, r.key, 'unexpected', { cls: 'violation', write: r.value, detail: {} });
-        }
-      }
+    const ranges: Array<[number, number]> = [];
+    for (let lo = bounds.lo; lo <= bounds.hi; lo += chunk) ranges.push([lo, lo + chunk]);
+    if (opts.parallel !== false && ranges.length > 1 && parallelScanPossible(db, opts.parallelMinKeys ?? 20_000)) {
+      new ParallelScan(db.name, ctx).run(ranges, (lo, hi) => scanner.scan(lo, hi), take);
+    } else {
+      for (const [lo, hi] of ranges) take(scanner.scan(lo, hi));
     }
   }
+  for (const p of sampleFacts?.findings ?? []) record(details.partitionFinding(p));
+
   const counts = emptyCounts();
   for (const s of stores.values()) {
     counts.attempted += s.counts.attempted;
@@ -384,70 +224,152 @@ function verifyInTransaction(db: Database.Database, chunk: number): Verification
     counts.failed += s.counts.failed;
     counts.indeterminate += s.counts.indeterminate;
   }
-
-  const faultsInjected = db.prepare('SELECT COUNT(*) FROM faults').pluck().get() as number;
-  const reasons: string[] = [];
-  const status = metaValue(db, META.status);
-  if (status === 'interrupted') reasons.push('the run was interrupted');
-  if (status === 'running') reasons.push('the run did not finish (its harness stopped before the end phase)');
-  const metaReason = metaValue(db, META.inconclusiveReason);
-  if (metaReason !== null && metaReason.trim() !== '') reasons.push(metaReason.trim());
-  if (kinds.unverified > 0) reasons.push(`${kinds.unverified} key${kinds.unverified === 1 ? '' : 's'} unverified`);
-  if (faultsInjected === 0) reasons.push('no fault was injected');
-  const bug = selfTestBugOf(db);
-  if (bug && summary.violation === 0) reasons.push(`a self-test run (store started with the bug ${bug}) must come out FAILED, and the bug never showed`);
+  const faultsInjected = facts.faults.length;
+  const reads = facts.v2 ? (db.prepare('SELECT COUNT(*) FROM reads').pluck().get() as number) : 0;
+  const reasons = verdictReasons(facts, kinds.unverified, faultsInjected, counts.acknowledged, summary.violation);
   const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
   return {
     verdict,
     exitCode: VERDICT_EXIT_CODE[verdict],
     inconclusiveReason: verdict === 'INCONCLUSIVE' ? reasons.join('; ') : null,
+    rules: facts.rules,
+    asyncLagMaxMs: facts.v2 ? facts.asyncLagMaxMs : null,
+    leaseMs: facts.v2 ? facts.leaseMs : null,
     summary,
     kinds,
     counts,
+    reads,
     stores: [...stores.values()],
     keys,
     faultsInjected,
   };
 }
 
-function idOf(row: AckRow | undefined, keyId: number, seq: number): string {
-  return row?.wid ?? writeId(keyId, seq);
+/** The reasons of an INCONCLUSIVE verdict, in the words and order of ledger/history-rules.ts. */
+function verdictReasons(facts: RunFacts, unverified: number, faults: number, acknowledged: number, violations: number): string[] {
+  const reasons: string[] = [];
+  if (facts.status === 'interrupted') reasons.push(REASONS.interrupted);
+  if (facts.status === 'running') reasons.push(REASONS.running);
+  if (facts.inconclusiveReason !== null && facts.inconclusiveReason.trim() !== '') reasons.push(facts.inconclusiveReason.trim());
+  if (unverified > 0) reasons.push(REASONS.unverified(unverified));
+  if (faults === 0) reasons.push(REASONS.noFaults);
+  if (facts.v2 && acknowledged === 0) reasons.push(REASONS.nothingAcknowledged);
+  if (facts.selfTestBug !== null && violations === 0) reasons.push(REASONS.selfTest(facts.selfTestBug));
+  return reasons;
 }
 
-function findingOf(
-  r: ChunkRow,
-  k: { key: string; partition: number; value: string | null },
-  writeAt: Database.Statement,
-  classifier: LossClassifier,
-): { cls: FindingClass; write: string; detail: Record<string, unknown> } {
-  const [store, , , , kind, keyId, lastOk, firstReg, , matchedSeq] = r;
-  const at = (seq: number): AckRow | undefined => writeAt.get(keyId, seq) as AckRow | undefined;
-  switch (kind) {
-    case 'unverified':
-      return { cls: 'info', write: lastOk === null ? '' : idOf(at(lastOk), keyId, lastOk), detail: { seq: lastOk } };
-    case 'unexpected':
-      return { cls: 'violation', write: k.value ?? '', detail: {} };
-    case 'phantom':
-      return { cls: 'violation', write: k.value ?? '', detail: { seq: matchedSeq } };
-    case 'recovered':
-      return { cls: 'info', write: k.value ?? '', detail: { seq: matchedSeq } };
-    case 'version-regression': {
-      const seq = firstReg as number;
-      const w = at(seq);
-      return { cls: 'violation', write: idOf(w, keyId, seq), detail: { seq, version: w?.ack_version ?? null } };
+function activesList(s: SampleFacts): ScanContext['actives'] {
+  const out: ScanContext['actives'] = [];
+  for (const [pk, epochs] of s.actives) {
+    const [store, partition] = pk.split('\u0000');
+    for (const [epoch, set] of epochs) out.push([store, Number(partition), epoch, [...set]]);
+  }
+  return out;
+}
+
+type Finding = { cls: FindingClass; kind: FindingKind; store: string; key: string | null; write: string | null; detail: Record<string, unknown>; partition?: number; read?: string };
+
+/** Looks up a finding's details (point queries) and classifies losses. */
+class FindingDetails {
+  private readonly keyAt: Database.Statement;
+  private readonly writeAt: Database.Statement;
+  private readonly classifier: LossClassifier;
+  private readonly lastDeleteAtOrBefore: Database.Statement;
+  private readonly okWritesIn: Database.Statement;
+
+  constructor(
+    db: Database.Database,
+    facts: RunFacts,
+    private readonly samples: SampleFacts | null,
+  ) {
+    this.keyAt = db.prepare('SELECT k.key, k.partition, fr.value FROM keys k LEFT JOIN final_reads fr ON fr.key_id = k.key_id WHERE k.key_id = ?');
+    this.writeAt = db.prepare(
+      'SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, ack_copies FROM writes WHERE key_id = ? AND seq = ?',
+    );
+    this.classifier = new LossClassifier(db, facts, samples);
+    this.lastDeleteAtOrBefore = db.prepare("SELECT MAX(seq) FROM writes WHERE key_id = ? AND seq <= ? AND op = 'delete' AND outcome IS NOT 'fail'").pluck();
+    this.okWritesIn = db.prepare(
+      "SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq > ? AND seq <= ? AND outcome = 'ok' ORDER BY seq",
+    );
+  }
+
+  private at(keyId: number, seq: number): (AckRow & { ack_copies: number | null }) | undefined {
+    return this.writeAt.get(keyId, seq) as (AckRow & { ack_copies: number | null }) | undefined;
+  }
+
+  private id(keyId: number, seq: number, row?: { wid: string | null }): string {
+    return (row ?? this.at(keyId, seq))?.wid ?? writeId(keyId, seq);
+  }
+
+  keyFinding(c: KeyCandidate): Finding {
+    const k = this.keyAt.get(c.keyId) as { key: string; partition: number; value: string | null };
+    const kind: KeyFindingKind = c.kind;
+    const base = { kind, store: c.store, key: k.key };
+    switch (kind) {
+      case 'unverified':
+        return { ...base, cls: 'info', write: c.seq === null ? '' : this.id(c.keyId, c.seq), detail: { seq: c.seq } };
+      case 'unexpected':
+        return { ...base, cls: 'violation', write: k.value ?? '', detail: {} };
+      case 'phantom':
+        return { ...base, cls: 'violation', write: k.value ?? '', detail: { seq: c.matchedSeq } };
+      case 'recovered':
+        // the final value (an info write), or the info delete an absent value matches (v2)
+        return { ...base, cls: 'info', write: k.value ?? this.id(c.keyId, c.seq as number), detail: { seq: c.matchedSeq, absent: k.value === null } };
+      case 'version-regression':
+      case 'under-replicated-ack':
+      case 'ack-not-from-active': {
+        const seq = c.seq as number;
+        const w = this.at(c.keyId, seq);
+        const detail: Record<string, unknown> = { seq, ackNode: w?.ack_node ?? null, ackEpoch: w?.ack_epoch ?? null, version: w?.ack_version ?? null };
+        if (kind === 'under-replicated-ack') detail.copies = w?.ack_copies ?? null;
+        if (kind === 'ack-not-from-active' && w?.ack_epoch != null) {
+          detail.activesAtEpoch = [...(this.samples?.actives.get(`${c.store}\u0000${k.partition}`)?.get(w.ack_epoch) ?? [])];
+        }
+        return { ...base, cls: 'violation', write: this.id(c.keyId, seq, w), detail };
+      }
+      case 'lost': {
+        const seq = c.seq as number;
+        const l = this.at(c.keyId, seq);
+        if (l === undefined) throw new Error(`ledger: write (${c.keyId}, ${seq}) vanished during verification`);
+        const { rule, ...evidence } = this.classifier.classify(c.store, k.partition, l);
+        return {
+          ...base,
+          cls: rule,
+          write: this.id(c.keyId, seq, l),
+          detail: { seq, matchedSeq: c.matchedSeq, ackNode: l.ack_node, ackEpoch: l.ack_epoch, ackRevision: l.ack_revision, ackMode: l.ack_mode, invokeMs: l.invoke_ms, ...evidence },
+        };
+      }
+      default:
+        throw new Error(`verifier: unknown finding kind ${String(kind)}`);
     }
-    case 'lost': {
-      const seq = lastOk as number;
-      const l = at(seq);
-      if (l === undefined) throw new Error(`ledger: write (${keyId}, ${seq}) vanished during verification`);
-      const { rule, ...evidence } = classifier.classify(store, k.partition, l);
-      return {
-        cls: rule,
-        write: idOf(l, keyId, seq),
-        detail: { seq, matchedSeq, ackNode: l.ack_node, ackEpoch: l.ack_epoch, ackRevision: l.ack_revision, ackMode: l.ack_mode, ...evidence },
-      };
+  }
+
+  /**
+   * Our reading of DESIGN.md §5 ("while that write survives"; ledger/history-rules.ts,
+   * `staleReadExcused`): a stale read is excused when every `ok` write it missed (ordered after
+   * the value read, or for an absent value after the latest ok or info delete at or before W, up to
+   * W) was itself lost to an allowed class (rf1, async-ack, beyond-budget) by the loss rules.
+   */
+  staleReadExcused(r: ReadFindingRow): boolean {
+    if (r.wSeq === undefined) return false;
+    const k = this.keyAt.get(r.keyId) as { partition: number };
+    const base = r.valueSeq ?? ((this.lastDeleteAtOrBefore.get(r.keyId, r.wSeq) as number | null) ?? 0);
+    const missed = this.okWritesIn.all(r.keyId, base, r.wSeq) as AckRow[];
+    return missed.length > 0 && missed.every((l) => this.classifier.classify(r.store, k.partition, l).rule !== 'violation');
+  }
+
+  readFinding(r: ReadFindingRow): Finding {
+    const k = this.keyAt.get(r.keyId) as { key: string };
+    const detail: Record<string, unknown> = { read: r.read, invokeMs: r.invokeMs, completeMs: r.completeMs, node: r.node, value: r.value };
+    if (r.wSeq !== undefined) {
+      detail.wSeq = r.wSeq;
+      detail.w = this.id(r.keyId, r.wSeq);
     }
-    default:
-      throw new Error(`verifier: unknown finding kind ${String(kind)}`);
+    return { cls: 'violation', kind: r.kind, store: r.store, key: k.key, write: r.value, read: r.read, detail };
+  }
+
+  partitionFinding(p: PartitionFinding): Finding {
+    return { cls: 'violation', kind: p.kind, store: p.store, key: null, write: null, partition: p.partition, detail: p.detail };
   }
 }
+

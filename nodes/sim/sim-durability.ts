@@ -11,7 +11,7 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  * often resynced by a later failover):
  * - under-replicated-ack: an acknowledgement of a sync store with RF > 1 says fewer than two
  *   copies (`copies`), or fewer than two in-sync copies hold the write when it is acknowledged
- *   (the active included; not on the store's word alone, issue 10);
+ *   (the active included; not on the store's word alone, issue 10), or more copies than hold it;
  * - possession: when a node starts serving a partition in a new tenure, its copy holds every
  *   write acknowledged before (sync store, RF > 1, within budget); for an async store, every
  *   acknowledged write that another in-sync member, untouched by any fault since the write was
@@ -149,7 +149,8 @@ export class DurabilityChecker {
       const rec = v?.peek(pkey, key);
       if (!v || (rec && rec.version >= info.version)) holders++;
     }
-    if (info.copies < 2 || holders < 2) {
+    // at least two copies, and an honest claim: no more than the in-sync members holding it
+    if (info.copies < 2 || holders < 2 || holders < info.copies) {
       throw new InvariantViolation('under-replicated-ack', `${x.id} acknowledged ${store}/${key} v${info.version} (rev ${info.revision}, epoch ${info.epoch}) saying ${info.copies} copies; ${holders} in-sync copies hold it (${e ? describe(e) : 'no entry'})`);
     }
   }

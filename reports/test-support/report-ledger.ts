@@ -1,7 +1,7 @@
 import type Database from 'better-sqlite3';
 import { expect } from 'vitest';
-import type { History } from '../../harness/verifier/history.js';
-import { validateHistory } from '../../harness/verifier/history.js';
+import type { History } from '../../ledger/history-format.js';
+import { validateHistory } from '../../ledger/history-format.js';
 import { verifyLedger } from '../../harness/verifier/verifier.js';
 import { importHistory } from '../../ledger/history-import.js';
 import { TIMELINE_DATA_ID, uplotAssets } from '../chart-script.js';

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { History, HistoryFault, HistoryOwnership, HistoryWrite, WriteOp } from '../history.js';
+import type { History, HistoryFault, HistoryOwnership, HistoryWrite, WriteOp } from '../history-format.js';
 
 // ---------------------------------------------------------------------------------------------
 // Random single-writer histories whose final state comes from a reference model of the store:

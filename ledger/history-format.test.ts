@@ -1,13 +1,8 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { HistoryFormatError, parseHistory, validateHistory } from './history.js';
+import { HistoryFormatError, parseHistory, validateHistory } from './history-format.js';
+import { FIXTURES } from './test-support/fixtures.js';
 import { build, planArb } from './test-support/random-history.js';
-
-const repoRoot = fileURLToPath(new URL('../../', import.meta.url));
-const casesDir = join(process.env.ZARIS_CASES_DIR ? resolve(process.env.ZARIS_CASES_DIR) : resolve(repoRoot, '../shared/cases'), 'verifier');
 
 function sample(): Record<string, unknown> {
   return JSON.parse(JSON.stringify({
@@ -28,7 +23,7 @@ function sample(): Record<string, unknown> {
 
 type Mutation = [string, (h: any) => void, string];
 const MUTATIONS: Mutation[] = [
-  ['format', (h) => (h.format = 'zaris-history/2'), 'format must be "zaris-history/1"'],
+  ['format', (h) => (h.format = 'zaris-history/3'), 'format must be "zaris-history/1" or "zaris-history/2"'],
   ['nodes', (h) => (h.nodes = 'n1'), 'nodes must be an array'],
   ['duplicate node', (h) => h.nodes.push('n1'), 'nodes lists a node twice'],
   ['store rf', (h) => (h.stores[0].replicationFactor = 0), 'stores[0].replicationFactor must be an integer >= 1'],
@@ -58,6 +53,43 @@ const MUTATIONS: Mutation[] = [
   ['trace type', (h) => (h.writes[0].trace = [1]), 'writes[0].trace must be a string'],
 ];
 
+function sampleV2(): Record<string, unknown> {
+  const h = sample() as any;
+  h.format = 'zaris-history/2';
+  h.run = { status: 'complete', inconclusiveReason: null, beyondBudget: false, asyncLagMaxMs: 1000, leaseMs: 2500, selfTestBug: null };
+  h.faults[0] = { id: 'f1', kind: 'partition', nodes: ['n1'], start: 1000, effective: 1002, end: 4000, isolated: ['n1'] };
+  Object.assign(h.ownership[0], { node: 'n2', inSync: ['n1', 'n2'], revisions: { n1: 4, n2: 3 }, replicas: ['n1', 'n2', 'n3'] });
+  h.writes[0].ack.copies = 2;
+  h.reads = [{ id: 'r1', store: 'sync3', key: 'k1', invoke: 110, complete: 112, outcome: 'ok', node: 'n1', value: 'w1', kind: 'get' }];
+  return h as Record<string, unknown>;
+}
+
+const V2_MUTATIONS: Mutation[] = [
+  ['run missing', (h) => delete h.run, 'run must be an object'],
+  ['fault kind', (h) => (h.faults[0].kind = 'flood'), 'faults[0].kind must be kill, stop, pause, partition, clock or client-cut'],
+  ['run status', (h) => (h.run.status = 'done'), 'run.status must be complete, running or interrupted'],
+  ['run budget', (h) => (h.run.beyondBudget = 'no'), 'run.beyondBudget must be true or false'],
+  ['run lag', (h) => delete h.run.asyncLagMaxMs, 'run.asyncLagMaxMs must be a number of milliseconds >= 0'],
+  ['run reason', (h) => (h.run.inconclusiveReason = 3), 'run.inconclusiveReason must be text or null'],
+  ['run lease', (h) => (h.run.leaseMs = -1), 'run.leaseMs must be a number of milliseconds >= 0'],
+  ['fault effective', (h) => (h.faults[0].effective = 999), 'faults[0].effective must not be before its start'],
+  ['fault isolated on a kill', (h) => (h.faults[0].kind = 'kill'), 'faults[0].isolated is only allowed on partition faults'],
+  ['fault isolated node', (h) => (h.faults[0].isolated = ['n9']), 'faults[0].isolated[0] names unknown node "n9"'],
+  ['sample node', (h) => (h.ownership[0].node = 'n9'), 'ownership[0].node names unknown node "n9"'],
+  ['sample inSync', (h) => (h.ownership[0].inSync = ['n1', 'n1']), 'ownership[0].inSync lists a node twice'],
+  ['sample revisions node', (h) => (h.ownership[0].revisions = { n7: 1 }), 'ownership[0].revisions names unknown node "n7"'],
+  ['sample revision', (h) => (h.ownership[0].revisions = { n1: -1 }), 'ownership[0].revisions.n1 must be an integer >= 0'],
+  ['ack copies', (h) => (h.writes[0].ack.copies = 1.5), 'writes[0].ack.copies must be an integer >= 0'],
+  ['read id twice', (h) => h.reads.push({ ...h.reads[0] }), 'reads[1].id "r1" is used twice'],
+  ['read store', (h) => (h.reads[0].store = 'x'), 'reads[0].store names unknown store "x"'],
+  ['read outcome', (h) => (h.reads[0].outcome = 'maybe'), 'reads[0].outcome must be ok, fail or info'],
+  ['read value on fail', (h) => (h.reads[0].outcome = 'fail'), 'reads[0].value is only allowed when outcome is ok'],
+  ['read value missing', (h) => delete h.reads[0].value, 'reads[0].value must be a write id (string) or null'],
+  ['read complete early', (h) => (h.reads[0].complete = 100), 'reads[0].complete must not be before its invoke'],
+  ['read node', (h) => (h.reads[0].node = 'n8'), 'reads[0].node names unknown node "n8"'],
+  ['read kind', (h) => (h.reads[0].kind = 'scan'), 'reads[0].kind must be get, getMany or probe'],
+];
+
 describe('parseHistory', () => {
   it('accepts the example and keeps only the known fields', () => {
     const raw = sample();
@@ -68,19 +100,55 @@ describe('parseHistory', () => {
     expect(h.faults[0]).toEqual({ id: 'f1', kind: 'kill', nodes: ['n1'], start: 1000, end: 4000 });
   });
 
-  it('accepts every shared verifier case', () => {
-    const files = readdirSync(casesDir).filter((f) => f.endsWith('.json'));
-    expect(files.length).toBeGreaterThan(0);
-    for (const f of files) {
-      const c = JSON.parse(readFileSync(join(casesDir, f), 'utf8')) as { history: unknown };
-      expect(validateHistory(c.history).format).toBe('zaris-history/1');
-    }
+  it('accepts every fixture, v1 and v2, unchanged', () => {
+    for (const f of FIXTURES) expect(validateHistory(JSON.parse(JSON.stringify(f.history))), f.name).toEqual(f.history);
+  });
+
+  it('reads a v1 file as v1: the fields of v2 are ignored there', () => {
+    const raw = sample() as any;
+    raw.run = { status: 'running' };
+    raw.faults[0].effective = 1001;
+    raw.ownership[0].inSync = ['n1'];
+    raw.writes[0].ack.copies = 1;
+    raw.reads = [{ id: 'r1' }];
+    const h = parseHistory(JSON.stringify(raw));
+    expect(h.run).toBeUndefined();
+    expect(h.reads).toBeUndefined();
+    expect(h.faults[0]).toEqual({ id: 'f1', kind: 'kill', nodes: ['n1'], start: 1000, end: 4000 });
+    expect(h.ownership[0].inSync).toBeUndefined();
+    expect(h.writes[0].ack!.copies).toBeUndefined();
+  });
+
+  it('fills a v2 history without reads with an empty list, and keeps its v2 fields', () => {
+    const raw = sampleV2() as any;
+    delete raw.reads;
+    const h = parseHistory(JSON.stringify(raw));
+    expect(h.reads).toEqual([]);
+    expect(h.run).toEqual({ status: 'complete', inconclusiveReason: null, beyondBudget: false, asyncLagMaxMs: 1000, leaseMs: 2500, selfTestBug: null });
+    expect(h.faults[0]).toEqual({ id: 'f1', kind: 'partition', nodes: ['n1'], start: 1000, effective: 1002, end: 4000, isolated: ['n1'] });
+    expect(h.ownership[0]).toMatchObject({ node: 'n2', inSync: ['n1', 'n2'], revisions: { n1: 4, n2: 3 }, replicas: ['n1', 'n2', 'n3'] });
+    expect(h.writes[0].ack).toEqual({ node: 'n1', epoch: 1, version: 1, revision: 1, ackMode: 'sync', copies: 2 });
+  });
+
+  it.each(V2_MUTATIONS)('v2: names the bad field: %s', (_name, mutate, message) => {
+    const raw = sampleV2();
+    mutate(raw);
+    expect(() => parseHistory(JSON.stringify(raw))).toThrow(new HistoryFormatError(message));
   });
 
   it.each(MUTATIONS)('names the bad field: %s', (_name, mutate, message) => {
     const raw = sample();
     mutate(raw);
     expect(() => parseHistory(JSON.stringify(raw))).toThrow(new HistoryFormatError(message));
+  });
+
+  it("reads the nemesis's extension fault kinds (clock, client-cut) in v2 only", () => {
+    const h = sampleV2() as any;
+    h.faults.push({ id: 'f2', kind: 'clock', nodes: ['n2'], start: 5000, end: 6000 }, { id: 'f3', kind: 'client-cut', nodes: ['n3'], start: 5000, effective: 5001, end: 7000 });
+    expect(validateHistory(JSON.parse(JSON.stringify(h))).faults.map((f) => f.kind)).toEqual(['partition', 'clock', 'client-cut']);
+    const v1 = sample() as any;
+    v1.faults[0].kind = 'clock';
+    expect(() => validateHistory(v1)).toThrow('faults[0].kind must be kill, stop, pause or partition');
   });
 
   it('rejects text that is not JSON in one line', () => {

@@ -1,20 +1,34 @@
 /**
- * The neutral history format `zaris-history/1` (shared/cases/history-format.md): one
- * certification run as small JSON, independent of the ledger's tables, so that the verifier can
- * be fed hand-made histories and histories recorded elsewhere.
+ * The neutral history format, versions `zaris-history/1` and `zaris-history/2`
+ * (shared/cases/history-format.md): one certification run as small JSON, independent of the
+ * ledger's tables, so that the verifier can be fed hand-made histories and histories recorded
+ * elsewhere (the store's simulation emits v2). A v1 file is judged by the v1 rules, a v2 file by
+ * the v2 rules (ledger/history-rules.ts). `export` writes v2.
  *
- * Times are milliseconds since the run started; ids are strings.
+ * Times are milliseconds since the run started; ids are strings. This module uses nothing above
+ * ledger/ (the store's simulation imports it).
  */
 
-/** The `format` tag every history carries. */
-export const HISTORY_FORMAT = 'zaris-history/1';
+/** The `format` tag of a version-1 history. */
+export const HISTORY_FORMAT_V1 = 'zaris-history/1';
+/** The `format` tag of a version-2 history (the one `export` writes). */
+export const HISTORY_FORMAT_V2 = 'zaris-history/2';
+/** The format tags this code reads. */
+export type HistoryFormat = typeof HISTORY_FORMAT_V1 | typeof HISTORY_FORMAT_V2;
+/** The format `export` writes. */
+export const HISTORY_FORMAT: HistoryFormat = HISTORY_FORMAT_V2;
 
 /** put, cas (put with ifMatchVersion), create (put with ifAbsent), delete. */
 export type WriteOp = 'put' | 'cas' | 'create' | 'delete';
 /** Jepsen's outcomes: ok (acknowledged), fail (definitely not applied), info (indeterminate). */
 export type Outcome = 'ok' | 'fail' | 'info';
-/** kill and stop lose the node's memory; pause and partition do not. */
-export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition';
+/**
+ * kill and stop lose the node's memory; pause and partition do not. v2 extension kinds (the
+ * harness's nemesis): `clock` (a node's clock stepped or running fast or slow) and `client-cut`
+ * (the harness's client cut from a node while the nodes still reach each other); neither loses
+ * memory nor cuts a node off from the others: the rules count them only as faults in effect.
+ */
+export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'clock' | 'client-cut';
 /** How a store acknowledges writes (DESIGN.md §2 "Replication"). */
 export type AckMode = 'sync' | 'async';
 
@@ -22,8 +36,18 @@ export type AckMode = 'sync' | 'async';
 export const WRITE_OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
 /** Every outcome, in the order error messages list them. */
 export const OUTCOMES: readonly Outcome[] = ['ok', 'fail', 'info'];
-/** Every fault kind, in the order error messages list them. */
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+/** The fault kinds of v1, in the order error messages list them. */
+export const FAULT_KINDS_V1: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+/** Every fault kind of v2 (v1's and the extension kinds), in the order error messages list them. */
+export const FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS_V1, 'clock', 'client-cut'];
+/** v2 `run.status`: complete, running (the harness died) or interrupted. */
+export type RunStatus = 'complete' | 'running' | 'interrupted';
+/** Every run status, in the order error messages list them. */
+export const RUN_STATUSES: readonly RunStatus[] = ['complete', 'running', 'interrupted'];
+/** v2 extension `reads[].kind`: a single get, one key of a batch get, a probe of one replica. */
+export type ReadKind = 'get' | 'getMany' | 'probe';
+/** Every read kind, in the order error messages list them. */
+export const READ_KINDS: readonly ReadKind[] = ['get', 'getMany', 'probe'];
 
 /** One store (keyspace). */
 export interface HistoryStore {
@@ -54,6 +78,10 @@ export interface HistoryFault {
   end?: number | null;
   /** ms; kill/stop only: when the restarted node was back in sync (it holds nothing before). */
   caughtUp?: number | null;
+  /** v2, ms: when the fault had taken effect (the runtime call returned); absent = `start`. */
+  effective?: number;
+  /** v2, partition faults: the nodes that cannot reach a majority while it lasts (absent: `nodes`). */
+  isolated?: string[];
 }
 
 /** One runtime-map sample of one partition, as the harness polled it. */
@@ -69,6 +97,14 @@ export interface HistoryOwnership {
   health: string;
   /** The highest op-log revision seen replicated to the in-sync replicas. */
   replicatedRevision: number;
+  /** v2: the node whose own committed entry the sample is; absent = the harness's merged view. */
+  node?: string;
+  /** v2: the in-sync members (the active included); absent = unknown. */
+  inSync?: string[];
+  /** v2: node -> the last revision that member reported holding; absent = unknown. */
+  revisions?: Record<string, number>;
+  /** v2: the partition's replicas in the partition map of that moment; absent = `partitions[]`. */
+  replicas?: string[];
 }
 
 /** What an acknowledged (`ok`) write's response carried. */
@@ -80,7 +116,10 @@ export interface HistoryAck {
   version: number;
   /** The op-log revision of the write in its segment. */
   revision: number;
+  /** What the response said; v2 rules ignore it (the store's configured mode decides). */
   ackMode: AckMode;
+  /** v2: for a sync ack, how many in-sync copies (the active included) had applied it. */
+  copies?: number;
 }
 
 /** One write; a key's writes are ordered by `seq` and never overlap in time. */
@@ -118,19 +157,62 @@ export interface HistoryFinalRead {
   unreadable?: boolean;
 }
 
-/** A whole `zaris-history/1` document. */
+/** v2: one read the workload made during the run (a batch get is one entry per key). */
+export interface HistoryRead {
+  /** Unique among the history's reads. */
+  id: string;
+  store: string;
+  key: string;
+  /** ms: when the read was sent. */
+  invoke: number;
+  /** ms: when its outcome was known; may be absent only for `info`. */
+  complete?: number;
+  /** ok: the value is `value`; fail / info: no value. */
+  outcome: Outcome;
+  /** The node that answered; null when unknown. */
+  node: string | null;
+  /** The id of the write read; null = absent (always null unless `ok`). */
+  value: string | null;
+  /** Extension: how the read was made. */
+  kind?: ReadKind;
+}
+
+/** v2: the run's record (history-format.md v2 `run`). */
+export interface HistoryRun {
+  status: RunStatus;
+  /** Why the harness says the run cannot certify; null when it says nothing. */
+  inconclusiveReason: string | null;
+  /** The nemesis was allowed past the fault budget. */
+  beyondBudget: boolean;
+  /** ms: how long the store may keep an acknowledged async write unreplicated when nothing disrupts replication. */
+  asyncLagMaxMs: number;
+  /** ms: the longest time an owner cut off from a majority may go on acknowledging; absent/null unknown. */
+  leaseMs?: number | null;
+  /** The deliberate store bug of a self-test run, or null. */
+  selfTestBug: string | null;
+}
+
+/**
+ * A whole history document, v1 or v2. `run` and `reads` are present exactly in v2 (the parser
+ * fills `reads` with [] when a v2 file has none); the v2-only fields of faults, samples and acks
+ * are kept only from a v2 file (a v1 file is read as v1: they are ignored there).
+ */
 export interface History {
-  format: typeof HISTORY_FORMAT;
+  format: HistoryFormat;
+  /** v2 only. */
+  run?: HistoryRun;
   nodes: string[];
   stores: HistoryStore[];
   partitions: HistoryPartition[];
   faults: HistoryFault[];
   ownership: HistoryOwnership[];
   writes: HistoryWrite[];
+  /** v2 only. */
+  reads?: HistoryRead[];
   finalReads: HistoryFinalRead[];
 }
 
-/** A history that is not valid `zaris-history/1`; the message is one line naming the bad field. */
+/** A history that is not valid; the message is one line naming the bad field. */
 export class HistoryFormatError extends Error {
   override name = 'HistoryFormatError';
 }
@@ -196,20 +278,49 @@ function nodeList(v: unknown, nodes: ReadonlySet<string>, where: string): string
   return out;
 }
 
+function optNodeList(v: unknown, nodes: ReadonlySet<string>, where: string, allowEmpty: boolean): string[] | undefined {
+  if (v === undefined) return undefined;
+  if (allowEmpty && Array.isArray(v) && v.length === 0) return [];
+  return nodeList(v, nodes, where);
+}
+
 /**
- * Validates a parsed JSON value as `zaris-history/1` (history-format.md) and returns it typed,
- * with only the known fields copied (unknown fields are ignored). Checks, beyond field types:
- * every store, partition and node referenced is declared; ids are unique (fault ids, write ids
- * within a key, (store, key) of final reads); a key's seqs are unique and its writes share one
- * partition; `ack` is present exactly on `ok` writes; `complete` is required unless the outcome
- * is `info`, and is not before `invoke`; a fault's `end` is not before its `start`, and
- * `caughtUp` (kill/stop only) not before its `end`; an unreadable final read has value null.
+ * Validates a parsed JSON value as `zaris-history/1` or `zaris-history/2` (history-format.md)
+ * and returns it typed, with only the known fields of its version copied (unknown fields are
+ * ignored). Checks, beyond field types: every store, partition and node referenced is declared;
+ * ids are unique (fault ids, write ids within a key, (store, key) of final reads, read ids); a
+ * key's seqs are unique and its writes share one partition; `ack` is present exactly on `ok`
+ * writes; `complete` is required unless the outcome is `info`, and is not before `invoke`; a
+ * fault's `end` is not before its `start`, and `caughtUp` (kill/stop only) not before its `end`;
+ * an unreadable final read has value null. v2 also: `run` (status, beyondBudget, asyncLagMaxMs
+ * required); a fault's `effective` not before its `start`, `isolated` on partition faults only;
+ * samples' `node`, `inSync`, `revisions`, `replicas` name declared nodes; `ack.copies` an integer
+ * >= 0; reads (value only on `ok`).
  * @throws HistoryFormatError whose one-line message names the bad field, e.g.
  *   `writes[3].outcome must be ok, fail or info`.
  */
 export function validateHistory(raw: unknown): History {
   const r = obj(raw, 'history');
-  if (r.format !== HISTORY_FORMAT) bad(`format must be "${HISTORY_FORMAT}"`);
+  if (r.format !== HISTORY_FORMAT_V1 && r.format !== HISTORY_FORMAT_V2) bad(`format must be "${HISTORY_FORMAT_V1}" or "${HISTORY_FORMAT_V2}"`);
+  const format: HistoryFormat = r.format;
+  const v2 = format === HISTORY_FORMAT_V2;
+  let run: HistoryRun | undefined;
+  if (v2) {
+    const o = obj(r.run, 'run');
+    const reason = o.inconclusiveReason;
+    if (reason !== undefined && reason !== null && typeof reason !== 'string') bad('run.inconclusiveReason must be text or null');
+    if (typeof o.beyondBudget !== 'boolean') bad('run.beyondBudget must be true or false');
+    const bug = o.selfTestBug;
+    if (bug !== undefined && bug !== null && typeof bug !== 'string') bad('run.selfTestBug must be text or null');
+    run = {
+      status: oneOf(o.status, RUN_STATUSES, 'run.status'),
+      inconclusiveReason: typeof reason === 'string' ? reason : null,
+      beyondBudget: o.beyondBudget,
+      asyncLagMaxMs: time(o.asyncLagMaxMs, 'run.asyncLagMaxMs'),
+      selfTestBug: typeof bug === 'string' ? bug : null,
+    };
+    if (o.leaseMs !== undefined) run.leaseMs = optTime(o.leaseMs, 'run.leaseMs');
+  }
 
   const nodes = arr(r.nodes, 'nodes').map((n, i) => str(n, `nodes[${i}]`));
   const nodeSet = new Set(nodes);
@@ -258,7 +369,7 @@ export function validateHistory(raw: unknown): History {
     const id = str(o.id, `${w}.id`);
     if (faultIds.has(id)) bad(`${w}.id "${id}" is used twice`);
     faultIds.add(id);
-    const kind = oneOf(o.kind, FAULT_KINDS, `${w}.kind`);
+    const kind = oneOf(o.kind, v2 ? FAULT_KINDS : FAULT_KINDS_V1, `${w}.kind`);
     const start = time(o.start, `${w}.start`);
     const end = optTime(o.end, `${w}.end`);
     if (end !== null && end < start) bad(`${w}.end must not be before its start`);
@@ -271,6 +382,17 @@ export function validateHistory(raw: unknown): History {
     const fault: HistoryFault = { id, kind, nodes: nodeList(o.nodes, nodeSet, `${w}.nodes`), start };
     if (end !== null) fault.end = end;
     if (caughtUp !== null) fault.caughtUp = caughtUp;
+    if (v2) {
+      const effective = optTime(o.effective, `${w}.effective`);
+      if (effective !== null) {
+        if (effective < start) bad(`${w}.effective must not be before its start`);
+        fault.effective = effective;
+      }
+      if (o.isolated !== undefined && o.isolated !== null) {
+        if (kind !== 'partition') bad(`${w}.isolated is only allowed on partition faults`);
+        fault.isolated = optNodeList(o.isolated, nodeSet, `${w}.isolated`, true);
+      }
+    }
     return fault;
   });
 
@@ -280,7 +402,7 @@ export function validateHistory(raw: unknown): History {
     const t = time(o.t, `${w}.t`);
     const { store, partition } = checkPartition(o.store, o.partition, w);
     const active = o.active === null ? null : nodeRef(o.active, nodeSet, `${w}.active`);
-    return {
+    const sample: HistoryOwnership = {
       t,
       store,
       partition,
@@ -289,6 +411,21 @@ export function validateHistory(raw: unknown): History {
       health: str(o.health, `${w}.health`),
       replicatedRevision: count(o.replicatedRevision, `${w}.replicatedRevision`, 0),
     };
+    if (v2) {
+      if (o.node !== undefined && o.node !== null) sample.node = nodeRef(o.node, nodeSet, `${w}.node`);
+      if (o.inSync !== undefined && o.inSync !== null) sample.inSync = optNodeList(o.inSync, nodeSet, `${w}.inSync`, true);
+      if (o.revisions !== undefined && o.revisions !== null) {
+        const revs = obj(o.revisions, `${w}.revisions`);
+        const out: Record<string, number> = {};
+        for (const [n, rev] of Object.entries(revs)) {
+          if (!nodeSet.has(n)) bad(`${w}.revisions names unknown node "${n}"`);
+          out[n] = count(rev, `${w}.revisions.${n}`, 0);
+        }
+        sample.revisions = out;
+      }
+      if (o.replicas !== undefined && o.replicas !== null) sample.replicas = nodeList(o.replicas, nodeSet, `${w}.replicas`);
+    }
+    return sample;
   });
 
   interface KeySeen {
@@ -333,6 +470,7 @@ export function validateHistory(raw: unknown): History {
         revision: count(a.revision, `${w}.ack.revision`, 0),
         ackMode: oneOf(a.ackMode, ['sync', 'async'] as const, `${w}.ack.ackMode`),
       };
+      if (v2 && a.copies !== undefined && a.copies !== null) write.ack.copies = count(a.copies, `${w}.ack.copies`, 0);
     } else if (o.ack !== undefined && o.ack !== null) {
       bad(`${w}.ack is only allowed when outcome is ok`);
     }
@@ -344,6 +482,37 @@ export function validateHistory(raw: unknown): History {
     }
     return write;
   });
+
+  const readIds = new Set<string>();
+  const reads = !v2
+    ? undefined
+    : (r.reads === undefined ? [] : arr(r.reads, 'reads')).map((x, i): HistoryRead => {
+        const w = `reads[${i}]`;
+        const o = obj(x, w);
+        const id = str(o.id, `${w}.id`);
+        if (readIds.has(id)) bad(`${w}.id "${id}" is used twice`);
+        readIds.add(id);
+        const store = str(o.store, `${w}.store`);
+        if (!storeByName.has(store)) bad(`${w}.store names unknown store "${store}"`);
+        const key = str(o.key, `${w}.key`);
+        const invoke = time(o.invoke, `${w}.invoke`);
+        const outcome = oneOf(o.outcome, OUTCOMES, `${w}.outcome`);
+        const complete = optTime(o.complete, `${w}.complete`);
+        if (complete === null && outcome !== 'info') bad(`${w}.complete is required when outcome is ${outcome}`);
+        if (complete !== null && complete < invoke) bad(`${w}.complete must not be before its invoke`);
+        const node = o.node === undefined || o.node === null ? null : nodeRef(o.node, nodeSet, `${w}.node`);
+        let value: string | null = null;
+        if (outcome === 'ok') {
+          if (o.value === undefined || (o.value !== null && typeof o.value !== 'string')) bad(`${w}.value must be a write id (string) or null`);
+          value = o.value;
+        } else if (o.value !== undefined && o.value !== null) {
+          bad(`${w}.value is only allowed when outcome is ok`);
+        }
+        const read: HistoryRead = { id, store, key, invoke, outcome, node, value };
+        if (complete !== null) read.complete = complete;
+        if (o.kind !== undefined) read.kind = oneOf(o.kind, READ_KINDS, `${w}.kind`);
+        return read;
+      });
 
   const readKeys = new Set<string>();
   const finalReads = arr(r.finalReads, 'finalReads').map((x, i): HistoryFinalRead => {
@@ -365,11 +534,16 @@ export function validateHistory(raw: unknown): History {
     return read;
   });
 
-  return { format: HISTORY_FORMAT, nodes, stores, partitions, faults, ownership, writes, finalReads };
+  const history: History = { format, nodes, stores, partitions, faults, ownership, writes, finalReads };
+  if (v2) {
+    history.run = run;
+    history.reads = reads;
+  }
+  return history;
 }
 
 /**
- * Parses `zaris-history/1` JSON text (history-format.md) and validates it with
+ * Parses history JSON text (history-format.md, v1 or v2) and validates it with
  * {@link validateHistory}.
  * @throws HistoryFormatError (one line) when the text is not JSON or the history is invalid.
  */

@@ -1,0 +1,322 @@
+import type Database from 'better-sqlite3';
+import type { FindingClass } from '../../ledger/history-rules.js';
+import { CrashTimeline } from './crash-timeline.js';
+import { crashInstant, inEffectDuring, pkey, type FaultFact, type RunFacts } from './run-facts.js';
+import type { EpochOwner, SampleFacts } from './sample-pass.js';
+
+/** The lost write L as the classifier reads it (a row of `writes`). */
+export interface AckRow {
+  seq: number;
+  wid: string | null;
+  invoke_ms: number;
+  complete_ms: number | null;
+  ack_node: string | null;
+  ack_epoch: number | null;
+  ack_version: number | null;
+  ack_revision: number | null;
+  ack_mode: string | null;
+}
+
+/** What a lost write's classification rests on (stored in findings.detail). */
+export interface LossEvidence {
+  /** The rule that matched: rf1, async-ack, beyond-budget, or violation (none). */
+  rule: FindingClass;
+  /** Ack time t = L.complete, ms. */
+  ackMs: number | null;
+  /** rf1, async-ack by a crash: the crash (faults.id, its history id, the node, its instant). */
+  faultId?: number;
+  fault?: string;
+  crashedNode?: string;
+  crashMs?: number;
+  /** async-ack: when the takeover happened (te) and the node that took over (when known). */
+  takeoverMs?: number;
+  takeoverNode?: string;
+  /** async-ack (v2): the fault that disrupted replication within the lag bound. */
+  disruptedByFaultId?: number;
+  disruptedBy?: string;
+  disruptedByKind?: string;
+  disruptedNodes?: string[];
+  /** v1 async-ack by an epoch change: when a higher epoch was first sampled. */
+  epochChangeMs?: number;
+  /** beyond-budget: the first instant every replica was down (v2: or out of sync at the ack). */
+  allDownMs?: number;
+  /** beyond-budget (v2): replicas out of the in-sync set at the ack. */
+  outOfSync?: string[];
+  /** A violation (v2): why no allowance applied, in the rules' words. */
+  why?: string;
+}
+
+type Interval = [number, number];
+
+/**
+ * Classifies a lost write L (history-format.md, first match wins: rf1, async-ack,
+ * beyond-budget, violation) by the rules of the ledger's version, with the evidence. v1: the
+ * ack's own mode, any higher epoch, replicatedRevision, crash intervals. v2: the store's mode,
+ * the six async-ack conditions and not deposed, beyond-budget only in runs allowed past the
+ * budget, with down intervals that end when a sample lists the node in sync again and replicas
+ * out of sync at the ack. Queries the samples through samples_by_partition; memory is the
+ * faults and a cache of down intervals.
+ */
+export class LossClassifier {
+  private readonly crashes: CrashTimeline;
+  private readonly crashFaults: FaultFact[];
+  private readonly st: Record<string, Database.Statement>;
+  private readonly downCache = new Map<string, Interval[]>();
+
+  constructor(
+    db: Database.Database,
+    private readonly facts: RunFacts,
+    private readonly samples: SampleFacts | null,
+  ) {
+    this.crashes = new CrashTimeline(
+      facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop').map((f) => ({ id: f.id, nodes: f.nodes, start: crashInstant(f), end: f.end, caughtUp: f.caughtUp })),
+    );
+    this.crashFaults = facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop');
+    this.st = {
+      epochAbove: db.prepare('SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch > ?').pluck(),
+      replicatedIn: db
+        .prepare('SELECT 1 FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ? AND replicated_revision >= ? LIMIT 1')
+        .pluck(),
+      sameInstant: db
+        .prepare('SELECT active FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1')
+        .pluck(),
+      firstShowing: db.prepare('SELECT t_ms FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND epoch = ? AND active = ? ORDER BY t_ms, rowid LIMIT 1').pluck(),
+      replicasAt: db
+        .prepare('SELECT replicas FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? AND replicas IS NOT NULL ORDER BY t_ms DESC, rowid DESC LIMIT 1')
+        .pluck(),
+      window: db.prepare('SELECT replicated_revision, revisions FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ?').raw(true),
+      prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
+      backInSync: db
+        .prepare(
+          'SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms > ? AND in_sync IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(samples.in_sync) WHERE value = ?)',
+        )
+        .pluck(),
+    };
+  }
+
+  classify(store: string, partition: number, l: AckRow): LossEvidence {
+    const t = l.complete_ms;
+    if (t === null) return { rule: 'violation', ackMs: null };
+    const replicas = this.replicasAt(store, partition, t);
+    // 1. rf1: RF 1 and a node of the partition's replicas crashed after the ack
+    if (this.facts.stores.get(store)?.replicationFactor === 1) {
+      const hit = this.crashes.firstCrashOfAnyAtOrAfter(replicas, t);
+      if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, fault: this.name(hit.faultId), crashedNode: hit.node, crashMs: hit.start };
+    }
+    if (!this.facts.v2) return this.classifyV1(store, partition, l, t, replicas);
+    const a = this.asyncAck(store, partition, l, t, replicas);
+    if (a.rule === 'async-ack') return a;
+    if (this.facts.beyondBudget) {
+      const b = this.beyondBudget(store, partition, t, replicas);
+      if (b !== null) return b;
+    }
+    return { rule: 'violation', ackMs: t, why: a.why ?? (this.facts.beyondBudget ? 'no allowance applies' : 'no allowance applies (the run stayed within the fault budget)') };
+  }
+
+  /**
+   * The partition's replicas at instant t: v2, those of the latest sample at or before t that
+   * carries them (the partition map of that moment, after a regeneration or a move); else the
+   * partition map at the start (history-rules.ts, `replicasAt`).
+   */
+  private replicasAt(store: string, partition: number, t: number): string[] {
+    if (this.facts.v2) {
+      const text = this.st.replicasAt.get(store, partition, t) as string | undefined;
+      if (text !== undefined) {
+        const list = JSON.parse(text) as unknown;
+        if (!Array.isArray(list) || !list.every((n) => typeof n === 'string')) throw new Error(`ledger: samples(${store}, ${partition}).replicas is not a JSON array of node ids`);
+        return list as string[];
+      }
+    }
+    return this.facts.replicas.get(pkey(store, partition)) ?? [];
+  }
+
+  private name(faultId: number): string {
+    return this.facts.faults.find((f) => f.id === faultId)?.name ?? `f${faultId}`;
+  }
+
+  private classifyV1(store: string, partition: number, l: AckRow, t: number, replicas: string[]): LossEvidence {
+    // 2. async-ack (v1): acked async; its acking node crashed after the ack, or a sample at or
+    //    after t shows a higher epoch; te the earliest; no sample in [t, te] at L's epoch shows
+    //    L's revision replicated
+    if (l.ack_mode === 'async' && l.ack_node !== null && l.ack_epoch !== null && l.ack_revision !== null) {
+      const crash = this.crashes.firstCrashAtOrAfter(l.ack_node, t);
+      const bound = crash === null ? Infinity : crash.start;
+      const epochMs = this.st.epochAbove.get(store, partition, t, bound, l.ack_epoch) as number | null;
+      const te = epochMs !== null && epochMs < bound ? epochMs : crash !== null ? crash.start : null;
+      if (te !== null && this.st.replicatedIn.get(store, partition, t, te, l.ack_epoch, l.ack_revision) === undefined) {
+        const ev: LossEvidence = { rule: 'async-ack', ackMs: t, takeoverMs: te };
+        if (crash !== null && crash.start === te) Object.assign(ev, { faultId: crash.faultId, fault: this.name(crash.faultId), crashedNode: crash.node, crashMs: crash.start });
+        else ev.epochChangeMs = te;
+        return ev;
+      }
+    }
+    // 3. beyond-budget (v1): at some instant >= t every replica was inside a crash interval
+    if (replicas.length > 0) {
+      const at = this.crashes.allDownAtOrAfter(replicas, t);
+      if (at !== null) return { rule: 'beyond-budget', ackMs: t, allDownMs: at };
+    }
+    return { rule: 'violation', ackMs: t };
+  }
+
+  /** v2 async-ack (history-format.md v2, all six conditions and not deposed); `why` when one fails. */
+  private asyncAck(store: string, partition: number, l: AckRow, t: number, replicas: string[]): LossEvidence {
+    const no = (why: string): LossEvidence => ({ rule: 'violation', ackMs: t, why });
+    // 1. the store's ack mode is async
+    if (this.facts.stores.get(store)?.ackMode !== 'async') return no('the store acknowledges in sync mode');
+    const owner = l.ack_node;
+    const epoch = l.ack_epoch;
+    const revision = l.ack_revision;
+    if (owner === null || epoch === null || revision === null) return no('the ack does not name its node, epoch and revision');
+    // 2. takeover: the owner crashed after the ack (te = c), or a sample at or after t shows a
+    //    higher epoch and another active (te = its time); the earlier
+    const crash = this.crashes.firstCrashAtOrAfter(owner, t);
+    const crashTe = crash === null ? Infinity : crash.start;
+    const owners = this.samples?.owners.get(pkey(store, partition)) ?? [];
+    const taker = this.firstTakeover(store, partition, owners, t, crashTe, epoch, owner);
+    const sampleTe = taker === null ? Infinity : taker.t;
+    const te = Math.min(crashTe, sampleTe);
+    if (te === Infinity) return no('its owner neither crashed nor lost the partition to another node at a higher epoch');
+    const byCrash = crashTe <= sampleTe;
+    const takes = (n: string): boolean => (byCrash ? n !== owner : n === taker!.active);
+    // (the conditions are a conjunction: the cheap ones, on the faults in memory, come first)
+    // 4. disrupted in time: a fault on the owner or the node that took over within [t, t + lag]
+    const touches = (f: FaultFact): boolean => f.nodes.includes(owner) || f.nodes.some((n) => takes(n) && (!byCrash || replicas.includes(n)));
+    const disrupting = this.facts.faults.find((f) => touches(f) && inEffectDuring(f, t, t + this.facts.asyncLagMaxMs));
+    if (disrupting === undefined) return no(`nothing disrupted replication within ${this.facts.asyncLagMaxMs} ms of the ack (the async lag bound)`);
+    // 5. not a planned handoff
+    if (!byCrash && !this.facts.faults.some((f) => f.nodes.includes(owner) && inEffectDuring(f, t, te))) {
+      return no('another node took over while no fault touched the owner (a failback or handoff loses nothing)');
+    }
+    // 6. within the lease
+    const lease = this.facts.leaseMs;
+    if (lease !== null) {
+      const cut = this.facts.faults.find(
+        (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && f.start < l.invoke_ms - lease && inEffectDuring(f, l.invoke_ms, l.invoke_ms),
+      );
+      if (cut !== undefined) return no(`its owner had been cut off from a majority by ${cut.name} for longer than its lease (${lease} ms) when the write was invoked`);
+    }
+    // not deposed before the invoke
+    const deposed = owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner);
+    if (deposed !== undefined) return no(`its owner had been seen deposed (epoch ${deposed.epoch}, active ${deposed.active}) before the write was invoked`);
+    // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
+    for (const [rr, revText] of this.st.window.iterate(store, partition, t, te, epoch) as IterableIterator<[number, string | null]>) {
+      if (revText === null) {
+        if (rr >= revision) return no('a sample showed its revision replicated before the takeover');
+      } else {
+        const revs = JSON.parse(revText) as Record<string, number>;
+        if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) return no('the node that took over held its revision before the takeover');
+      }
+    }
+    const ev: LossEvidence = {
+      rule: 'async-ack',
+      ackMs: t,
+      takeoverMs: te,
+      disruptedByFaultId: disrupting.id,
+      disruptedBy: disrupting.name,
+      disruptedByKind: disrupting.kind,
+      disruptedNodes: disrupting.nodes,
+    };
+    if (byCrash) {
+      Object.assign(ev, { faultId: crash!.faultId, fault: this.name(crash!.faultId), crashedNode: owner, crashMs: crashTe });
+      // the node that took over after the crash: the next active at a higher epoch, when sampled
+      const next = this.firstTakeover(store, partition, owners, te, Infinity, epoch, owner);
+      if (next !== null) ev.takeoverNode = next.active;
+    } else {
+      ev.takeoverNode = taker!.active;
+    }
+    return ev;
+  }
+
+  /**
+   * The earliest sample in [from, until] showing an epoch above `epoch` and an active other than
+   * `owner` (ties: the first recorded), found from the partition's (epoch, active) pairs and their
+   * first and last sample times, with one indexed query per pair seen before `from` and after it.
+   */
+  private firstTakeover(
+    store: string,
+    partition: number,
+    owners: EpochOwner[],
+    from: number,
+    until: number,
+    epoch: number,
+    owner: string,
+  ): { t: number; active: string } | null {
+    let best: { t: number; active: string; order: number } | null = null;
+    owners.forEach((o, order) => {
+      if (o.epoch <= epoch || o.active === owner || o.lastMs < from) return;
+      const t = o.firstMs >= from ? o.firstMs : (this.st.firstShowing.get(store, partition, from, o.epoch, o.active) as number);
+      if (t > until) return;
+      if (best === null || t < best.t) best = { t, active: o.active, order };
+    });
+    if (best === null) return null;
+    const b = best as { t: number; active: string };
+    // two pairs first shown at the same instant: the one recorded first
+    const tie = this.st.sameInstant.get(store, partition, b.t, epoch, owner) as string | undefined;
+    return { t: b.t, active: tie ?? b.active };
+  }
+
+  /** v2 beyond-budget: the earliest s >= t at which every replica is down or was out of sync at the ack. */
+  private beyondBudget(store: string, partition: number, t: number, replicas: string[]): LossEvidence | null {
+    if (replicas.length === 0) return null;
+    const priorText = this.st.prior.get(store, partition, t) as string | null | undefined;
+    const prior = priorText === null || priorText === undefined ? null : (JSON.parse(priorText) as string[]);
+    const outOfSync = prior === null ? [] : replicas.filter((n) => !prior.includes(n));
+    const cover = replicas.filter((n) => !outOfSync.includes(n));
+    if (cover.length === 0) return { rule: 'beyond-budget', ackMs: t, allDownMs: t, outOfSync };
+    let acc: Interval[] | null = null;
+    for (const n of cover) {
+      const down = this.down(store, partition, n);
+      acc = acc === null ? down : intersect(acc, down);
+      if (acc.length === 0) return null;
+    }
+    for (const [from, to] of acc!) {
+      if (to > t) return { rule: 'beyond-budget', ackMs: t, allDownMs: Math.max(from, t), outOfSync };
+    }
+    return null;
+  }
+
+  /**
+   * v2 "down": a node is down for a partition from a crash's instant until the first sample of the
+   * partition after the fault's end that lists it in sync (samples without in-sync sets: until
+   * caughtUp, else end); sorted, disjoint half-open intervals.
+   */
+  private down(store: string, partition: number, node: string): Interval[] {
+    const k = `${pkey(store, partition)}\u0000${node}`;
+    const cached = this.downCache.get(k);
+    if (cached !== undefined) return cached;
+    const withInSync = this.samples?.withInSync.has(pkey(store, partition)) ?? false;
+    const list = this.crashFaults
+      .filter((f) => f.nodes.includes(node))
+      .map((f): Interval => {
+        const c = crashInstant(f);
+        if (!withInSync) return [c, f.caughtUp ?? f.end ?? Infinity];
+        if (f.end === null) return [c, Infinity];
+        const back = this.st.backInSync.get(store, partition, f.end, node) as number | null;
+        return [c, back ?? Infinity];
+      })
+      .filter(([a, b]) => b > a)
+      .sort((a, b) => a[0] - b[0]);
+    const out: Interval[] = [];
+    for (const i of list) {
+      const last = out[out.length - 1];
+      if (last !== undefined && i[0] <= last[1]) last[1] = Math.max(last[1], i[1]);
+      else out.push([i[0], i[1]]);
+    }
+    this.downCache.set(k, out);
+    return out;
+  }
+}
+
+function intersect(a: Interval[], b: Interval[]): Interval[] {
+  const out: Interval[] = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const from = Math.max(a[i][0], b[j][0]);
+    const to = Math.min(a[i][1], b[j][1]);
+    if (to > from) out.push([from, to]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
+  }
+  return out;
+}
