@@ -31,9 +31,14 @@ export function scheduleOfRun(seed: number, i: number): SimSchedule {
   return fc.sample(mixedScheduleArb(), { numRuns: 1, seed: runSeed(seed, i) })[0];
 }
 
-/** The schedule of run `i` of a `make power-sim` batch seeded `seed` (the dense family; the same for every bug). */
+/**
+ * The schedule of run `i` of a `make power-sim` batch seeded `seed` (the dense family; the same for
+ * every bug), drawn without fast-check's bias: a sample of one is fast-check's first run, the most
+ * biased towards the bounds (fault times of 0-12 ms, before any partition has an owner, or at the
+ * workload's last ms; link skews of 1e-323), which wasted most faults of most power schedules.
+ */
 export function powerScheduleOfRun(seed: number, i: number): SimSchedule {
-  return fc.sample(denseScheduleArb(), { numRuns: 1, seed: runSeed(seed, i) })[0];
+  return fc.sample(fc.noBias(denseScheduleArb()), { numRuns: 1, seed: runSeed(seed, i) })[0];
 }
 
 /** How one run ended. */
