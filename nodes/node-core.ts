@@ -952,7 +952,9 @@ export class NodeCore {
   /** This node's report of its copy of one partition (the possession proof's input, seed 002). */
   private ownReport(lp: LocalPartition): PartitionReport {
     const synced = lp.followTag !== '' || !!lp.act;
-    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
+    // the tenure whose log our copy is a prefix of: the one we follow, or while a catch-up we
+    // asked for is outstanding, the one we asked to resume (our copy is still its prefix)
+    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag || lp.resumeTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
   }
 
   /** A message of a dead incarnation was dropped: logged once per incarnation and kind. */
@@ -1291,9 +1293,12 @@ export class NodeCore {
       this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
       return;
     }
+    // revisions compare only within one log: the deposed owner's tenure
+    const tenure = e.active ? tenureTag(e.active, e.activeSince) : null;
     const scored = cands.map((m) => {
       const r = this.freshReport(m, e.pkey, now);
-      return { m, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
+      const follows = tenure !== null && r !== null && r.tag === tenure ? 1 : 0;
+      return { m, follows, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
     });
     if (this.config.selfTestBug === 'no-possession-proof') {
       // the deliberate bug: availability-first (most synced segments, then partition-map order),
@@ -1303,10 +1308,14 @@ export class NodeCore {
       this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
       return;
     }
-    // the most complete copy first: the members followed the deposed owner's tenure, so their
-    // revisions are one log's prefixes (a member re-syncing after the owner went silent reports
-    // no synced segments yet holds the same prefix); then synced segments, then map order
-    scored.sort((a, b) => b.rev - a.rev || b.synced - a.synced || a.order - b.order);
+    // the most complete copy first: among the members whose copy is a prefix of the deposed
+    // owner's log (they follow its tenure, or asked to resume it: a member re-syncing after the
+    // owner went silent reports no synced segments yet holds the same prefix), the highest
+    // revision; a copy from another tenure (one that was cut off and has not caught up again) has
+    // revisions of another log, not comparable (found by make power-sim: a member back from a cut
+    // with revision 269 of an older tenure was promoted over one holding the deposed owner's
+    // acknowledged writes up to 150); then synced segments, then map order
+    scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
     const cand = scored[0];
     let best: (typeof scored)[number] | null = null;
     for (const s of scored.slice(1)) if (s.held >= 0 && (!best || s.held > best.held)) best = s;

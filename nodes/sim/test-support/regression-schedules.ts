@@ -415,4 +415,34 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       bootStaggerMs: 6,
     },
   },
+  {
+    // Found by make power-sim (issue 12, run 24 of seed 20261130, the correct store): the async
+    // owner n2 crashed; of its in-sync members, n1 followed its tenure up to revision 150 (every
+    // acknowledged write), n3 was back from a cut with revision 269 of an older tenure and no
+    // tenure followed. Promotion by the highest revision alone chose n3, which served without
+    // writes n2 had acknowledged and n1 held (possession). Revisions now compare only among the
+    // copies that are prefixes of the deposed owner's log (their reports name its tenure).
+    name: 'a copy from an older tenure with a higher revision is not promoted over one holding the deposed owner\'s writes',
+    schedule: {
+      seed: 228784348,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 11249,
+      escalationTimeoutMs: 1848,
+      net: { minDelayMs: 0.5080191337386759, maxDelayMs: 6.850479272285447, resetProbability: 0, clientMinDelayMs: 0.08875955725715177, clientMaxDelayMs: 0.08875955725715177, linkSkewMs: 29 },
+      workload: { writersPerStore: 3, keysPerWriter: 14, thinkMinMs: 2, thinkMaxMs: 22, readFraction: 4.337967639185832e-232, deleteFraction: 5.987855093193114e-308, maxAttempts: 3, attemptTimeoutMs: 1111, deadlineMs: 5757 },
+      faults: [
+        { atMs: 1380, kind: 'isolate-out', target: { kind: 'active', partition: 12 }, durationMs: 3637 },
+        { atMs: 5381, kind: 'isolate-in', target: { kind: 'active', partition: 11 }, durationMs: 5744 },
+        { atMs: 5941, kind: 'crash', target: { kind: 'active', partition: 3 }, durationMs: 557 },
+        { atMs: 6339, kind: 'crash', target: { kind: 'active', partition: 11 }, durationMs: 51 },
+        { atMs: 6984, kind: 'isolate-in', target: { kind: 'active', partition: 9 }, durationMs: 930 },
+        { atMs: 7237, kind: 'crash', target: { kind: 'active', partition: 7 }, durationMs: 1912 },
+        { atMs: 7405, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 909 },
+        { atMs: 7677, kind: 'split', target: { kind: 'active', partition: 3 }, durationMs: 2595 },
+        { atMs: 7689, kind: 'crash', target: { kind: 'active', partition: 5 }, durationMs: 1428 },
+      ],
+      bootStaggerMs: 883,
+    },
+  },
 ];
