@@ -5,13 +5,13 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make sim RUNS=N | make image
+#   make bench | make bench-verify | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] | make power [RUNS=10] [SECONDS=180] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify sim image clean
+.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify sim power-sim power image clean
 
 all: build
 
@@ -82,9 +82,27 @@ bench-verify: build
 image: build
 	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime}"
 
-# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
+# issue 12: per self-test bug and for the correct store, RUNS seeded certify runs of SECONDS each, one
+# at a time (RUNTIME=process by default); writes runs/power.json and prints a table
+# (SECONDS is read as a make variable: bash's own $$SECONDS counts the shell's age)
+power: build
+	@args=(--runs "$(or $(RUNS),10)" --seconds "$(or $(SECONDS),180)" --runtime "$${RUNTIME:-process}"); \
+	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${POWER_FAULTS:-}" ]; then args+=(--faults "$$POWER_FAULTS"); fi; \
+	exec $(CLI) power "$${args[@]}"
+
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]
 sim: build
-	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${BUG:-}" ]; then args+=(--bug "$$BUG"); fi; \
+	exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+
+# the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S] [ONLY=bug,...,none]; writes runs/power-sim.json
+# (with ONLY: runs/power-sim-<names>.json)
+power-sim: build
+	@args=(--runs "$${RUNS:-100}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY" --out "runs/power-sim-$$(echo "$$ONLY" | tr ',' '+').json"); fi; \
+	exec $(NODE) dist/nodes/sim/power-sim.js "$${args[@]}"
 
 clean:
 	rm -rf dist

@@ -222,6 +222,35 @@ export function buildCli(): Command {
     });
 
   program
+    .command('power')
+    .description('issue 12: per self-test bug, and for the correct store, RUNS seeded certify runs; FAILED counts and median seconds to the first violation in runs/power.json')
+    .addOption(new Option('--runs <n>', 'runs per bug, and of the correct store').argParser(parseIntArg('--runs', 1)).default(10))
+    .addOption(new Option('--seconds <n>', "each run's fault phase, s").argParser(parseIntArg('--seconds', 1)).default(180))
+    .addOption(new Option('--seed <n>', 'run i of every bug uses seed + i').argParser(parseIntArg('--seed', 0)).default(1))
+    .addOption(new Option('--faults <mix>', "preset: each bug under its own FAULTS preset (the correct store's runs under the bugs' presets in turn); random: the random mix").choices(['preset', 'random']).default('preset'))
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('process'))
+    .option('--runs-dir <dir>', 'parent folder of run directories (power.json goes there)', 'runs')
+    .action(async (opts: { runs: number; seconds: number; seed: number; faults: 'preset' | 'random'; runtime: 'auto' | 'process' | 'docker'; runsDir: string }) => {
+      const { certify } = await import('./certify.js');
+      const { runPower } = await import('./commands/power.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => ac.abort());
+      process.on('SIGTERM', () => ac.abort());
+      const print = (line: string): void => void process.stdout.write(`${line}\n`);
+      const { report } = await runPower({
+        runs: opts.runs,
+        seconds: opts.seconds,
+        seed: opts.seed,
+        faults: opts.faults,
+        base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: 3000, writersPerStore: 8, keysPerWriter: 16, escalationTimeoutMs: 10_000, signal: ac.signal, log: () => undefined },
+        certify,
+        print,
+      });
+      // the correct store FAILED: the store (or the certifier) is broken, say so in the exit code
+      process.exitCode = (report.none?.failed ?? 0) > 0 ? 1 : 0;
+    });
+
+  program
     .command('admin')
     .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
     .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')

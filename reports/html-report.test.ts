@@ -78,6 +78,16 @@ describe('renderHtmlReport', () => {
     expect(run).toContain('<tr><td>schedule digest</td><td>(not recorded)</td></tr>');
   });
 
+  it('names the self-test bug (BUG=) the store ran with, in the banner and the run table', () => {
+    const db = ledger();
+    db.prepare("UPDATE meta SET value = json_set(value, '$.selfTestBug', ?) WHERE key = 'run_config'").run('fencing-off-by-one');
+    const html = render(db);
+    expect(section(html, 'verdict')).toContain('<p class="reason">Self-test run: the store ran with the deliberate bug fencing-off-by-one (BUG=fencing-off-by-one); the verdict must be FAILED</p>');
+    expect(section(html, 'run')).toContain('<tr><td>self-test bug (BUG=)</td><td>fencing-off-by-one</td></tr>');
+    // a real certification says nothing of it
+    expect(render(ledger())).not.toContain('self-test');
+  });
+
   it('shows an INCONCLUSIVE reason in the banner', () => {
     const db = ledger();
     db.exec("UPDATE final_reads SET value = 'w2', value_seq = 2 WHERE value = 'w1'; DELETE FROM faults; INSERT INTO meta (key, value) VALUES ('inconclusive_reason', 'the cluster did not return to Healthy <in 60 s>')");

@@ -76,6 +76,8 @@ const verdictSection: HtmlSection = {
       }
     }
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    // a self-test run (BUG=, issue 12): the store was broken on purpose, said where the verdict is read
+    const bug = r.selfTestBug === undefined ? '' : `<p class="reason">Self-test run: the store ran with the deliberate bug ${esc(r.selfTestBug)} (BUG=${esc(r.selfTestBug)}); the verdict must be FAILED</p>`;
     const sc = r.scenario;
     const expected = sc ? `${sc.expected.verdict}${sc.expected.allow === undefined ? '' : sc.expected.allow.length === 0 ? ' (no allowed losses)' : ` (allow ${sc.expected.allow.join(', ')})`}` : '';
     const scenario = sc
@@ -83,7 +85,7 @@ const verdictSection: HtmlSection = {
       : '';
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}${scenario}${shrunk}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}${bug}${scenario}${shrunk}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },
@@ -114,6 +116,7 @@ function configRows(config: unknown): [string, unknown][] {
   add("owner lease (the store's declaration)", c.leaseMs, (x) => `${String(x)} ms`);
   add('client options', c.clientOptions, (x) => clientOptionsText(x));
   add('replay of', c.replay);
+  add('self-test bug (BUG=)', c.selfTestBug);
   return rows.map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : v]);
 }
 
