@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { applySchema, META, parseWriteId, SCHEMA_VERSION, sealLedger } from './schema.js';
-import { BATCH_FMT, f64Bytes, READ_KINDS, type WriteBatch } from './write-batches.js';
+import { applySchema, META, parseWriteId, SCHEMA_VERSION } from './schema.js';
+import { sealLedger, sealLedgerFile } from './seal.js';
+import { BATCH_FMT, packBatch, READ_KINDS, toMicros, type WriteBatch } from './write-batches.js';
 import type { WriteInfo } from '../nodes/client-protocol.js';
 
 /** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
@@ -176,7 +177,7 @@ type Row = unknown[];
  * @throws Error (SQLite's) when the file cannot be created or written.
  */
 export class SqliteLedger implements Ledger {
-  readonly db: Database.Database;
+  private conn!: Database.Database;
   private invokes: Row[] = [];
   private keyRowsQueue: Row[] = [];
   /** The commit the queued invokes wait for (one promise per batch, not one per write). */
@@ -191,11 +192,22 @@ export class SqliteLedger implements Ledger {
   private lastCommitAt = 0;
   private timer: NodeJS.Timeout;
   private closed = false;
-  private readonly st: Record<string, Database.Statement>;
-  private readonly commitBatch: () => void;
+  private st!: Record<string, Database.Statement>;
+  private commitBatch!: () => void;
 
   constructor(readonly path: string) {
-    this.db = new Database(path);
+    this.open();
+    this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
+    this.timer.unref();
+  }
+
+  /** The open connection (a new one after {@link seal} of a ledger file). */
+  get db(): Database.Database {
+    return this.conn;
+  }
+
+  private open(): void {
+    this.conn = new Database(this.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // 8 MiB of page cache: the hot path appends one row per group commit; the harness's RSS must stay flat
@@ -243,8 +255,6 @@ export class SqliteLedger implements Ledger {
     this.setMeta(META.schemaVersion, String(SCHEMA_VERSION));
     // a ledger the harness writes is judged by the rules of zaris-history/2
     this.setMeta(META.rules, 'zaris-history/2');
-    this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
-    this.timer.unref();
   }
 
   setMeta(key: string, value: string): void {
@@ -281,15 +291,13 @@ export class SqliteLedger implements Ledger {
    */
   appendWriteBatch(b: WriteBatch): void {
     if (b.inv.length === 0 && b.cmp.length === 0 && b.rd.length === 0) return;
-    this.other.push([
-      this.st.writeBatch,
-      [f64Bytes(b.inv), f64Bytes(b.cmp), JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, b.rd.length === 0 ? null : f64Bytes(b.rd), b.rdx.length === 0 ? null : JSON.stringify(b.rdx)],
-    ]);
+    const p = packBatch(b);
+    this.other.push([this.st.writeBatch, [p.inv, p.cmp, JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, p.rd, b.rdx.length === 0 ? null : JSON.stringify(b.rdx)]]);
   }
 
   /** Queues the invoke row of write w (the worker ledger numbers writes on its own side). */
   appendInvoke(w: number, keyId: number, seq: number, op: WriteOp, invokeMs: number): void {
-    this.invokes.push([w, keyId, seq, op, invokeMs]);
+    this.invokes.push([w, keyId, seq, op, toMicros(invokeMs)]);
     if (w >= this.nextW) this.nextW = w + 1;
   }
 
@@ -320,7 +328,7 @@ export class SqliteLedger implements Ledger {
     const a = c.ack;
     this.completions.push([
       w,
-      c.completeMs,
+      toMicros(c.completeMs),
       c.outcome,
       c.status,
       c.attempts,
@@ -338,7 +346,7 @@ export class SqliteLedger implements Ledger {
   read(r: ReadRecord): void {
     const value = r.outcome === 'ok' ? r.value : null;
     const named = value === null ? null : parseWriteId(value);
-    this.reads.push([r.keyId, r.invokeMs, r.completeMs, r.outcome, r.node, value, named?.keyId ?? null, named?.seq ?? null, READ_KINDS.includes(r.kind) ? r.kind : null]);
+    this.reads.push([r.keyId, toMicros(r.invokeMs), toMicros(r.completeMs), r.outcome, r.node, value, named?.keyId ?? null, named?.seq ?? null, READ_KINDS.includes(r.kind) ? r.kind : null]);
     if (this.reads.length >= MAX_BATCH) this.flush();
   }
 
@@ -419,10 +427,24 @@ export class SqliteLedger implements Ledger {
     waiters?.resolve();
   }
 
+  /**
+   * Seals the ledger (seal.ts). A ledger file is sealed into a new file renamed over this one (the
+   * connection is closed and reopened; other connections keep seeing the old file); an in-memory
+   * one in place.
+   */
   seal(): void {
     this.flush();
     if (this.failure) throw this.failure;
-    sealLedger(this.db);
+    if (this.path === ':memory:' || this.path === '') {
+      sealLedger(this.conn);
+      return;
+    }
+    this.conn.close();
+    try {
+      sealLedgerFile(this.path);
+    } finally {
+      this.open();
+    }
   }
 
   close(): void {
@@ -430,7 +452,7 @@ export class SqliteLedger implements Ledger {
     this.flush();
     clearInterval(this.timer);
     this.closed = true;
-    this.db.close();
+    this.conn.close();
   }
 }
 

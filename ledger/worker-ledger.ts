@@ -1,7 +1,7 @@
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { distPath } from '../harness/dist-path.js';
 import { parseWriteId } from './schema.js';
-import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS } from './write-batches.js';
+import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS, toMicros } from './write-batches.js';
 import {
   SqliteLedger,
   type FaultStart,
@@ -244,7 +244,7 @@ export class WorkerLedger implements Ledger {
     a[b + 1] = keyId;
     a[b + 2] = seq;
     a[b + 3] = OPS.indexOf(op);
-    a[b + 4] = invokeMs;
+    a[b + 4] = toMicros(invokeMs);
     this.arm();
     return { w, committed: this.current.promise };
   }
@@ -254,7 +254,7 @@ export class WorkerLedger implements Ledger {
     const a = this.cmp;
     const ack = c.ack;
     a[b] = w;
-    a[b + 1] = c.completeMs;
+    a[b + 1] = toMicros(c.completeMs);
     a[b + 2] = OUTCOMES.indexOf(c.outcome);
     a[b + 3] = this.code(c.status);
     a[b + 4] = c.attempts;
@@ -273,8 +273,8 @@ export class WorkerLedger implements Ledger {
     const b = i * RD_FIELDS;
     const a = this.rd;
     a[b] = r.keyId;
-    a[b + 1] = r.invokeMs;
-    a[b + 2] = r.completeMs;
+    a[b + 1] = toMicros(r.invokeMs);
+    a[b + 2] = toMicros(r.completeMs);
     a[b + 3] = OUTCOMES.indexOf(r.outcome);
     a[b + 4] = this.code(r.node);
     const value = r.outcome === 'ok' ? r.value : null;

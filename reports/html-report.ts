@@ -12,6 +12,7 @@ import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, report
 import type { ResultFinding, Results } from './results.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
 import type { WritesRow } from '../ledger/schema.js';
+import { KeyLogReader } from '../ledger/key-log.js';
 
 export type { HtmlSection, ReportContext } from './html-kit.js';
 export { esc } from './html-kit.js';
@@ -157,7 +158,7 @@ interface KeyRow {
 }
 type WriteRow = Omit<WritesRow, 'key_id'>;
 
-function drillDown(db: Database.Database, f: ResultFinding): string {
+function drillDown(db: Database.Database, f: ResultFinding, keyLog: KeyLogReader): string {
   const k = db.prepare('SELECT key_id, partition FROM keys WHERE store = ? AND key = ?').get(f.store, f.key) as KeyRow | undefined;
   if (k === undefined) return '<p>(key not in the ledger)</p>';
   const detailText = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1').pluck().get(f.store, f.key) as string | null | undefined;
@@ -168,20 +169,13 @@ function drillDown(db: Database.Database, f: ResultFinding): string {
     | { value: string | null; value_seq: number | null; unreadable: number; t_ms: number | null }
     | undefined;
 
-  const writes = (db
-    .prepare(
-      `SELECT seq, wid, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace
-       FROM writes WHERE key_id = ? ORDER BY seq DESC LIMIT ?`,
-    )
-    .all(k.key_id, WRITES_PER_KEY) as WriteRow[]).reverse();
+  const all = keyLog.writes(k.key_id);
+  const writes: WriteRow[] = all.slice(-WRITES_PER_KEY);
   if (namedSeq !== null && !writes.some((w) => w.seq === namedSeq)) {
-    const named = db.prepare(
-      `SELECT seq, wid, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace
-       FROM writes WHERE key_id = ? AND seq = ?`,
-    ).get(k.key_id, namedSeq) as WriteRow | undefined;
+    const named = all.find((w) => w.seq === namedSeq);
     if (named !== undefined) writes.unshift(named);
   }
-  const total = db.prepare('SELECT COUNT(*) FROM writes WHERE key_id = ?').pluck().get(k.key_id) as number;
+  const total = all.length;
   const rows = writes.map((w) => {
     const cls = w.seq === namedSeq ? ' class="named"' : read?.value_seq === w.seq ? ' class="read"' : '';
     const ack = w.outcome === 'ok' ? `${esc(w.ack_node)} e${esc(w.ack_epoch)} v${esc(w.ack_version)} r${esc(w.ack_revision)} ${esc(w.ack_mode)}` : '';
@@ -336,7 +330,8 @@ function classSection(cls: FindingClass): HtmlSection {
   return {
     id: `class-${cls}`,
     title: CLASS_TITLES[cls],
-    render: ({ db, results: r }) => {
+    render: ({ db, results: r, memo }) => {
+      const keyLog = memo('key-log', () => new KeyLogReader(db));
       // the violations section lists the keys' own findings; reads and the runtime map have theirs
       const mine = r.findings.filter((f) => f.class === cls && isKeyFinding(f));
       const total = cls === 'violation' ? r.summary[cls] - kindTotal(r, READ_KINDS) - kindTotal(r, PARTITION_KINDS) : r.summary[cls];
@@ -345,7 +340,7 @@ function classSection(cls: FindingClass): HtmlSection {
       if (total === 0) return `${help}\n<p>None${cls === 'violation' ? " among the keys' own findings" : ''}.</p>${other}`;
       const items = mine.map((f, i) => {
         const head = `${esc(f.kind)} — ${esc(f.store)}/${esc(f.key)} — ${esc(f.write)}`;
-        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f)}\n</details>` : `<div class="plain">${head}</div>`;
+        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f, keyLog)}\n</details>` : `<div class="plain">${head}</div>`;
       });
       const more = total > mine.length ? `<p>${esc(total - mine.length)} more in the ledger's findings table.</p>` : '';
       const cut = mine.length > DRILL_DOWN_PER_CLASS ? ` The first ${DRILL_DOWN_PER_CLASS} open into the key's writes, the faults and runtime map around the ack, and the final read.` : ' Each opens into the key\'s writes, the faults and runtime map around the ack, and the final read.';

@@ -25,7 +25,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { applySchema, META, SCHEMA_VERSION, sealLedger } from '../../ledger/schema.js';
+import { applySchema, META, SCHEMA_VERSION } from '../../ledger/schema.js';
+import { sealLedger } from '../../ledger/seal.js';
 import { verifyLedger } from './verifier.js';
 
 const WRITES_PER_KEY = 20;
