@@ -2,13 +2,13 @@
 #   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [BUG=lose-on-promotion]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make sim RUNS=N | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] | make sim RUNS=N | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify analyze export bench bench-verify sim image clean
+.PHONY: all install build test certify analyze export bench bench-verify bench-seal sim image clean
 
 all: build
 
@@ -57,6 +57,10 @@ bench: build
 
 bench-verify: build
 	@exec $(NODE) dist/harness/verifier/verifier.bench.js $${WRITES:-}
+
+# seal + verify + report of a synthetic run's ledger (default: 4 hours at 3,000 writes/s)
+bench-seal: build
+	@DURATION="$${DURATION:-4h}" RATE="$${RATE:-3000}" exec $(NODE) dist/harness/seal.bench.js
 
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.

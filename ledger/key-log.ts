@@ -26,7 +26,19 @@ import { OPS, OUTCOMES, READ_KINDS } from './write-batches.js';
 export const KW_FIELDS = 13;
 export const KR_FIELDS = 8;
 /** Column specs of the packed writes: times in µs, the completion relative to the invoke. */
-export const KW_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, undefined, { micro: true }, { micro: true, rel: 2 }];
+export const KW_SPECS: ReadonlyArray<ColumnSpec | undefined> = [
+  undefined,
+  undefined,
+  { micro: true },
+  { micro: true, rel: 2 },
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  undefined,
+  // the store's versions are epoch * 2^32 + a counter
+  { rel: 8, scale: 2 ** 32 },
+];
 /** Column specs of the packed reads. */
 export const KR_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, { micro: true }, { micro: true, rel: 1 }];
 /** value_key_id of a read whose value is not a harness write id (its text is in extra.x). */

@@ -73,9 +73,10 @@ export function toMicros(ms: number): number {
   return Math.round(ms * 1000) / 1000;
 }
 
-const INV_SPECS: ColumnSpec[] = [undefined, undefined, undefined, undefined, { micro: true }] as unknown as ColumnSpec[];
-const CMP_SPECS: ColumnSpec[] = [undefined, { micro: true }] as unknown as ColumnSpec[];
-const RD_SPECS: ColumnSpec[] = [undefined, { micro: true }, { micro: true, rel: 1 }] as unknown as ColumnSpec[];
+const INV_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, undefined, undefined, undefined, { micro: true }];
+// cmp: complete in µs; the version relative to the epoch (the store's versions are epoch * 2^32 + n)
+const CMP_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, { micro: true }, undefined, undefined, undefined, undefined, undefined, { rel: 6, scale: 2 ** 32 }];
+const RD_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, { micro: true }, { micro: true, rel: 1 }];
 
 /** The blobs of a batch in layout {@link BATCH_FMT} (rd null when the batch has no read). */
 export function packBatch(b: Pick<WriteBatch, 'inv' | 'cmp' | 'rd'>): { inv: Buffer; cmp: Buffer; rd: Buffer | null } {
@@ -98,18 +99,34 @@ export interface BatchRow {
 }
 
 /**
+ * Reusable arrays for {@link decodeBatch} (grown as needed); with keysOnly, only the fields the
+ * seal's first pass reads are decoded: inv key_id, cmp w, rd key_id.
+ */
+export interface BatchScratch {
+  inv?: Float64Array;
+  cmp?: Float64Array;
+  rd?: Float64Array;
+  keysOnly?: boolean;
+}
+
+/**
  * A stored batch as float64 rows (any layout): inv of INV_FIELDS, cmp of `cmpFields` (CMP_FIELDS,
  * or CMP_FIELDS_V1 for fmt NULL), rd of RD_FIELDS.
  * @throws Error when the blobs are corrupt or of an unknown layout.
  */
-export function decodeBatch(row: BatchRow): WriteBatch & { cmpFields: number } {
-  const dict = JSON.parse(row.dict) as Array<[number, string]>;
-  const traces = JSON.parse(row.traces) as Array<[number, string]>;
-  const rdx = JSON.parse(row.rdx ?? '[]') as Array<[number, string]>;
+export function decodeBatch(row: BatchRow, scratch?: BatchScratch): WriteBatch & { cmpFields: number } {
+  const dict = row.dict === '[]' ? [] : (JSON.parse(row.dict) as Array<[number, string]>);
+  const traces = row.traces === '[]' ? [] : (JSON.parse(row.traces) as Array<[number, string]>);
+  const rdx = row.rdx === null || row.rdx === '[]' ? [] : (JSON.parse(row.rdx) as Array<[number, string]>);
   if (row.fmt === BATCH_FMT) {
-    const inv = unpackRows(row.inv);
-    const cmp = unpackRows(row.cmp);
-    const rd = row.rd === null || row.rd.length === 0 ? null : unpackRows(row.rd);
+    const inv = unpackRows(row.inv, scratch?.inv, scratch?.keysOnly ? [1] : undefined);
+    const cmp = unpackRows(row.cmp, scratch?.cmp, scratch?.keysOnly ? [0] : undefined);
+    const rd = row.rd === null || row.rd.length === 0 ? null : unpackRows(row.rd, scratch?.rd, scratch?.keysOnly ? [0] : undefined);
+    if (scratch !== undefined) {
+      scratch.inv = inv.rows;
+      scratch.cmp = cmp.rows;
+      if (rd !== null) scratch.rd = rd.rows;
+    }
     if (inv.fields !== INV_FIELDS || cmp.fields !== CMP_FIELDS || (rd !== null && rd.fields !== RD_FIELDS)) throw new Error('ledger: a write batch has the wrong number of fields');
     return {
       inv: inv.rows.subarray(0, inv.n * INV_FIELDS),
