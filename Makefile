@@ -1,6 +1,7 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
-#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,stop,pause,partition]
-#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [BUG=lose-on-promotion]
+#   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
+#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
+#                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make bench | make bench-verify | make bench-seal [DURATION=4h] | make sim RUNS=N | make image
 SHELL := /bin/bash
@@ -36,11 +37,13 @@ certify: build
 	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}"); \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \
+	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \
 	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
 	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
 	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
+	if [ -n "$${ASYNC_LAG:-}" ]; then args+=(--async-lag "$$ASYNC_LAG"); fi; \
 	exec $(CLI) certify "$${args[@]}"
 
 analyze: build
@@ -65,7 +68,7 @@ bench-seal: build
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 image: build
-	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20}"
+	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime}"
 
 # the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
 sim: build

@@ -3,17 +3,21 @@ import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../nodes/cluster-config.js';
 import { ZarisClient } from '../nodes/client/zaris-client.js';
+import type { RetryOptions } from '../nodes/client/retry-policy.js';
+import { DEFAULT_BATCH_GET_TABLE } from '../nodes/multikey/retry-range-table.js';
 import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
-import { META, parseWriteId } from '../ledger/schema.js';
+import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
+import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis } from './nemesis/nemesis.js';
 import { createPrng } from './nemesis/prng.js';
-import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type Schedule } from './nemesis/schedule.js';
+import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
+import { defaultClockModes, hostClockFaultsUnavailable } from './runtime/faketime.js';
 import { checkNetAdmin } from './runtime/iptables.js';
 import { nodeProcessSweeper } from './runtime/process-sweeper.js';
 import { ProcessRuntime } from './runtime/process-runtime.js';
@@ -24,7 +28,7 @@ import { repoRootFrom } from './docker/node-image.js';
 import { sweepDockerLeftovers } from './runtime/docker-sweep.js';
 import { selectRuntime } from './runtime/select-runtime.js';
 import { UsageError } from './usage-error.js';
-import { Workload, type WorkloadStore } from './workload.js';
+import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
@@ -44,8 +48,12 @@ export interface CertifyOptions {
   seed: number;
   runtime: 'auto' | RuntimeKind;
   faults: FaultKind[];
+  /** The fault mix (FAULTS=preset:<name>); default `random`. */
+  faultPreset?: PresetName;
   /** FAULTS was given explicitly (a partition request without CAP_NET_ADMIN is then refused). */
   faultsExplicit: boolean;
+  /** Cluster size, 3 (default) or 5 (NODES=5). */
+  nodes?: number;
   beyondBudget: boolean;
   /** A run directory whose planned schedule to re-apply. */
   replay?: string;
@@ -57,10 +65,18 @@ export interface CertifyOptions {
   keysPerWriter: number;
   /** Suspicion escalation timeout of the nodes (seed 002: 10 s). */
   escalationTimeoutMs: number;
+  /**
+   * How long the store may keep an acknowledged async write unreplicated while nothing disrupts
+   * replication, ms (`ASYNC_LAG=`, history-format.md v2 `run.asyncLagMaxMs`); default
+   * {@link DEFAULT_ASYNC_LAG_MS}.
+   */
+  asyncLagMaxMs?: number;
   /** A deliberate store bug (self-test: the run must come out FAILED). */
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
   ledgerOff?: boolean;
+  /** The workload reads nothing and probes nothing (benchmark only: measures the reads' cost). */
+  readsOff?: boolean;
   /** Skip verification and reports (benchmark only). */
   skipVerify?: boolean;
   /** Print progress lines to stderr. */
@@ -90,7 +106,16 @@ export interface CertifyOutcome {
   runtime: RuntimeKind;
 }
 
-const NODE_IDS = ['n1', 'n2', 'n3'];
+/** The node ids of a cluster of n nodes: n1..nN. */
+export function nodeIdsOf(n: number): string[] {
+  return Array.from({ length: n }, (_, i) => `n${i + 1}`);
+}
+
+/**
+ * Retry bounds of the harness's OWN client (cluster watch, nemesis probes, final reads): fixed,
+ * whatever ZARIS_* variables the user set for the client under test.
+ */
+const HARNESS_CLIENT_RETRY: RetryOptions = { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false };
 
 function utcStamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
@@ -143,16 +168,40 @@ const dockerSweeper: Sweeper = {
  */
 export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);
+  // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
+  checkClientEnv();
+  const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
+  if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
+  const nodeCount = o.nodes ?? 3;
+  if (nodeCount !== 3 && nodeCount !== 5) throw new UsageError(`NODES must be 3 or 5, got ${nodeCount}`);
+  const NODE_IDS = nodeIdsOf(nodeCount);
   let kinds = [...o.faults];
-  // process runtime: partitions are iptables rules on this host, which needs CAP_NET_ADMIN
+  // a power failure within the budget must leave a majority up: two nodes of five, never of three
+  if (kinds.includes('power') && !o.beyondBudget && nodeCount < 5) {
+    const why = 'the fault budget allows power failures only with NODES=5 (two nodes at once) or BEYOND_BUDGET=1';
+    if (o.faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for power failures, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'power');
+    log(`power failures left out: ${why}`);
+  }
+  // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN);
+  // clock faults preload the host's libfaketime
   const processPartitions = async (): Promise<boolean> => {
-    if (!kinds.includes('partition')) return false;
+    if (kinds.includes('clock')) {
+      const why = hostClockFaultsUnavailable();
+      if (why) {
+        if (o.faultsExplicit) throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
+        kinds = kinds.filter((k) => k !== 'clock');
+        log(`clock faults left out: ${why}`);
+      }
+    }
+    const net = kinds.filter((k) => k === 'partition' || k === 'client-cut');
+    if (net.length === 0) return false;
     const why = await checkNetAdmin();
     if (!why) return true;
-    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for partitions, but ${why}`);
-    kinds = kinds.filter((k) => k !== 'partition');
-    log(`partitions left out: ${why}`);
+    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for ${net.join(' and ')}, but ${why}`);
+    kinds = kinds.filter((k) => k !== 'partition' && k !== 'client-cut');
+    log(`partitions and client cuts left out: ${why}`);
     return false;
   };
   let replayed: Schedule | null = null;
@@ -184,7 +233,10 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // the SQLite work runs on a worker thread: the harness's event loop only queues rows
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
   log(`run ${runDir} (runtime ${runtime.kind}: ${reason})`);
+  /** The client under test: the workload's, routing and refreshing only by seed 000's rules. */
   let client: ZarisClient | null = null;
+  /** The harness's own client: runtime-map samples, nemesis probes, final reads. */
+  let harnessClient: ZarisClient | null = null;
   let watch: ClusterWatch | null = null;
   let workload: Workload | null = null;
   let status: 'complete' | 'interrupted' = 'complete';
@@ -198,47 +250,80 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
     ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
-    ledger.setMeta(META.runConfig, JSON.stringify({ durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: kinds, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null }));
+    const planned = replayed ?? null;
+    const runKinds = planned ? planned.kinds : kinds;
+    const runNodes = planned ? planned.nodeCount : nodeCount;
+    const nodeIds = nodeIdsOf(runNodes);
+    // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
+    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
+    const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
     const config: ClusterConfig = await runtime.start({
       runDir,
-      nodeIds: NODE_IDS,
-      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: '' },
+      nodeIds,
+      // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
+      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
+      ...(clockModes ? { clockModes } : {}),
     });
+    if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
     writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
-    ledger.registerTopology({
-      nodes: config.nodes,
-      stores: config.stores,
-      partitions: assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas })),
-    });
-    client = new ZarisClient({ seeds: NODE_IDS.map((id) => runtime.clientEndpoint(id)), attemptTimeoutMs: 2_000, retry: { maxAttempts: 3, backoffMillis: 100, timeoutMs: 15_000, disableRetries: false } });
-    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
+    const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
+    ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
+    const seeds = nodeIds.map((id) => runtime.clientEndpoint(id));
+    // the harness watches the cluster through a client of its own: the client under test gets no
+    // map from the harness, it refreshes only when its own operations tell it to (seed 000)
+    harnessClient = new ZarisClient({ seeds, attemptTimeoutMs: 2_000, refreshWaitBudgetMs: 15_000, retry: HARNESS_CLIENT_RETRY });
+    await waitUntil(async () => !!(await harnessClient!.connect().then(() => true).catch(() => false)), 20_000, 'the cluster to answer');
     const rf = new Map(config.stores.map((s) => [s.name, s.replicationFactor]));
-    watch = new ClusterWatch(client, ledger, clock, (s) => rf.get(s) ?? 1);
+    watch = new ClusterWatch(harnessClient, ledger, clock, (s) => rf.get(s) ?? 1, new Map(partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas])));
     await waitUntil(async () => (await watch!.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
     const upMs = clock.now() - started;
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
-    const view = client.clusterView;
-    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor }));
+    // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
+    client = new ZarisClient({ seeds });
+    await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
+    runConfig.clientOptions = clientOptionsRecord(client.options);
+    runConfig.leaseMs = watch.leaseMs;
+    ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+    log(`workload client: ${describeClientOptions(runConfig.clientOptions)}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
+
+    const view = harnessClient.clusterView;
+    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
-    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next() });
+    // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
+    const w0 = watch;
+    const hc = harnessClient;
+    const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
+    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
-      replayed ?? planSchedule({ seed, durationMs: o.durationMs, kinds, escalationTimeoutMs: o.escalationTimeoutMs, nodeCount: NODE_IDS.length, partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition), beyondBudget: o.beyondBudget });
+      replayed ??
+      planSchedule({
+        seed,
+        durationMs: o.durationMs,
+        kinds,
+        preset: o.faultPreset ?? 'random',
+        escalationTimeoutMs: o.escalationTimeoutMs,
+        evictionTimeoutMs: DEFAULT_TIMING.evictionTimeoutMs,
+        nodeCount: NODE_IDS.length,
+        partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
+        beyondBudget: o.beyondBudget,
+      });
     const digest = scheduleDigest(schedule);
     ledger.setMeta(META.schedule, scheduleToJson(schedule));
     ledger.setMeta(META.scheduleDigest, digest);
-    log(`schedule: ${schedule.faults.length} planned faults (${kinds.join(',') || 'none'}), digest ${digest.slice(0, 16)}`);
+    log(`schedule: ${schedule.faults.length} planned faults (${schedule.kinds.join(',') || 'none'}${schedule.preset !== 'random' ? `, preset ${schedule.preset}` : ''}), digest ${digest.slice(0, 16)}`);
 
     watch.start();
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: o.beyondBudget });
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: replayed ? replayed.beyondBudget : o.beyondBudget, pollMs: 100 });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -279,7 +364,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
       const t0 = clock.now();
-      const n = await finalReads(client, ledger, clock);
+      // the harness's own client, on a fresh map: the final reads are the judge's, not the client under test's
+      await harnessClient.fetchView().catch(() => undefined);
+      const n = await finalReads(harnessClient, ledger, clock);
       log(`final reads: ${n} keys in ${((clock.now() - t0) / 1000).toFixed(1)} s`);
     }
     ledger.event(clock.now(), 'phase', { phase: 'done' });
@@ -295,6 +382,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
+    harnessClient?.close();
     await runtime.close().catch(() => undefined);
     ledger.close();
   }
@@ -306,6 +394,41 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     exitCode = results.exitCode;
   }
   return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
+}
+
+/**
+ * The run meta `runConfig` (META.runConfig, JSON; CONTRACT.md "Run meta"): the options of the run,
+ * `asyncLagMaxMs` (ms), `leaseMs` (ms, the owner lease the store declares; null until known),
+ * `clientOptions` (the workload client's, null until it is made) and the seed 004 table the nodes
+ * advertise.
+ */
+export interface RunConfig extends RunRulesConfig {
+  durationMs: number;
+  seed: number;
+  runtime: RuntimeKind;
+  runtimeReason: string;
+  faults: FaultKind[];
+  /** The schedule's preset ('random' unless FAULTS=preset:<name>). */
+  faultPreset: string;
+  /** How many nodes the cluster has (NODES=). */
+  nodes: number;
+  beyondBudget: boolean;
+  replay: string | null;
+  rate: number;
+  writersPerStore: number;
+  keysPerWriter: number;
+  escalationTimeoutMs: number;
+  selfTestBug: SelfTestBug | null;
+  asyncLagMaxMs: number;
+  leaseMs: number | null;
+  clientOptions: ClientOptionsRecord | null;
+  multiKeyLongTailRetryThresholdsMs: string;
+}
+
+/** One line for the console: the workload client's bounds and the variables that set them. */
+function describeClientOptions(c: ClientOptionsRecord): string {
+  const env = Object.entries(c.env).map(([k, v]) => `${k}=${v}`);
+  return `${c.disableRetries ? '1 attempt (retries disabled)' : `${c.maxAttempts} attempts`}, backoff ${c.backoffMillis} ms, deadline ${c.timeoutMs === null ? 'none' : `${c.timeoutMs / 1000} s`}, map refresh wait ${c.mapRefreshWaitMs / 1000} s (${env.length > 0 ? `set by ${env.join(' ')}` : 'library defaults'})`;
 }
 
 /**

@@ -3,7 +3,7 @@ import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
 import ms from 'ms';
-import { parseFaultKinds, ScheduleError, FAULT_KINDS } from './nemesis/schedule.js';
+import { parseFaults as parseFaultSelection, ScheduleError, FAULT_KINDS, PRESET_NAMES } from './nemesis/schedule.js';
 import { UsageError, USAGE_EXIT_CODE } from './usage-error.js';
 import { SELF_TEST_BUGS, type SelfTestBug } from '../nodes/cluster-config.js';
 
@@ -35,7 +35,7 @@ function parseIntArg(name: string, min: number) {
 
 function parseFaults(text: string): string {
   try {
-    parseFaultKinds(text);
+    parseFaultSelection(text);
   } catch (e) {
     throw new InvalidArgumentError((e as Error).message);
   }
@@ -64,7 +64,8 @@ export function buildCli(): Command {
     .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
     .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
     .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
-    .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}), or all / none`).argParser(parseFaults))
+    .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}), or all / none, or preset:<name> (${PRESET_NAMES.join(', ')})`).argParser(parseFaults))
+    .addOption(new Option('--nodes <n>', 'cluster size').choices(['3', '5']).default('3'))
     .option('--beyond-budget', 'let faults overlap past the fault budget', false)
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
     .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
@@ -72,8 +73,9 @@ export function buildCli(): Command {
     .addOption(new Option('--writers <n>', 'writers per store').argParser(parseIntArg('--writers', 1)).default(8))
     .addOption(new Option('--keys <n>', 'keys each writer writes at a time (each its own sequential loop)').argParser(parseIntArg('--keys', 1)).default(16))
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
+    .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number }) => {
+    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
       const { certify } = await import('./certify.js');
       const { createProgressOutput } = await import('./run-progress.js');
       // on a terminal the progress line is redrawn in place, the run's lines printed above it
@@ -94,8 +96,10 @@ export function buildCli(): Command {
         durationMs: opts.duration,
         seed,
         runtime: opts.runtime,
-        faults: parseFaultKinds(opts.faults ?? 'all'),
+        faults: parseFaultSelection(opts.faults ?? 'all').kinds,
+        faultPreset: parseFaultSelection(opts.faults ?? 'all').preset,
         faultsExplicit: opts.faults !== undefined,
+        nodes: Number(opts.nodes),
         beyondBudget: opts.beyondBudget,
         replay: opts.replay,
         runsDir: opts.runsDir,
@@ -103,6 +107,7 @@ export function buildCli(): Command {
         writersPerStore: opts.writers,
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
+        asyncLagMaxMs: opts.asyncLag,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
         log: (line) => output.log(line),

@@ -1,32 +1,103 @@
 import type { ClusterView, ZarisClient } from '../nodes/client/zaris-client.js';
+import type { MetadataDoc } from '../nodes/node-core.js';
 import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
-import type { ClusterProbe, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
+import type { ClusterProbe, ClusterSnapshot, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
 
 /** Sampling period of the runtime map, ms (DESIGN.md §4: at least every 500 ms). */
 export const SAMPLE_MS = 250;
 
+/** One row of `Ledger.sample` (CONTRACT.md: the v2 fields node, inSync, revisions, replicas). */
+type SampleRow = Parameters<Ledger['sample']>[1][number];
+
 /**
- * Watches the cluster for the harness: samples the merged runtime map into the ledger every
- * {@link SAMPLE_MS} (active, epoch, health, replicated revision per partition), answers the
- * nemesis's {@link ClusterProbe} questions, and measures failovers: from a kill/stop of a
- * partition's active owner to the first acknowledged write on that partition by another node
+ * The ledger rows of one runtime-map sample (history-format.md v2 `ownership[]`), from the merged
+ * view and the metadata documents it was merged from, all at one time:
+ * - per node that answered and per partition, that node's OWN committed entry (`node` set):
+ *   active, epoch, health, inSync and, where the node is a replica, `revisions` `{node: revision}`.
+ *   A node holding no committed entry for a partition (epoch 0, no active: just restarted) has
+ *   no row: there is no entry to judge;
+ * - then, per partition, the merged view (`node` absent): active, epoch, health of the
+ *   highest-epoch entry any node reported, its replicated revision, its `inSync`, and `revisions`:
+ *   each answering replica's own last applied revision of the partition. It comes last, so that
+ *   "the latest sample at or before T" (the v2 replication-lag rule) is the merged one, which
+ *   names every member's revision.
+ * `replicas` is set only where the partition map of the moment differs from `baseReplicas` (the
+ * partitions registered at the start; NULL in the ledger means "as registered").
+ */
+export function sampleRows(view: ClusterView, docs: readonly MetadataDoc[], baseReplicas?: ReadonlyMap<string, readonly string[]>): SampleRow[] {
+  const rows: SampleRow[] = [];
+  const own = new Map<string, Map<string, MetadataDoc['runtimeMap'][number]>>();
+  for (const d of docs) own.set(d.node, new Map(d.runtimeMap.map((r) => [`${r.store}/${r.partition}`, r])));
+  const replicasField = (key: string, replicas: readonly string[]): { replicas?: string[] } => {
+    const base = baseReplicas?.get(key);
+    return base && sameList(base, replicas) ? {} : { replicas: [...replicas] };
+  };
+  for (const d of docs) {
+    const replicasOf = new Map(d.partitionMap.partitions.map((p) => [`${p.store}/${p.partition}`, p.replicas]));
+    for (const r of d.runtimeMap) {
+      if (r.epoch === 0 && r.active === null) continue;
+      const key = `${r.store}/${r.partition}`;
+      const replicas = replicasOf.get(key) ?? [];
+      rows.push({
+        node: d.node,
+        store: r.store,
+        partition: r.partition,
+        active: r.active,
+        epoch: r.epoch,
+        health: r.health,
+        replicatedRevision: r.replicatedRevision ?? 0,
+        inSync: r.inSync,
+        ...(replicas.includes(d.node) ? { revisions: { [d.node]: r.revision } } : {}),
+        ...replicasField(key, replicas),
+      });
+    }
+  }
+  for (const [key, e] of view.runtime) {
+    const revisions: Record<string, number> = {};
+    for (const n of e.replicas) {
+      const r = own.get(n)?.get(key);
+      if (r) revisions[n] = r.revision;
+    }
+    rows.push({ store: e.store, partition: e.partition, active: e.active, epoch: e.epoch, health: e.health, replicatedRevision: e.replicatedRevision ?? 0, inSync: e.inSync, revisions, ...replicasField(key, e.replicas) });
+  }
+  return rows;
+}
+
+function sameList(a: readonly string[], b: readonly string[]): boolean {
+  return a.length === b.length && a.every((x, i) => x === b[i]);
+}
+
+/**
+ * Watches the cluster for the harness, through a client of its own (never the workload's: the
+ * client under test gets no map from the harness): samples the runtime map into the ledger every
+ * {@link SAMPLE_MS} ({@link sampleRows}: the merged view and each node's own committed entries),
+ * answers the nemesis's {@link ClusterProbe} questions, and measures failovers: from a kill/stop
+ * of a partition's active owner to the first acknowledged write on that partition by another node
  * (ledger events `failover`, detail `{faultId, store, partition, node, ms}`).
  */
 export class ClusterWatch implements ClusterProbe {
   private timer: NodeJS.Timeout | null = null;
   private latest: ClusterView | null = null;
   private sampling = false;
+  private refreshing: Promise<ClusterView> | null = null;
   /** `store/partition` -> pending failover measurement. */
   private readonly pendingFailovers = new Map<string, { faultId: number; node: string; startMs: number }>();
   readonly failoverMs: number[] = [];
   samples = 0;
+  /**
+   * The owner lease the store declares (metadata `ownerLeaseMs`, ms: how long an owner cut off
+   * from a majority may go on acknowledging); the largest any node declared; null until a node answered.
+   */
+  leaseMs: number | null = null;
 
   constructor(
     private readonly client: ZarisClient,
     private readonly ledger: Ledger,
     private readonly clock: RunClock,
     private readonly replicationFactor: (store: string) => number,
+    /** The partitions' replicas as registered in the ledger (`store/partition` -> replicas). */
+    private readonly baseReplicas?: ReadonlyMap<string, readonly string[]>,
   ) {}
 
   /** The last sampled view (null before the first sample). */
@@ -48,14 +119,11 @@ export class ClusterWatch implements ClusterProbe {
     if (this.sampling) return this.latest;
     this.sampling = true;
     try {
-      const v = await this.client.fetchView();
+      const { view: v, docs } = await this.client.fetchViewAndDocs();
       this.latest = v;
+      this.noteLease(docs);
       this.samples++;
-      const t = this.clock.now();
-      this.ledger.sample(
-        t,
-        [...v.runtime.values()].map((e) => ({ store: e.store, partition: e.partition, active: e.active, epoch: e.epoch, health: e.health, replicatedRevision: e.replicatedRevision ?? 0 })),
-      );
+      this.ledger.sample(this.clock.now(), sampleRows(v, docs, this.baseReplicas));
       return v;
     } catch {
       return this.latest;
@@ -65,9 +133,30 @@ export class ClusterWatch implements ClusterProbe {
   }
 
   private async fresh(): Promise<ClusterView> {
-    const v = await this.client.fetchView();
+    const { view: v, docs } = await this.client.fetchViewAndDocs();
     this.latest = v;
+    this.noteLease(docs);
     return v;
+  }
+
+  /**
+   * The in-sync members of a partition at `epoch` or a later one, as the harness sees them (the
+   * sync-ack probes: "the partition's other in-sync members" of the ack's tenure): from the last
+   * sampled view when it is that recent, else from a fresh one (callers arriving meanwhile share
+   * one fetch). Null when no node reports the partition at that epoch or later.
+   */
+  async inSyncAt(store: string, partition: number, epoch: number): Promise<readonly string[] | null> {
+    const key = `${store}/${partition}`;
+    let e = this.latest?.runtime.get(key);
+    if (!e || e.epoch < epoch) {
+      this.refreshing ??= this.fresh().finally(() => (this.refreshing = null));
+      e = (await this.refreshing.catch(() => null))?.runtime.get(key);
+    }
+    return e && e.epoch >= epoch ? e.inSync : null;
+  }
+
+  private noteLease(docs: readonly MetadataDoc[]): void {
+    for (const d of docs) if (typeof d.ownerLeaseMs === 'number' && (this.leaseMs === null || d.ownerLeaseMs > this.leaseMs)) this.leaseMs = d.ownerLeaseMs;
   }
 
   async leader(): Promise<string | null> {
@@ -78,12 +167,36 @@ export class ClusterWatch implements ClusterProbe {
     return (await this.fresh()).runtime.get(`${store}/${partition}`)?.active ?? null;
   }
 
-  async partitions(): Promise<Array<{ store: string; partition: number }>> {
-    return [...(await this.fresh()).runtime.values()].map((e) => ({ store: e.store, partition: e.partition }));
+  async partitions(): Promise<Array<{ store: string; partition: number; replicationFactor: number }>> {
+    return [...(await this.fresh()).runtime.values()].map((e) => ({ store: e.store, partition: e.partition, replicationFactor: this.replicationFactor(e.store) }));
   }
 
   /**
-   * Partitions not fit for the next destructive fault (the fault budget): not Healthy, not every
+   * The nemesis's view (nemesis/budget.ts): leader, nodes that answered, and per partition its
+   * replicas, active, health, handoff, and the in-sync members listed under the incarnation each
+   * runs now (a restarted node the map still lists under its old incarnation holds nothing yet).
+   */
+  async snapshot(): Promise<ClusterSnapshot> {
+    const v = await this.fresh();
+    return {
+      leader: v.leader,
+      answered: [...v.incs.keys()].sort(),
+      partitions: [...v.runtime.values()].map((e) => ({
+        store: e.store,
+        partition: e.partition,
+        replicationFactor: this.replicationFactor(e.store),
+        replicas: [...e.replicas],
+        active: e.active,
+        health: e.health,
+        inSync: e.inSync.filter((n, i) => v.incs.get(n) === e.inSyncIncs[i]),
+        handoffTo: e.handoffTo,
+      })),
+    };
+  }
+
+  /**
+   * Partitions not Healthy (the wait for a Healthy cluster before the fault phase; the nemesis's
+   * budget works on {@link snapshot}): not Healthy, not every
    * replica in sync, or an in-sync member named under an incarnation its node no longer runs (a
    * restarted node that the map still lists under its old, memory-full incarnation holds nothing
    * yet; found by the failover simulation). A node that did not answer counts as unknown: unfit.
@@ -140,13 +253,14 @@ export class ClusterWatch implements ClusterProbe {
 
 /**
  * The nemesis's FaultRecorder over the ledger: every start and end committed before it returns
- * (DESIGN.md §4 "each fault recorded before it takes effect").
+ * (DESIGN.md §4 "each fault recorded before it takes effect"). A partition fault also records
+ * `isolated` as the nemesis computed it from its grudge (the nodes cut off from a majority).
  */
 export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: ClusterWatch): FaultRecorder {
   return {
     faultStart(f: FaultStartRecord): number {
       const startMs = clock.now();
-      const id = ledger.faultStart({ kind: f.kind, nodes: f.nodes, target: f.target, plannedMs: f.plannedMs, startMs, detail: f.detail ? (JSON.parse(f.detail) as unknown) : undefined });
+      const id = ledger.faultStart({ kind: f.kind, nodes: f.nodes, target: f.target, plannedMs: f.plannedMs, startMs, detail: f.detail ? (JSON.parse(f.detail) as unknown) : undefined, ...(f.isolated ? { isolated: f.isolated } : {}) });
       if ((f.kind === 'kill' || f.kind === 'stop') && f.nodes.length === 1) watch.crashStarting(id, f.nodes[0], startMs);
       return id;
     },

@@ -1,5 +1,7 @@
 import type { RetryOutcome } from '../nodes/client/retry-loop.js';
-import type { WriteResult, ZarisClient } from '../nodes/client/zaris-client.js';
+import { TransportError } from '../nodes/client/transport-error.js';
+import type { ReadResult, WriteResult, ZarisClient } from '../nodes/client/zaris-client.js';
+import { BatchGetIncompleteError, type LongTailRetryResult } from '../nodes/multikey/long-tail-retry.js';
 import { kvStatusName, KvStatus } from '../nodes/kv-status.js';
 import { partitionOfSegment, segmentOf } from '../nodes/partitioning.js';
 import type { Ledger, Outcome, WriteOp } from '../ledger/ledger-writer.js';
@@ -12,6 +14,22 @@ export interface WorkloadStore {
   segments: number;
   partitions: number;
   replicationFactor: number;
+  /** The store's configured ack mode (sync acks at RF > 1 are probed). */
+  ackMode: 'sync' | 'async';
+}
+
+/**
+ * What the sync-ack probes need (issue 10, last build bullet), from the harness, not from the
+ * client under test: the partition's in-sync members at the ack's epoch, and a local read of one
+ * node's own copy (the store's `getLocal`: Ok with value and the epoch of the node's own committed
+ * entry, NotFound, or a non-Ok status when that node is not an in-sync member under its current
+ * incarnation).
+ */
+export interface AckProber {
+  /** In-sync members of a partition (the active included) at `epoch` or later, or null when unknown. */
+  inSyncAt(store: string, partition: number, epoch: number): Promise<readonly string[] | null>;
+  /** One local read on `node`; may throw a TransportError. */
+  getLocal(node: string, store: string, key: string): Promise<ReadResult>;
 }
 
 /** Workload shape. */
@@ -31,10 +49,29 @@ export interface WorkloadOptions {
   ratePerSec: number;
   /** Seeded PRNG (0..1) choosing operations. */
   random: () => number;
-  /** Fraction of writes that are deletes (default 0.03) and of batch reads per write (default 0.02). */
+  /** Fraction of writes that are deletes (default 0.03). */
   deleteFraction?: number;
+  /**
+   * Reads of the workload's own keys, checked by the verifier (history-format.md v2 read rules).
+   * After a write, with probability `readFraction` (default 0.05) a single get of the key just
+   * written; else with probability `batchReadFraction` (default 0.01) a batch get (seed 004
+   * long-tail retry) of the writer's current keys (at most `batchReadKeys`, default 8). With the
+   * defaults, read entries come to ~13% of writes, read requests to ~6%.
+   */
+  readFraction?: number;
   batchReadFraction?: number;
+  batchReadKeys?: number;
+  /**
+   * Sync-ack probes: this fraction of the sync acks at RF > 1 (default 0.01) is followed at once by
+   * a local read of the key on each other in-sync member (recorded as reads of kind 'probe').
+   * Needs `prober`; without one nothing is probed.
+   */
+  probeFraction?: number;
+  prober?: AckProber;
 }
+
+/** The kinds of read the ledger records (CONTRACT.md `Ledger.read`). */
+type ReadKind = Parameters<Ledger['read']>[0]['kind'];
 
 interface KeyState {
   keyId: number;
@@ -67,7 +104,13 @@ export interface WorkloadTotals {
   ok: number;
   fail: number;
   info: number;
-  batchReads: number;
+  /** Read requests made (a batch get counts once), and read entries recorded (one per key). */
+  readRequests: number;
+  readEntries: number;
+  /** Read entries whose outcome was not `ok`. */
+  readsUnanswered: number;
+  /** Local reads made by sync-ack probes. */
+  probes: number;
 }
 
 interface Writer {
@@ -94,7 +137,7 @@ export class Workload {
   private currentSecond = -1;
   private statsTimer: NodeJS.Timeout | null = null;
   private readonly ackListeners: AckListener[] = [];
-  readonly totals: WorkloadTotals = { attempted: 0, ok: 0, fail: 0, info: 0, batchReads: 0 };
+  readonly totals: WorkloadTotals = { attempted: 0, ok: 0, fail: 0, info: 0, readRequests: 0, readEntries: 0, readsUnanswered: 0, probes: 0 };
   private tokens = 0;
   private tokenWaiters: Array<() => void> = [];
   private refill: NodeJS.Timeout | null = null;
@@ -175,33 +218,111 @@ export class Workload {
   private async slotLoop(w: Writer, slot: number): Promise<void> {
     const rnd = this.opts.random;
     const delFrac = this.opts.deleteFraction ?? 0.03;
-    const readFrac = this.opts.batchReadFraction ?? 0.02;
+    const readFrac = this.opts.readFraction ?? 0.05;
+    const batchFrac = this.opts.batchReadFraction ?? 0.01;
     while (!this.stopped) {
       const wait = this.take();
       if (wait) await wait;
       if (this.stopped) break;
-      if (rnd() < readFrac) {
-        await this.batchRead(w.slots);
-        continue;
-      }
       const k = w.slots[slot];
       await this.write(k, rnd() < delFrac);
+      // reads where stale reads show: the key just written, and the writer's other current keys
+      const r = rnd();
+      if (r < readFrac) await this.readOne(k);
+      else if (r < readFrac + batchFrac) await this.batchRead(w.slots);
       if (--k.remaining <= 0) w.slots[slot] = this.newKey(w.store, w.index);
     }
   }
 
-  private async batchRead(keys: KeyState[]): Promise<void> {
+  /** Records one read entry (CONTRACT.md `Ledger.read`) and counts it. */
+  private recordRead(k: KeyState, kind: ReadKind, invokeMs: number, completeMs: number, outcome: Outcome, node: string | null, value: string | null): void {
+    this.ledger.read({ keyId: k.keyId, invokeMs, completeMs, outcome, node, value, kind });
+    this.totals.readEntries++;
+    if (outcome !== 'ok') this.totals.readsUnanswered++;
+  }
+
+  /** A single get of `k` through the client under test (its active owner, seed 000 retries). */
+  private async readOne(k: KeyState): Promise<void> {
+    this.totals.readRequests++;
+    const invokeMs = this.clock.now();
+    const o = await this.client.get(k.store, k.key);
+    const completeMs = this.clock.now();
+    const a = readAnswer(o.result);
+    if (a) this.recordRead(k, 'get', invokeMs, completeMs, 'ok', a.node, a.value);
+    else this.recordRead(k, 'get', invokeMs, completeMs, o.result === undefined && o.error instanceof TransportError ? 'info' : 'fail', o.result?.node ?? null, null);
+    const b = this.bucket(k.store);
+    const name = `get:${o.result ? kvStatusName(o.result.status) : errorName(o.error)}`;
+    b.statuses[name] = (b.statuses[name] ?? 0) + 1;
+  }
+
+  /**
+   * A batch get of the writer's current keys through the client under test (seed 004 long-tail
+   * retry: a group still pending after the policy's delay is retried once on another in-sync
+   * replica). One read entry per key, sharing invoke and complete; a key no attempt answered is
+   * recorded as `info`.
+   */
+  private async batchRead(slots: KeyState[]): Promise<void> {
+    const keys = slots.slice(0, this.opts.batchReadKeys ?? 8);
     const store = keys[0].store;
+    this.totals.readRequests++;
+    const invokeMs = this.clock.now();
+    let res: LongTailRetryResult<ReadResult> | null = null;
     try {
-      await this.client.getMany(store, keys.slice(0, 20).map((k) => k.key));
-      this.totals.batchReads++;
-    } catch {
-      // a batch read is not recorded in the ledger; a failure only counts in the figures
-      this.bucket(store).statuses['getMany-failed'] = (this.bucket(store).statuses['getMany-failed'] ?? 0) + 1;
+      res = await this.client.getMany(store, keys.map((k) => k.key));
+    } catch (e) {
+      if (e instanceof BatchGetIncompleteError) res = (e as BatchGetIncompleteError<ReadResult>).partial;
     }
+    const completeMs = this.clock.now();
+    let unanswered = 0;
+    for (const k of keys) {
+      const got = res?.answers.get(k.key);
+      const a = got ? readAnswer(got.value) : null;
+      if (a) this.recordRead(k, 'getMany', invokeMs, completeMs, 'ok', a.node, a.value);
+      else {
+        unanswered++;
+        this.recordRead(k, 'getMany', invokeMs, completeMs, 'info', null, null);
+      }
+    }
+    const b = this.bucket(store);
+    const name = unanswered > 0 ? 'getMany:incomplete' : res?.retryFired ? 'getMany:long-tail-retry' : 'getMany:Ok';
+    b.statuses[name] = (b.statuses[name] ?? 0) + 1;
+  }
+
+  /**
+   * Sync-ack probe (issue 10): right after a sync ack at RF > 1, reads `k` locally on each other
+   * in-sync member of its partition at the ack's epoch, each recorded as a read of kind 'probe'
+   * with the node read and the value found there. A node that answers under a committed entry
+   * older than the ack's epoch (cut off, it has not learned that the ack's tenure left it out of
+   * the in-sync set) does not speak for the ack's copies: recorded as `fail`, without its value.
+   */
+  private async probe(k: KeyState, ackNode: string, ackEpoch: number): Promise<void> {
+    const prober = this.opts.prober!;
+    const members = (await prober.inSyncAt(k.store, k.partition, ackEpoch)) ?? [];
+    await Promise.all(
+      members
+        .filter((n) => n !== ackNode)
+        .map(async (node) => {
+          this.totals.probes++;
+          const invokeMs = this.clock.now();
+          let outcome: Outcome = 'fail';
+          let value: string | null = null;
+          try {
+            const r = await prober.getLocal(node, k.store, k.key);
+            const a = r.epoch >= ackEpoch ? readAnswer(r) : null;
+            if (a) {
+              outcome = 'ok';
+              value = a.value;
+            }
+          } catch (e) {
+            outcome = e instanceof TransportError ? 'info' : 'fail';
+          }
+          this.recordRead(k, 'probe', invokeMs, this.clock.now(), outcome, node, value);
+        }),
+    );
   }
 
   private async write(k: KeyState, wantDelete: boolean): Promise<void> {
+    const store = this.storeOf(k.store);
     let op: WriteOp;
     if (k.present === false) op = 'create';
     else if (k.present === true && wantDelete) op = 'delete';
@@ -232,7 +353,7 @@ export class Workload {
     const ledgerOutcome: Outcome = outcome.ledgerOutcome;
     const r = outcome.result;
     const status = r ? kvStatusName(r.status) : errorName(outcome.error);
-    const ack = ledgerOutcome === 'ok' && r ? { node: r.info.node, epoch: r.info.epoch, version: r.info.version, revision: r.info.revision, ackMode: r.info.ackMode } : undefined;
+    const ack = ledgerOutcome === 'ok' && r ? { node: r.info.node, epoch: r.info.epoch, version: r.info.version, revision: r.info.revision, ackMode: r.info.ackMode, copies: r.info.copies } : undefined;
     const trace = outcome.attempts.length > 1 || ledgerOutcome !== 'ok' ? JSON.stringify(outcome.attempts.map((a) => ({ n: a.n, s: a.status !== undefined ? kvStatusName(a.status) : a.errorKind, node: a.node, e: a.epoch, t0: round(a.startMs), t1: round(a.endMs) }))) : undefined;
     this.ledger.complete(w, { completeMs, outcome: ledgerOutcome, status, attempts: outcome.attempts.length, ack, trace });
     const b = this.bucket(k.store);
@@ -247,6 +368,7 @@ export class Workload {
       k.present = op !== 'delete';
       k.version = r!.info.version;
       for (const l of this.ackListeners) l(k.store, k.partition, r!.info.node, r!.info.epoch, completeMs);
+      if (this.opts.prober && store.ackMode === 'sync' && store.replicationFactor > 1 && this.opts.random() < (this.opts.probeFraction ?? 0.01)) await this.probe(k, r!.info.node, r!.info.epoch);
     } else if (ledgerOutcome === 'fail') {
       this.totals.fail++;
       b.failed++;
@@ -257,6 +379,12 @@ export class Workload {
       b.indeterminate++;
       k.present = null;
     }
+  }
+
+  private storeOf(name: string): WorkloadStore {
+    const s = this.opts.stores.find((x) => x.name === name);
+    if (!s) throw new Error(`unknown store "${name}"`);
+    return s;
   }
 
   private bucket(store: string): SecondBucket {
@@ -283,6 +411,17 @@ export class Workload {
     this.buckets.clear();
     this.currentSecond = sec;
   }
+}
+
+/**
+ * The value a read found, when the store answered it: Ok -> the value as text (the write id the
+ * workload stored), NotFound -> null (absent); anything else is no answer (undefined).
+ */
+function readAnswer(r: ReadResult | undefined): { node: string; value: string | null } | null {
+  if (!r) return null;
+  if (r.status === KvStatus.Ok) return { node: r.node, value: r.value ? r.value.toString('utf8') : null };
+  if (r.status === KvStatus.NotFound) return { node: r.node, value: null };
+  return null;
 }
 
 function round(ms: number): number {

@@ -66,6 +66,7 @@ function sampleV2(): Record<string, unknown> {
 
 const V2_MUTATIONS: Mutation[] = [
   ['run missing', (h) => delete h.run, 'run must be an object'],
+  ['fault kind', (h) => (h.faults[0].kind = 'flood'), 'faults[0].kind must be kill, stop, pause, partition, clock or client-cut'],
   ['run status', (h) => (h.run.status = 'done'), 'run.status must be complete, running or interrupted'],
   ['run budget', (h) => (h.run.beyondBudget = 'no'), 'run.beyondBudget must be true or false'],
   ['run lag', (h) => delete h.run.asyncLagMaxMs, 'run.asyncLagMaxMs must be a number of milliseconds >= 0'],
@@ -139,6 +140,15 @@ describe('parseHistory', () => {
     const raw = sample();
     mutate(raw);
     expect(() => parseHistory(JSON.stringify(raw))).toThrow(new HistoryFormatError(message));
+  });
+
+  it("reads the nemesis's extension fault kinds (clock, client-cut) in v2 only", () => {
+    const h = sampleV2() as any;
+    h.faults.push({ id: 'f2', kind: 'clock', nodes: ['n2'], start: 5000, end: 6000 }, { id: 'f3', kind: 'client-cut', nodes: ['n3'], start: 5000, effective: 5001, end: 7000 });
+    expect(validateHistory(JSON.parse(JSON.stringify(h))).faults.map((f) => f.kind)).toEqual(['partition', 'clock', 'client-cut']);
+    const v1 = sample() as any;
+    v1.faults[0].kind = 'clock';
+    expect(() => validateHistory(v1)).toThrow('faults[0].kind must be kill, stop, pause or partition');
   });
 
   it('rejects text that is not JSON in one line', () => {

@@ -22,8 +22,13 @@ export const HISTORY_FORMAT: HistoryFormat = HISTORY_FORMAT_V2;
 export type WriteOp = 'put' | 'cas' | 'create' | 'delete';
 /** Jepsen's outcomes: ok (acknowledged), fail (definitely not applied), info (indeterminate). */
 export type Outcome = 'ok' | 'fail' | 'info';
-/** kill and stop lose the node's memory; pause and partition do not. */
-export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition';
+/**
+ * kill and stop lose the node's memory; pause and partition do not. v2 extension kinds (the
+ * harness's nemesis): `clock` (a node's clock stepped or running fast or slow) and `client-cut`
+ * (the harness's client cut from a node while the nodes still reach each other); neither loses
+ * memory nor cuts a node off from the others: the rules count them only as faults in effect.
+ */
+export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'clock' | 'client-cut';
 /** How a store acknowledges writes (DESIGN.md §2 "Replication"). */
 export type AckMode = 'sync' | 'async';
 
@@ -31,8 +36,10 @@ export type AckMode = 'sync' | 'async';
 export const WRITE_OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
 /** Every outcome, in the order error messages list them. */
 export const OUTCOMES: readonly Outcome[] = ['ok', 'fail', 'info'];
-/** Every fault kind, in the order error messages list them. */
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+/** The fault kinds of v1, in the order error messages list them. */
+export const FAULT_KINDS_V1: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+/** Every fault kind of v2 (v1's and the extension kinds), in the order error messages list them. */
+export const FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS_V1, 'clock', 'client-cut'];
 /** v2 `run.status`: complete, running (the harness died) or interrupted. */
 export type RunStatus = 'complete' | 'running' | 'interrupted';
 /** Every run status, in the order error messages list them. */
@@ -362,7 +369,7 @@ export function validateHistory(raw: unknown): History {
     const id = str(o.id, `${w}.id`);
     if (faultIds.has(id)) bad(`${w}.id "${id}" is used twice`);
     faultIds.add(id);
-    const kind = oneOf(o.kind, FAULT_KINDS, `${w}.kind`);
+    const kind = oneOf(o.kind, v2 ? FAULT_KINDS : FAULT_KINDS_V1, `${w}.kind`);
     const start = time(o.start, `${w}.start`);
     const end = optTime(o.end, `${w}.end`);
     if (end !== null && end < start) bad(`${w}.end must not be before its start`);

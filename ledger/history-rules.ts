@@ -159,6 +159,23 @@ class Judge {
     return this.samples.get(pkey(store, partition)) ?? [];
   }
 
+  /**
+   * The partition's replicas at instant t (v2): those of the latest sample at or before t that
+   * carries `replicas` (the partition map of that moment, after a regeneration or a move), else
+   * the partition's replicas at the start.
+   */
+  private replicasAt(store: string, partition: number, t: number): string[] {
+    if (this.v2) {
+      let at: string[] | undefined;
+      for (const s of this.samplesOf(store, partition)) {
+        if (s.t > t) break;
+        if (s.replicas !== undefined) at = s.replicas;
+      }
+      if (at !== undefined) return at;
+    }
+    return this.replicasOf(store, partition);
+  }
+
   private replicasOf(store: string, partition: number): string[] {
     return this.replicas.get(pkey(store, partition)) ?? [];
   }
@@ -291,7 +308,7 @@ class Judge {
   classify(l: HistoryWrite): LossEvidence {
     const t = l.complete as number;
     const store = this.stores.get(l.store)!;
-    const replicas = this.replicasOf(l.store, l.partition);
+    const replicas = this.replicasAt(l.store, l.partition, t);
     // rf1: RF 1 and a node of the partition's replicas crashed after the ack
     if (store.replicationFactor === 1) {
       const hit = replicas
@@ -367,7 +384,7 @@ class Judge {
       }
     }
     // 4. disrupted in time: a fault on the owner or the node that took over, in effect within [t, t + lag]
-    const replicas = this.replicasOf(l.store, l.partition);
+    const replicas = this.replicasAt(l.store, l.partition, t);
     const touches = (f: HistoryFault): boolean => f.nodes.includes(owner) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
     const disrupting = this.h.faults.find((f) => touches(f) && inEffectDuring(f, t, t + this.lag));
     if (disrupting === undefined) return null;
@@ -481,14 +498,17 @@ class Judge {
         else if (seen !== s.active) conflict = true;
       }
       if (conflict) add('epoch-conflict');
-      // epoch-regression: one node's samples whose epoch goes down over time
-      const lastByNode = new Map<string, number>();
+      // epoch-regression: one node's samples whose epoch goes down over time; a crash (kill or
+      // stop) of the node between two of its samples starts a new view (a restarted process
+      // remembers nothing and may first learn an older entry)
+      const lastByNode = new Map<string, { epoch: number; t: number }>();
       let regression = false;
       for (const s of samples) {
         if (s.node === undefined) continue;
-        const prev = lastByNode.get(s.node);
-        if (prev !== undefined && s.epoch < prev) regression = true;
-        lastByNode.set(s.node, prev === undefined ? s.epoch : Math.max(prev, s.epoch));
+        let prev = lastByNode.get(s.node);
+        if (prev !== undefined && this.crashes.some((f) => f.nodes.includes(s.node!) && crashAt(f) > prev!.t && crashAt(f) <= s.t)) prev = undefined;
+        if (prev !== undefined && s.epoch < prev.epoch) regression = true;
+        lastByNode.set(s.node, { epoch: prev === undefined ? s.epoch : Math.max(prev.epoch, s.epoch), t: s.t });
       }
       if (regression) add('epoch-regression');
       // false-healthy: Healthy while the in-sync set lacks a replica

@@ -34,7 +34,8 @@ export interface WriteCompletion {
 
 /** A fault as recorded before it takes effect (DESIGN.md §4). */
 export interface FaultStart {
-  kind: 'kill' | 'stop' | 'pause' | 'partition';
+  /** kill, stop, pause, partition; clock and client-cut (issue 13; history-format.md counts them only where a rule says "any kind"). */
+  kind: 'kill' | 'stop' | 'pause' | 'partition' | 'clock' | 'client-cut';
   nodes: string[];
   /** Partition faults: the nodes that cannot reach a majority of the nodes while it lasts. */
   isolated?: string[];

@@ -9,6 +9,7 @@ function results(over: Partial<Results> = {}): Results {
     exitCode: 1,
     rules: 'zaris-history/2',
     asyncLagMaxMs: 1000,
+    leaseMs: 2100,
     runtime: 'process',
     seed: 1,
     durationMs: 1000,

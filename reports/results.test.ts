@@ -23,7 +23,7 @@ function okWrite(store: string, key: string, seq: number, node = 'n1'): HistoryW
 function ledger(extraLost = 0): Database.Database {
   const h: History = validateHistory({
     format: 'zaris-history/2',
-    run: { status: 'complete', inconclusiveReason: null, beyondBudget: false, asyncLagMaxMs: 750, selfTestBug: null },
+    run: { status: 'complete', inconclusiveReason: null, beyondBudget: false, asyncLagMaxMs: 750, leaseMs: 2100, selfTestBug: null },
     nodes: ['n1', 'n2', 'n3'],
     stores: [
       { name: 'sync3', replicationFactor: 3, ackMode: 'sync' },
@@ -60,7 +60,7 @@ function ledger(extraLost = 0): Database.Database {
   const db = importHistory(h, ':memory:');
   open.push(db);
   db.prepare("UPDATE meta SET value = ? WHERE key = 'run_config'").run(
-    JSON.stringify({ beyondBudget: false, asyncLagMaxMs: 750, selfTestBug: null, clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] } }),
+    JSON.stringify({ beyondBudget: false, asyncLagMaxMs: 750, leaseMs: 2100, selfTestBug: null, clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] } }),
   );
   db.exec(`INSERT INTO meta (key, value) VALUES ('runtime', 'process'), ('seed', '42'), ('schedule_digest', 'abc123');
     UPDATE meta SET value = '60000' WHERE key = 'duration_ms';
@@ -82,7 +82,7 @@ describe('buildResults', () => {
     const db = ledger();
     const r = buildResults(db, verifyLedger(db));
     expect(Object.keys(r)).toEqual([
-      'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
+      'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
       'readsChecked', 'stores', 'findings', 'retries', 'clientOptions',
     ]);
     expect(r).toEqual({
@@ -90,6 +90,7 @@ describe('buildResults', () => {
       exitCode: 1,
       rules: 'zaris-history/2',
       asyncLagMaxMs: 750,
+      leaseMs: 2100,
       runtime: 'process',
       seed: 42,
       durationMs: 60000,

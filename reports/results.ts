@@ -56,6 +56,8 @@ export interface Results {
   rules: string;
   /** v2: how long an acknowledged async write may stay unreplicated with nothing in the way (ASYNC_LAG), ms; null under v1. */
   asyncLagMaxMs: number | null;
+  /** v2: the owner lease the store declared (async-ack rule 6: an owner cut off longer than this acknowledges nothing it may lose), ms; null under v1 or when none. */
+  leaseMs: number | null;
   /** meta.runtime ('process' | 'docker'); null for an imported history. */
   runtime: string | null;
   /** meta.seed (a number when it is an integer); null when absent. */
@@ -169,6 +171,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     ...(v.inconclusiveReason !== null ? { inconclusiveReason: v.inconclusiveReason } : {}),
     rules: v.rules,
     asyncLagMaxMs: v.asyncLagMaxMs,
+    leaseMs: v.leaseMs,
     runtime: meta(db, META.runtime),
     seed: seedOf(meta(db, META.seed)),
     durationMs: numberOf(meta(db, META.durationMs)),

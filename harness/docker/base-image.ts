@@ -7,10 +7,14 @@ import { hostDebianMirror } from './apt-mirror.js';
 
 /**
  * The locally made base image of the node image (DESIGN.md §3: "the image must also build where
- * no registry can be reached"): Debian bookworm minbase with iptables and iproute2, plus the
- * host's own `node` binary in /usr/local/bin.
+ * no registry can be reached"): Debian bookworm minbase with iptables, iproute2 and libfaketime
+ * (clock faults, harness/runtime/faketime.ts), plus the host's own `node` binary in
+ * /usr/local/bin. (The tag names libfaketime: a base image made before it has a different tag.)
  */
-export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20';
+export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20-faketime';
+
+/** The Debian packages debootstrap adds to minbase. */
+export const BASE_PACKAGES = ['iptables', 'iproute2', 'libfaketime'] as const;
 
 /** The Debian suite of the base image. */
 export const BASE_SUITE = 'bookworm';
@@ -63,7 +67,7 @@ export async function baseImageUnbuildableReason(): Promise<string | undefined> 
 
 /**
  * Makes the base image when the engine lacks it; quick (one `docker image inspect`) when it
- * exists. Steps: `debootstrap --variant=minbase --include=iptables,iproute2 bookworm ROOTFS
+ * exists. Steps: `debootstrap --variant=minbase --include=iptables,iproute2,libfaketime bookworm ROOTFS
  * MIRROR` into a temporary folder named `zaris-certify-base-*`, copy the node binary into
  * ROOTFS/usr/local/bin/node, `tar -C ROOTFS -c . | docker import` with a project label, then
  * remove the folder (also on failure).
@@ -82,8 +86,8 @@ export async function ensureBaseImage(opts: EnsureBaseImageOptions = {}): Promis
   const tmp = mkdtempSync(join(tmpdir(), 'zaris-certify-base-'));
   const rootfs = join(tmp, 'rootfs');
   try {
-    log(`debootstrap ${BASE_SUITE} (minbase + iptables, iproute2) from ${mirror} into ${rootfs}`);
-    const boot = await execa('debootstrap', ['--variant=minbase', '--include=iptables,iproute2', BASE_SUITE, rootfs, mirror], {
+    log(`debootstrap ${BASE_SUITE} (minbase + ${BASE_PACKAGES.join(', ')}) from ${mirror} into ${rootfs}`);
+    const boot = await execa('debootstrap', ['--variant=minbase', `--include=${BASE_PACKAGES.join(',')}`, BASE_SUITE, rootfs, mirror], {
       reject: false,
       all: true,
       timeout: 15 * 60_000,

@@ -3,17 +3,24 @@
  * functions over node ids; the random split comes from a caller-supplied seeded {@link Prng}.
  *
  * A grudge (harness/runtime/runtime.ts) maps a node to the nodes whose traffic it drops, one
- * direction per entry. Every topology here is symmetric: a cut link is dropped both ways (the
- * runtime turns `{ a: ['b'], b: ['a'] }` into two DROP rules).
+ * direction per entry. Every topology here but `one-way` is symmetric: a cut link is dropped both
+ * ways (the runtime turns `{ a: ['b'], b: ['a'] }` into two DROP rules). `one-way` drops one
+ * direction of one link (issue 13).
  */
 import type { Grudge } from '../runtime/runtime.js';
 import type { Prng } from './prng.js';
 
-/** The partition topologies the schedule can ask for (DESIGN.md §3 "Nemesis"). */
-export type Topology = 'isolate' | 'halves' | 'bridge' | 'leader' | 'active';
+/**
+ * The partition topologies the schedule can ask for (DESIGN.md §3 "Nemesis", issue 13).
+ * `isolate`: one node (whatever its role: the target says leader, active owner, ...) cut from all
+ * others; `halves`: majority | minority; `bridge`: two halves and one node reaching both;
+ * `one-way`: one node drops one other node's traffic. (`leader` and `active` are the names of
+ * zaris-schedule/1 for an isolation of the leader or of an active owner; they are still built.)
+ */
+export type Topology = 'isolate' | 'halves' | 'bridge' | 'one-way' | 'leader' | 'active';
 
 /** Every topology, in a fixed order (for validation and for weighted draws). */
-export const TOPOLOGIES: readonly Topology[] = ['isolate', 'halves', 'bridge', 'leader', 'active'];
+export const TOPOLOGIES: readonly Topology[] = ['isolate', 'halves', 'bridge', 'one-way', 'leader', 'active'];
 
 /**
  * A built partition: the grudge to install plus what the ledger records about it.
@@ -141,16 +148,50 @@ export function bridge(nodes: readonly string[], rng: Prng): PartitionPlan {
 }
 
 /**
- * Builds the partition for a topology. `node` is required for `isolate`, `leader` and `active`
- * (the node to cut off); `halves` and `bridge` draw their split from `rng`.
+ * One direction of one link cut: `to` drops the traffic `from` sends (`{ to: [from] }`). Nobody
+ * is cut off from the rest; `cutOff` names both ends of the link (the nodes the fault touches).
+ * @throws RangeError when either is not one of `nodes`, they are equal, or ids repeat.
+ */
+export function oneWay(nodes: readonly string[], from: string, to: string): PartitionPlan {
+  checkNodes(nodes, 2, 'one-way');
+  for (const n of [from, to]) if (!nodes.includes(n)) throw new RangeError(`one-way: ${n} is not one of [${nodes.join(', ')}]`);
+  if (from === to) throw new RangeError(`one-way: a node cannot drop its own traffic (${from})`);
+  return { topology: 'one-way', grudge: normalize({ [to]: [from] }), components: [[...nodes].sort()], cutOff: [from, to].sort() };
+}
+
+/**
+ * The nodes that cannot reach a majority of the nodes (themselves included) over links open in
+ * both directions under `grudge` (history-format.md v2 `faults[].isolated`). For an isolated
+ * node or a minority half: those nodes; for a bridge or a one-way cut in 3 nodes: none.
+ */
+export function isolatedNodes(nodes: readonly string[], grudge: Grudge): string[] {
+  const need = majoritySize(nodes.length);
+  return nodes.filter((n) => nodes.filter((m) => canReach(grudge, n, m) && canReach(grudge, m, n)).length < need).sort();
+}
+
+/**
+ * Builds the partition for a topology. `node` is required for `isolate`, `leader`, `active` and
+ * `one-way` (the node to cut off; for one-way, the node whose side drops: see `direction`);
+ * `halves` and `bridge` draw their split from `rng`, one-way its other end (unless `other`).
+ * `direction` (one-way only): `in` = `node` drops the other's traffic (default), `out` = the other
+ * drops `node`'s.
  * @throws RangeError when `node` is missing where needed, or as the builders do.
  */
-export function buildPartition(topology: Topology, nodes: readonly string[], opts: { rng: Prng; node?: string }): PartitionPlan {
+export function buildPartition(
+  topology: Topology,
+  nodes: readonly string[],
+  opts: { rng: Prng; node?: string; other?: string; direction?: 'in' | 'out' },
+): PartitionPlan {
   const need = (): string => {
     if (opts.node === undefined) throw new RangeError(`${topology}: needs the node to isolate`);
     return opts.node;
   };
   switch (topology) {
+    case 'one-way': {
+      const node = need();
+      const other = opts.other ?? opts.rng.pick(nodes.filter((n) => n !== node));
+      return opts.direction === 'out' ? oneWay(nodes, node, other) : oneWay(nodes, other, node);
+    }
     case 'isolate':
       return isolate(nodes, need());
     case 'leader':

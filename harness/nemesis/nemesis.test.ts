@@ -1,13 +1,17 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { ClusterConfig } from '../../nodes/cluster-config.js';
-import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from '../runtime/runtime.js';
-import { canReach } from './grudge.js';
-import { Nemesis, type ClusterProbe, type FaultRecorder, type FaultStartRecord, type NemesisOptions } from './nemesis.js';
+import type { ClockMode, ClockSetting, ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from '../runtime/runtime.js';
+import { canReach, majoritySize } from './grudge.js';
+import { catchingUpNodes, Nemesis, nodeCaughtUp, unhealthyPartitions, type ClusterProbe, type ClusterSnapshot, type FaultRecorder, type FaultStartRecord, type NemesisOptions } from './nemesis.js';
 import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, SCHEDULE_FORMAT, type PlannedFault, type Schedule } from './schedule.js';
 
 /**
  * An in-memory cluster: a Runtime and a ClusterProbe over the same state, plus a recorder, all
- * writing to one log so that the order of records and effects can be asserted.
+ * writing to one log so that the order of records and effects can be asserted. Partition i has
+ * the replicas n(i), n(i+1), n(i+2) (RF3); a node is in sync in a partition when it is up, not
+ * paused, reaches a majority both ways, and (after a restart) its catch-up of that partition is
+ * done: `catchUpMs` after the restart, plus `staggerMs` per partition of the node before it.
+ * The active owner stays while in sync, else the first in-sync replica takes over.
  */
 class FakeCluster implements Runtime, ClusterProbe {
   readonly kind = 'process' as const;
@@ -15,30 +19,34 @@ class FakeCluster implements Runtime, ClusterProbe {
   readonly times: Array<{ what: string; t: number }> = [];
   readonly events: Array<{ kind: string; detail: Record<string, unknown> }> = [];
   readonly starts: Array<FaultStartRecord & { id: number }> = [];
+  readonly ended = new Set<number>();
   readonly state = new Map<string, 'up' | 'down' | 'paused'>();
   grudge: Grudge = {};
-  /** the cluster stays unhealthy this long after any change */
-  recoveryMs = 0;
-  /** a restarted node is caught up this long after its restart */
+  cut: string[] = [];
+  readonly clocks = new Map<string, ClockSetting>();
+  modes: Record<string, ClockMode> | null = null;
   catchUpMs = 0;
-  /** extra unhealthy partitions reported whatever happens */
-  stuck: string[] = [];
+  staggerMs = 0;
   leaderId: string | null = 'n1';
   probeThrows = false;
   failKill = false;
   failRestart = new Set<string>();
-  leaderDelayMs = 0;
-  private lastChange = -Infinity;
+  /** partitions reported with a failback under way: partition index -> node */
+  readonly handoffs = new Map<number, string>();
+  /** extra partitions reported unhealthy whatever happens */
+  stuck = false;
+  /** also report an RF1 partition on every node (store rf1, partition i on node i) */
+  rf1 = false;
   private readonly restartedAt = new Map<string, number>();
+  private readonly active = new Map<number, string | null>();
   private nextId = 1;
-  // the global performance (not node:perf_hooks'): vi.useFakeTimers can make it virtual
   private readonly t0 = performance.now();
-  /** most faults active at once (start recorded, end not yet) */
   maxActive = 0;
   private activeNow = 0;
 
   constructor(readonly ids: string[] = ['n1', 'n2', 'n3', 'n4', 'n5']) {
     for (const n of ids) this.state.set(n, 'up');
+    ids.forEach((_, i) => this.active.set(i, ids[i]));
   }
   now(): number {
     return performance.now() - this.t0;
@@ -47,11 +55,12 @@ class FakeCluster implements Runtime, ClusterProbe {
     this.log.push(what);
     this.times.push({ what, t: this.now() });
   }
-  private change(): void {
-    this.lastChange = this.now();
-  }
   private expectState(n: string, s: 'up' | 'down' | 'paused', op: string): void {
     if (this.state.get(n) !== s) throw new Error(`fake: ${op} ${n} while ${this.state.get(n)}`);
+  }
+  replicasOf(i: number): string[] {
+    const n = this.ids.length;
+    return [0, 1, 2].map((k) => this.ids[(i + k) % n]);
   }
 
   // Runtime
@@ -69,13 +78,11 @@ class FakeCluster implements Runtime, ClusterProbe {
     this.expectState(n, 'up', 'kill');
     this.note(`kill ${n}`);
     this.state.set(n, 'down');
-    this.change();
   }
   async stop(n: string): Promise<void> {
     this.expectState(n, 'up', 'stop');
     this.note(`stop ${n}`);
     this.state.set(n, 'down');
-    this.change();
   }
   async restart(n: string): Promise<void> {
     if (this.failRestart.has(n)) throw new Error(`restart ${n}: port in use`);
@@ -83,29 +90,36 @@ class FakeCluster implements Runtime, ClusterProbe {
     this.note(`restart ${n}`);
     this.state.set(n, 'up');
     this.restartedAt.set(n, this.now());
-    this.change();
   }
   async pause(n: string): Promise<void> {
     this.expectState(n, 'up', 'pause');
     this.note(`pause ${n}`);
     this.state.set(n, 'paused');
-    this.change();
   }
   async resume(n: string): Promise<void> {
     this.expectState(n, 'paused', 'resume');
     this.note(`resume ${n}`);
     this.state.set(n, 'up');
-    this.change();
   }
   async partition(g: Grudge): Promise<void> {
     this.note(`partition ${JSON.stringify(g)}`);
     this.grudge = g;
-    this.change();
+  }
+  async cutClient(nodes: readonly string[]): Promise<void> {
+    this.note(`cut ${nodes.join(',')}`);
+    this.cut = [...nodes];
   }
   async heal(): Promise<void> {
     this.note('heal');
     this.grudge = {};
-    this.change();
+    this.cut = [];
+  }
+  async setClock(n: string, s: ClockSetting): Promise<void> {
+    this.note(`clock ${n} ${s.offsetMs} x${s.rate}`);
+    this.clocks.set(n, s);
+  }
+  clockModes(): Readonly<Record<string, ClockMode>> | null {
+    return this.modes;
   }
   isUp(n: string): boolean {
     return this.state.get(n) !== 'down';
@@ -116,30 +130,39 @@ class FakeCluster implements Runtime, ClusterProbe {
   async close(): Promise<void> {}
 
   // ClusterProbe
-  async leader(): Promise<string | null> {
+  private reachesMajority(n: string): boolean {
+    const ok = this.ids.filter((m) => this.state.get(m) === 'up' && canReach(this.grudge, n, m) && canReach(this.grudge, m, n));
+    return ok.length >= majoritySize(this.ids.length);
+  }
+  private inSync(n: string, i: number): boolean {
+    if (this.state.get(n) !== 'up' || !this.reachesMajority(n)) return false;
+    const r = this.restartedAt.get(n);
+    if (r === undefined) return true;
+    const rank = this.ids.map((_, k) => k).filter((k) => this.replicasOf(k).includes(n)).indexOf(i);
+    return this.now() >= r + this.catchUpMs + this.staggerMs * rank;
+  }
+  async snapshot(): Promise<ClusterSnapshot> {
     if (this.probeThrows) throw new Error('probe down');
-    if (this.leaderDelayMs > 0) await new Promise((r) => setTimeout(r, this.leaderDelayMs));
-    return this.leaderId !== null && this.state.get(this.leaderId) === 'up' ? this.leaderId : null;
+    const partitions: ClusterSnapshot['partitions'] = this.ids.map((_, i) => {
+      const replicas = this.replicasOf(i);
+      const inSync = replicas.filter((n) => this.inSync(n, i));
+      let active = this.active.get(i) ?? null;
+      if (active === null || !inSync.includes(active)) active = inSync[0] ?? null;
+      this.active.set(i, active);
+      const health = this.stuck ? 'Unavailable' : inSync.length === replicas.length ? 'Healthy' : inSync.length > 0 ? 'Degraded' : 'Unavailable';
+      return { store: 'sync3', partition: i, replicationFactor: 3, replicas, active, health, inSync, handoffTo: this.handoffs.get(i) ?? null };
+    });
+    if (this.rf1) {
+      this.ids.forEach((n, i) => {
+        const up = this.state.get(n) === 'up';
+        partitions.push({ store: 'rf1', partition: i, replicationFactor: 1, replicas: [n], active: up ? n : null, health: up ? 'Healthy' : 'Unavailable', inSync: up ? [n] : [], handoffTo: null });
+      });
+    }
+    const leader = this.leaderId !== null && this.state.get(this.leaderId) === 'up' ? this.leaderId : null;
+    return { leader, answered: this.ids.filter((n) => this.state.get(n) === 'up' && !this.cut.includes(n)), partitions };
   }
-  async activeOf(_store: string, partition: number): Promise<string | null> {
-    if (this.probeThrows) throw new Error('probe down');
-    const n = this.ids[partition % this.ids.length];
-    return this.state.get(n) === 'up' ? n : null;
-  }
-  async partitions(): Promise<Array<{ store: string; partition: number }>> {
-    return this.ids.map((_, partition) => ({ store: 'sync3', partition }));
-  }
-  async unhealthy(): Promise<string[]> {
-    if (this.probeThrows) throw new Error('probe down');
-    const out = [...this.stuck];
-    for (const [n, s] of this.state) if (s !== 'up') out.push(`sync3/${this.ids.indexOf(n)} Degraded (${n} ${s})`);
-    if (Object.keys(this.grudge).length > 0) out.push('sync3/0 Degraded (partitioned)');
-    if (this.now() < this.lastChange + this.recoveryMs) out.push('sync3/0 Recovering');
-    return out;
-  }
-  async caughtUp(n: string): Promise<boolean> {
-    const t = this.restartedAt.get(n);
-    return this.state.get(n) === 'up' && t !== undefined && this.now() >= t + this.catchUpMs;
+  async partitions(): Promise<Array<{ store: string; partition: number; replicationFactor: number }>> {
+    return this.ids.map((_, partition) => ({ store: 'sync3', partition, replicationFactor: 3 }));
   }
 
   // the recorder side (see recorderOf)
@@ -153,25 +176,25 @@ class FakeCluster implements Runtime, ClusterProbe {
   }
   faultEnd(id: number): void {
     this.note(`end#${id}`);
+    this.ended.add(id);
     this.activeNow--;
   }
   caughtUpRecorded = new Map<number, number>();
-  caughtUp_(id: number, ms: number): void {
-    this.caughtUpRecorded.set(id, ms);
-  }
   event(kind: string, detail: string): void {
     this.events.push({ kind, detail: JSON.parse(detail) as Record<string, unknown> });
   }
+  detailOf(id: number): Record<string, any> {
+    return JSON.parse(this.starts.find((s) => s.id === id)!.detail!) as Record<string, any>;
+  }
 }
 
-/** The recorder side of a FakeCluster (its caughtUp name is taken by the probe). */
 function recorderOf(c: FakeCluster): FaultRecorder {
   return {
     faultStart: (f) => c.faultStart(f),
     faultEnd: (id) => c.faultEnd(id),
     caughtUp: (id, ms) => {
       c.log.push(`caughtUp#${id}`);
-      c.caughtUp_(id, ms);
+      c.caughtUpRecorded.set(id, ms);
     },
     event: (k, d) => c.event(k, d),
   };
@@ -179,47 +202,68 @@ function recorderOf(c: FakeCluster): FaultRecorder {
 
 function sched(faults: PlannedFault[], extra: Partial<Schedule> = {}): Schedule {
   const end = Math.max(0, ...faults.map((f) => f.atMs + f.durationMs));
-  return { format: SCHEDULE_FORMAT, seed: 7, durationMs: end + 1, kinds: ['kill', 'stop', 'pause', 'partition'], escalationTimeoutMs: 1000, nodeCount: 5, beyondBudget: false, faults, ...extra };
+  return {
+    format: SCHEDULE_FORMAT,
+    seed: 7,
+    durationMs: end + 1,
+    kinds: ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut'],
+    preset: 'random',
+    escalationTimeoutMs: 1000,
+    evictionTimeoutMs: 5000,
+    nodeCount: 5,
+    beyondBudget: false,
+    faults,
+    ...extra,
+  };
 }
 
 function nemesisOn(c: FakeCluster, schedule: Schedule, o: Partial<NemesisOptions> = {}): Nemesis {
-  return new Nemesis({ runtime: c, probe: c, recorder: recorderOf(c), clock: c, schedule, pollMs: 5, healthyWaitMs: 2_000, catchUpWaitMs: 2_000, healTimeoutMs: 2_000, probeTimeoutMs: 200, ...o });
+  return new Nemesis({ runtime: c, probe: c, recorder: recorderOf(c), clock: c, schedule, pollMs: 5, gateWaitMs: 2_000, catchUpWaitMs: 2_000, healTimeoutMs: 2_000, probeTimeoutMs: 200, ...o });
 }
+
+const node = (n: string) => ({ role: 'node' as const, node: n });
 
 /**
- * Runs `body` on a virtual clock (setTimeout and performance faked): timers fire in order as the
- * clock moves, 1 ms at a time, never by the wall clock, so a loaded machine cannot reorder them.
- * `body` gets `settle(p)`, which moves the clock until `p` settles (at most `limitMs` virtual ms).
+ * Virtual time (deterministic on a loaded machine): every test runs under vitest's fake timers
+ * (setTimeout, setInterval, performance, Date); `drive` advances them 5 ms at a time, letting
+ * promises settle in between, until the operation ends.
  */
-async function onVirtualClock(body: (settle: <T>(p: Promise<T>, limitMs?: number) => Promise<T>) => Promise<void>): Promise<void> {
-  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance'] });
-  try {
-    await body(async <T,>(p: Promise<T>, limitMs = 60_000): Promise<T> => {
-      let settled = false;
-      const tracked = p.finally(() => {
-        settled = true;
-      });
-      for (let t = 0; !settled && t < limitMs; t++) await vi.advanceTimersByTimeAsync(1);
-      if (!settled) throw new Error(`did not settle within ${limitMs} virtual ms`);
-      return tracked;
-    });
-  } finally {
-    vi.useRealTimers();
+async function drive<T>(op: Promise<T>): Promise<T> {
+  let done = false;
+  op.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  for (let i = 0; !done; i++) {
+    if (i > 200_000) throw new Error('drive: still running after 1,000 s of virtual time');
+    await vi.advanceTimersByTimeAsync(5);
   }
+  return op;
 }
+const t = (c: FakeCluster, what: RegExp): number => c.times.find((x) => what.test(x.what))!.t;
 
 describe('Nemesis executor', () => {
-  it('records each start before applying it and each end before undoing it', async () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'setInterval', 'clearInterval', 'performance', 'Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('records each start before applying it and each end before undoing it, for every kind', async () => {
     const c = new FakeCluster();
-    c.catchUpMs = 30;
+    c.modes = { n1: 'monotonic', n2: 'wall', n3: 'monotonic', n4: 'wall', n5: 'monotonic' };
     const s = sched([
-      { kind: 'kill', target: { role: 'node', node: 'n2' }, atMs: 0, durationMs: 20, calmMs: 0 },
-      { kind: 'pause', target: { role: 'node', node: 'n3' }, atMs: 20, durationMs: 20, calmMs: 0 },
-      { kind: 'partition', topology: 'isolate', target: { role: 'node', node: 'n1' }, atMs: 40, durationMs: 20, calmMs: 0 },
-      { kind: 'stop', target: { role: 'leader' }, atMs: 60, durationMs: 20, calmMs: 0 },
+      { kind: 'kill', target: node('n2'), atMs: 0, durationMs: 20 },
+      { kind: 'pause', target: node('n3'), atMs: 40, durationMs: 20 },
+      { kind: 'partition', topology: 'isolate', target: node('n1'), atMs: 80, durationMs: 20 },
+      { kind: 'stop', target: { role: 'leader' }, atMs: 120, durationMs: 20 },
+      { kind: 'clock', target: node('n4'), atMs: 160, durationMs: 20, clock: { rate: 0.5, jumpMs: -30_000 } },
+      { kind: 'clock', target: node('n5'), atMs: 200, durationMs: 20, clock: { rate: 0.5, jumpMs: -30_000 } },
+      { kind: 'client-cut', target: node('n3'), atMs: 240, durationMs: 20 },
     ]);
     const n = nemesisOn(c, s);
-    await n.run(new AbortController().signal);
+    await drive(n.run(new AbortController().signal));
     expect(c.log).toEqual([
       'start#1 kill n2',
       'kill n2',
@@ -233,215 +277,357 @@ describe('Nemesis executor', () => {
       'start#3 partition n1',
       `partition ${JSON.stringify({ n1: ['n2', 'n3', 'n4', 'n5'], n2: ['n1'], n3: ['n1'], n4: ['n1'], n5: ['n1'] })}`,
       'end#3',
-      'heal',
+      'partition {}',
       'start#4 stop n1',
       'stop n1',
       'end#4',
       'restart n1',
       'caughtUp#4',
+      // n4 is a wall-mode node: its wall clock jumps; n5 is monotonic-mode: its clocks run slow
+      'start#5 clock n4',
+      'clock n4 -30000 x1',
+      'end#5',
+      'clock n4 0 x1',
+      'start#6 clock n5',
+      'clock n5 0 x0.5',
+      'end#6',
+      'clock n5 0 x1',
+      'start#7 client-cut n3',
+      'cut n3',
+      'end#7',
+      'cut ',
     ]);
-    expect(n.counts()).toEqual({ kill: 1, stop: 1, pause: 1, partition: 1 });
-    expect(c.starts.map((f) => f.target)).toEqual(['node:n2', 'node:n3', 'node:n1', 'leader']);
-    // caught-up time is after the restart by at least the fake's catch-up delay
-    const restart = c.times.find((t) => t.what === 'restart n2')!.t;
-    expect(c.caughtUpRecorded.get(1)!).toBeGreaterThanOrEqual(restart + 30);
-    const detail = JSON.parse(c.starts[2].detail!) as Record<string, unknown>;
-    expect(detail.topology).toBe('isolate');
+    expect(n.counts()).toEqual({ kill: 1, stop: 1, pause: 1, partition: 1, power: 0, clock: 2, 'client-cut': 1 });
+    expect(c.starts.map((f) => f.target)).toEqual(['node:n2', 'node:n3', 'node:n1', 'leader', 'node:n4', 'node:n5', 'node:n3']);
+    expect(c.starts[2].isolated).toEqual(['n1']);
+    expect(c.detailOf(5)).toMatchObject({ node: 'n4', mode: 'wall', offsetMs: -30_000 });
+    expect(c.detailOf(6)).toMatchObject({ node: 'n5', mode: 'monotonic', rate: 0.5 });
   });
 
-  it('within budget, waits for every partition to be Healthy before the next fault', async () => {
+  it('a power failure records one kill per node, kills them together, restarts them together', async () => {
     const c = new FakeCluster();
-    c.recoveryMs = 120; // unhealthy for 120 ms after each change
-    const s = sched([
-      { kind: 'kill', target: { role: 'random' }, atMs: 0, durationMs: 10, calmMs: 0 },
-      { kind: 'pause', target: { role: 'random' }, atMs: 10, durationMs: 10, calmMs: 0 },
-      { kind: 'partition', topology: 'halves', target: { role: 'random' }, atMs: 20, durationMs: 10, calmMs: 0 },
-    ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
-    const t = (what: RegExp, from = 0): number => c.times.slice(from).find((x) => what.test(x.what))!.t;
-    // each start comes >= recoveryMs after the undo of the previous fault
-    expect(t(/^start#2/)).toBeGreaterThanOrEqual(t(/^restart /) + 120);
-    expect(t(/^start#3/)).toBeGreaterThanOrEqual(t(/^resume /) + 120);
+    const s = sched([{ kind: 'power', count: 2, target: node('n4'), atMs: 0, durationMs: 20 }]);
+    const n = nemesisOn(c, s);
+    await drive(n.run(new AbortController().signal));
+    const victims = c.starts.map((f) => f.nodes[0]);
+    expect(victims[0]).toBe('n4');
+    expect(victims).toHaveLength(2);
+    expect(c.log.slice(0, 4)).toEqual([`start#1 kill ${victims[0]}`, `start#2 kill ${victims[1]}`, `kill ${victims[0]}`, `kill ${victims[1]}`]);
+    expect(c.log.slice(4, 8)).toEqual(['end#1', 'end#2', `restart ${victims[0]}`, `restart ${victims[1]}`]);
+    expect(c.detailOf(1)).toMatchObject({ power: 0, group: victims });
+    expect(t(c, /^kill .*/) - t(c, /^start#1/)).toBeLessThan(100);
+    expect(n.counts().power).toBe(1);
+  });
+
+  it('within budget, a fault that would leave no majority waits until the earlier one ends', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3']);
+    const s = sched(
+      [
+        { kind: 'pause', target: node('n2'), atMs: 0, durationMs: 150 },
+        { kind: 'kill', target: node('n3'), atMs: 10, durationMs: 10 },
+      ],
+      { nodeCount: 3 },
+    );
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    expect(t(c, /^start#2/)).toBeGreaterThanOrEqual(t(c, /^resume n2/));
+    const waited = c.events.find((e) => e.kind === 'fault-waited');
+    expect(waited?.detail).toMatchObject({ index: 1, kind: 'kill' });
+    expect(String(waited?.detail.reason)).toMatch(/^no majority of 2 up, unpaused, connected nodes that remember the cluster/);
     expect(c.maxActive).toBe(1);
   });
 
-  it('within budget, skips a fault when the cluster stays unhealthy past the bounded wait', async () => {
+  it('within budget, a second fault hits the active owner while the restarted replica still catches up (another copy is in sync)', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3']);
+    c.catchUpMs = 30;
+    c.staggerMs = 1_000; // n3 is in sync in its first partition after 30 ms, in the last after 2,030 ms
+    const s = sched(
+      [
+        { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 10 },
+        { kind: 'kill', target: { role: 'active-over', fault: 0 }, atMs: 10, durationMs: 10, after: { event: 'catching-up', fault: 0, delayMs: 0, waitMs: 1_000 } },
+      ],
+      { nodeCount: 3 },
+    );
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    expect(c.starts).toHaveLength(2);
+    const second = c.detailOf(2);
+    expect(second.after).toMatchObject({ event: 'catching-up', fault: 0 });
+    // it waited for n3 to rejoin (in sync somewhere), not for n3 to catch up everywhere
+    expect(t(c, /^start#2/)).toBeGreaterThanOrEqual(t(c, /^restart n3/) + 30);
+    expect(t(c, /^start#2/)).toBeLessThan(t(c, /^restart n3/) + 1_030);
+    // the partition chosen is one where n3 is still behind, and its active is not n3
+    expect(second.behind).toBe('n3');
+    expect(c.starts[1].nodes[0]).not.toBe('n3');
+    expect(Object.values(second.inSync as Record<string, string[]>).some((m) => !m.includes('n3'))).toBe(true);
+  });
+
+  it('a crash right after a restarted node caught up, and a failback follow-up, fire on their events', async () => {
     const c = new FakeCluster();
-    c.stuck = ['sync3/1 Unavailable'];
+    c.catchUpMs = 40;
     const s = sched([
-      { kind: 'kill', target: { role: 'random' }, atMs: 0, durationMs: 10, calmMs: 0 },
-      { kind: 'kill', target: { role: 'random' }, atMs: 10, durationMs: 10, calmMs: 0 },
+      { kind: 'kill', target: node('n2'), atMs: 0, durationMs: 10 },
+      { kind: 'kill', target: { role: 'active-over', fault: 0 }, atMs: 10, durationMs: 10, after: { event: 'caught-up', fault: 0, delayMs: 0, waitMs: 2_000 } },
+      { kind: 'pause', target: { role: 'same', fault: 0 }, atMs: 10, durationMs: 10, after: { event: 'failback', fault: 0, delayMs: 0, waitMs: 2_000 } },
     ]);
-    const n = nemesisOn(c, s, { healthyWaitMs: 60 });
-    await n.run(new AbortController().signal);
-    expect(c.log).toEqual([]);
-    const skipped = c.events.filter((e) => e.kind === 'fault-skipped');
-    expect(skipped.map((e) => e.detail.index)).toEqual([0, 1]);
-    expect(skipped[0].detail.unhealthy).toEqual(['sync3/1 Unavailable']);
+    setTimeout(() => c.handoffs.set(1, 'n2'), 200);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    const caught = c.caughtUpRecorded.get(1)!;
+    expect(t(c, /^start#2/)).toBeGreaterThanOrEqual(caught);
+    expect(c.starts[2].nodes).toEqual(['n2']);
+    expect(t(c, /^start#3/)).toBeGreaterThanOrEqual(195);
+    expect(c.detailOf(3).after).toMatchObject({ event: 'failback', fault: 0 });
+  });
+
+  it('a trigger that never fires starts the fault anyway when its wait ends, and says so', async () => {
+    const c = new FakeCluster();
+    const s = sched([
+      { kind: 'pause', target: node('n2'), atMs: 0, durationMs: 10 },
+      { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 10, after: { event: 'failback', delayMs: 0, waitMs: 60 } },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    const k = c.starts.find((f) => f.kind === 'kill')!;
+    expect(JSON.parse(k.detail!).after).toEqual({ event: 'failback', trigger: 'missed', waitedMs: 60 });
+  });
+
+  it('within budget, skips a fault that the budget never allows, with the reason', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3']);
+    const s = sched(
+      [
+        { kind: 'partition', topology: 'isolate', target: node('n1'), atMs: 0, durationMs: 400 },
+        { kind: 'kill', target: node('n2'), atMs: 10, durationMs: 10 },
+      ],
+      { nodeCount: 3 },
+    );
+    const n = nemesisOn(c, s, { gateWaitMs: 60 });
+    await drive(n.run(new AbortController().signal));
+    expect(c.starts.map((f) => f.kind)).toEqual(['partition']);
+    const skipped = c.events.find((e) => e.kind === 'fault-skipped')!;
+    expect(skipped.detail).toMatchObject({ index: 1, kind: 'kill', target: 'node:n2' });
+    expect(String(skipped.detail.reason)).toMatch(/^not within the fault budget for 60 ms: no majority/);
     expect(n.counts().kill).toBe(0);
   });
 
-  it('the stop signal ends the fault phase promptly and undoes every active fault (virtual clock)', () =>
-    onVirtualClock(async (settle) => {
-      const c = new FakeCluster();
-      const s = sched(
-        [
-          { kind: 'kill', target: { role: 'node', node: 'n2' }, atMs: 0, durationMs: 30_000, calmMs: 0 },
-          { kind: 'pause', target: { role: 'node', node: 'n3' }, atMs: 5, durationMs: 30_000, calmMs: 0 },
-          { kind: 'partition', topology: 'halves', target: { role: 'random' }, atMs: 10, durationMs: 30_000, calmMs: 0 },
-          { kind: 'kill', target: { role: 'random' }, atMs: 40_000, durationMs: 1_000, calmMs: 0 },
-        ],
-        { beyondBudget: true },
-      );
-      const ac = new AbortController();
-      const n = nemesisOn(c, s);
-      const t0 = c.now();
-      setTimeout(() => ac.abort(), 100);
-      await settle(n.run(ac.signal));
-      // the abort came at 100 virtual ms; the phase ended promptly after it (virtual ms, not the wall clock's)
-      expect(c.now() - t0).toBeGreaterThanOrEqual(100);
-      expect(c.now() - t0).toBeLessThan(1_000);
-      expect(c.maxActive).toBe(3);
-      expect(n.activeCount()).toBe(0);
-      expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
-      expect(c.grudge).toEqual({});
-      // every end recorded before its undo
-      for (const [id, undo] of [
-        [1, 'restart n2'],
-        [2, 'resume n3'],
-        [3, 'heal'],
-      ] as const) {
-        expect(c.log.indexOf(`end#${id}`)).toBeGreaterThanOrEqual(0);
-        expect(c.log.indexOf(`end#${id}`)).toBeLessThan(c.log.indexOf(undo));
-      }
-      expect(c.log.filter((l) => l.startsWith('start#')).length).toBe(3); // the 40 s fault never started
-      const heal = await settle(n.healAll());
-      expect(heal).toEqual({ healed: true });
-      expect(c.log).toContain('caughtUp#1'); // caught up after the abort: recorded by healAll
-    }));
-
-  it('beyond budget, faults overlap, never share a crashed or paused node, and partitions compose', async () => {
+  it('a slow clock and a cut of the same node never overlap within budget', async () => {
     const c = new FakeCluster();
-    c.stuck = ['sync3/0 Unavailable']; // never Healthy: beyond budget must not wait for it
+    c.modes = { n1: 'monotonic', n2: 'wall', n3: 'monotonic', n4: 'wall', n5: 'monotonic' };
+    const s = sched([
+      { kind: 'clock', target: node('n1'), atMs: 0, durationMs: 100, clock: { rate: 0.5, jumpMs: 5_000 } },
+      { kind: 'partition', topology: 'isolate', target: node('n1'), atMs: 10, durationMs: 10 },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    expect(t(c, /^start#2 partition/)).toBeGreaterThanOrEqual(t(c, /^clock n1 0 x1/));
+    expect(String(c.events.find((e) => e.kind === 'fault-waited')?.detail.reason)).toMatch(/^n1's clock runs slow/);
+  });
+
+  it('an RF1 holder is never kept paused or cut off past the eviction timeout less 10 s, counting overlapping faults', async () => {
+    const c = new FakeCluster();
+    c.rf1 = true;
+    // eviction timeout 20 s: the limit is 10 s
     const s = sched(
       [
-        { kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 300, calmMs: 0 },
-        { kind: 'pause', target: { role: 'random' }, atMs: 20, durationMs: 300, calmMs: 0 },
-        { kind: 'kill', target: { role: 'random' }, atMs: 40, durationMs: 300, calmMs: 0 },
-        { kind: 'partition', topology: 'isolate', target: { role: 'node', node: 'n5' }, atMs: 60, durationMs: 100, calmMs: 0 },
-        { kind: 'partition', topology: 'isolate', target: { role: 'node', node: 'n4' }, atMs: 80, durationMs: 300, calmMs: 0 },
+        { kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 0, durationMs: 6_000 },
+        // would keep n2 out from 0 to 5 s + 6 s = 11 s > 10 s: waits for the isolation to end
+        { kind: 'pause', target: node('n2'), atMs: 5_000, durationMs: 6_000 },
+        // a crash of any length is fine
+        { kind: 'kill', target: node('n4'), atMs: 0, durationMs: 30_000 },
       ],
-      { beyondBudget: true },
+      { evictionTimeoutMs: 20_000 },
     );
-    const n = nemesisOn(c, s, { catchUpWaitMs: 50 });
-    await n.run(new AbortController().signal);
-    expect(c.maxActive).toBeGreaterThanOrEqual(4);
-    const crashOrPause = c.starts.filter((f) => f.kind !== 'partition').map((f) => f.nodes[0]);
-    expect(crashOrPause[0]).toBe('n1'); // the leader
-    expect(new Set(crashOrPause).size).toBe(3);
-    // while both partitions were active, both cuts were installed at once
-    const both = c.log.find((l) => l.startsWith('partition ') && l.includes('"n4":[') && l.includes('"n5":['));
-    expect(both).toBeDefined();
-    const union = JSON.parse(both!.slice('partition '.length)) as Grudge;
-    expect(canReach(union, 'n4', 'n5')).toBe(false);
-    expect(canReach(union, 'n1', 'n2')).toBe(true);
-    // when the first partition healed, the second stayed installed
-    const after = c.log.slice(c.log.indexOf('end#' + c.starts.find((f) => f.kind === 'partition' && f.nodes[0] === 'n5')!.id));
-    const reinstall = after.find((l) => l.startsWith('partition ') || l === 'heal');
-    expect(reinstall).toBe(`partition ${JSON.stringify({ n1: ['n4'], n2: ['n4'], n3: ['n4'], n4: ['n1', 'n2', 'n3', 'n5'], n5: ['n4'] })}`);
-    expect(n.counts()).toEqual({ kill: 2, stop: 0, pause: 1, partition: 2 });
+    await drive(nemesisOn(c, s, { gateWaitMs: 10_000 }).run(new AbortController().signal));
+    expect(c.starts.map((f) => `${f.kind} ${f.nodes.join()}`).sort()).toEqual(['kill n4', 'partition n2', 'pause n2']);
+    expect(t(c, /^start#\d+ pause n2/)).toBeGreaterThanOrEqual(t(c, /^end#1/));
+    expect(String(c.events.find((e) => e.kind === 'fault-waited' && e.detail.kind === 'pause')?.detail.reason)).toBe(
+      'n2 (an RF1 holder) would stay paused or cut off for 11 s, past the eviction timeout less 10 s (10 s)',
+    );
+  });
+
+  it('a flapping partition cuts and heals over and over, one ledger row per cut, without waiting for anything', async () => {
+    const c = new FakeCluster();
+    const s = sched([{ kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 0, durationMs: 600, flap: { onMs: 50, offMs: 50 } }]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    const rows = c.starts.filter((f) => f.kind === 'partition');
+    // six cycles fit; a loaded machine may run fewer, never more
+    expect(rows.length).toBeGreaterThanOrEqual(2);
+    expect(rows.length).toBeLessThanOrEqual(6);
+    expect(rows.every((r) => r.nodes.join() === 'n2' && c.ended.has(r.id))).toBe(true);
+    expect(JSON.parse(rows[1].detail!).flap).toMatchObject({ onMs: 50, offMs: 50, cycle: 1, of: rows[0].id });
+    const installs = c.log.filter((l) => l.startsWith('partition '));
+    expect(installs.filter((l) => l === 'partition {}').length).toBe(rows.length);
     expect(c.grudge).toEqual({});
   });
 
-  it('injects nothing once the stop signal fired, even while a probe was answering (virtual clock)', () =>
-    onVirtualClock(async (settle) => {
-      const c = new FakeCluster();
-      c.leaderDelayMs = 150;
-      const s = sched([{ kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 1_000, calmMs: 0 }]);
-      const ac = new AbortController();
-      setTimeout(() => ac.abort(), 50);
-      await settle(nemesisOn(c, s).run(ac.signal));
-      expect(c.log).toEqual([]);
-      expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
-    }));
+  it('a client cut and a partition compose: healing one keeps the other', async () => {
+    const c = new FakeCluster();
+    const s = sched([
+      { kind: 'client-cut', target: node('n3'), atMs: 0, durationMs: 100 },
+      { kind: 'partition', topology: 'isolate', target: node('n5'), atMs: 10, durationMs: 20 },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    // the partition's heal installs an empty grudge, never runtime.heal() (which would end the cut)
+    expect(c.log).not.toContain('heal');
+    expect(c.log.indexOf('partition {}')).toBeLessThan(c.log.indexOf('cut '));
+  });
 
-  it('resolves the leader and active owners through the probe, and falls back to a random node', async () => {
+  it('one-way partitions cut one direction of one link; isolated is empty', async () => {
+    const c = new FakeCluster();
+    const s = sched([
+      { kind: 'partition', topology: 'one-way', direction: 'in', target: node('n1'), atMs: 0, durationMs: 10 },
+      { kind: 'partition', topology: 'one-way', direction: 'out', target: node('n1'), atMs: 20, durationMs: 10 },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    const [a, b] = c.starts;
+    const ga = JSON.parse(a.detail!).grudge as Grudge;
+    const gb = JSON.parse(b.detail!).grudge as Grudge;
+    expect(Object.keys(ga)).toEqual(['n1']); // n1 drops the other's traffic
+    expect(Object.values(gb)[0]).toEqual(['n1']); // the other drops n1's
+    expect(a.isolated).toEqual([]);
+    expect(a.nodes).toContain('n1');
+    expect(a.nodes).toHaveLength(2);
+  });
+
+  it('the stop signal ends the fault phase promptly and undoes every fault in effect', async () => {
+    const c = new FakeCluster();
+    const s = sched(
+      [
+        { kind: 'kill', target: node('n2'), atMs: 0, durationMs: 30_000 },
+        { kind: 'pause', target: node('n3'), atMs: 5, durationMs: 30_000 },
+        { kind: 'partition', topology: 'halves', target: { role: 'random' }, atMs: 10, durationMs: 30_000 },
+        { kind: 'kill', target: { role: 'random' }, atMs: 40_000, durationMs: 1_000 },
+      ],
+      { beyondBudget: true },
+    );
+    const ac = new AbortController();
+    const n = nemesisOn(c, s);
+    const t0 = c.now();
+    setTimeout(() => ac.abort(), 100);
+    await drive(n.run(ac.signal));
+    expect(c.now() - t0).toBeLessThan(1_000);
+    expect(c.maxActive).toBe(3);
+    expect(n.activeCount()).toBe(0);
+    expect([...c.state.values()].every((v) => v === 'up')).toBe(true);
+    expect(c.grudge).toEqual({});
+    for (const [id, undo] of [
+      [1, 'restart n2'],
+      [2, 'resume n3'],
+      [3, 'partition {}'],
+    ] as const) {
+      expect(c.log.indexOf(`end#${id}`)).toBeGreaterThanOrEqual(0);
+      expect(c.log.indexOf(`end#${id}`)).toBeLessThan(c.log.indexOf(undo));
+    }
+    expect(c.log.filter((l) => l.startsWith('start#')).length).toBe(3);
+    expect(await drive(n.healAll())).toEqual({ healed: true });
+    expect(c.log).toContain('caughtUp#1'); // caught up after the abort: recorded by healAll
+  });
+
+  it('beyond budget, faults overlap past the budget, never share a crashed or paused node, and partitions compose', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3']);
+    const s = sched(
+      [
+        { kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 300 },
+        { kind: 'pause', target: { role: 'random' }, atMs: 20, durationMs: 300 },
+        { kind: 'kill', target: { role: 'random' }, atMs: 40, durationMs: 300 },
+        { kind: 'partition', topology: 'isolate', target: node('n3'), atMs: 60, durationMs: 100 },
+        { kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 80, durationMs: 300 },
+      ],
+      { beyondBudget: true, nodeCount: 3 },
+    );
+    const n = nemesisOn(c, s);
+    await drive(n.run(new AbortController().signal));
+    expect(c.maxActive).toBeGreaterThanOrEqual(4);
+    const crashOrPause = c.starts.filter((f) => f.kind !== 'partition').map((f) => f.nodes[0]);
+    expect(crashOrPause[0]).toBe('n1');
+    expect(new Set(crashOrPause).size).toBe(3);
+    const both = c.log.find((l) => l.startsWith('partition ') && l.includes('"n2":[') && l.includes('"n3":['));
+    const union = JSON.parse(both!.slice('partition '.length)) as Grudge;
+    expect(canReach(union, 'n2', 'n3')).toBe(false);
+    expect(c.grudge).toEqual({});
+  });
+
+  it('resolves the leader, active owners, in-sync replicas and nodes catching up through the probe, else a random node', async () => {
     const c = new FakeCluster();
     c.leaderId = 'n3';
     const s = sched([
-      { kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 5, calmMs: 0 },
-      { kind: 'kill', target: { role: 'active', store: 'sync3', partition: 3 }, atMs: 5, durationMs: 5, calmMs: 0 },
-      { kind: 'partition', topology: 'active', target: { role: 'active', store: 'sync3', partition: 1 }, atMs: 10, durationMs: 5, calmMs: 0 },
+      { kind: 'kill', target: { role: 'leader' }, atMs: 0, durationMs: 5 },
+      { kind: 'pause', target: { role: 'active', store: 'sync3', partition: 3 }, atMs: 20, durationMs: 5 },
+      { kind: 'partition', topology: 'isolate', target: { role: 'replica', store: 'sync3', partition: 1 }, atMs: 40, durationMs: 5 },
+      { kind: 'pause', target: { role: 'catching-up' }, atMs: 60, durationMs: 5 },
+      { kind: 'pause', target: { role: 'failback' }, atMs: 80, durationMs: 5 },
     ]);
-    await nemesisOn(c, s).run(new AbortController().signal);
-    expect(c.starts.map((f) => f.nodes)).toEqual([['n3'], ['n4'], ['n2']]);
-
-    const d = new FakeCluster();
-    d.leaderId = null;
-    const t = sched([{ kind: 'pause', target: { role: 'leader' }, atMs: 0, durationMs: 5, calmMs: 0 }]);
-    await nemesisOn(d, t).run(new AbortController().signal);
-    expect(d.starts).toHaveLength(1);
-    expect(JSON.parse(d.starts[0].detail!).fallback).toBe('no leader known: random node');
-    expect(d.ids).toContain(d.starts[0].nodes[0]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    expect(c.starts[0].nodes).toEqual(['n3']);
+    expect(c.starts[1].nodes).toEqual(['n4']);
+    expect(['n3', 'n4']).toContain(c.starts[2].nodes[0]); // partition 1 is n2 (active), n3, n4
+    expect(c.detailOf(4).fallback).toBe('no replica catching up: random node');
+    expect(c.detailOf(5).fallback).toBe('no failback under way: random node');
   });
 
   it('live choices are a function of the schedule: a replayed schedule gives the same digest and the same faults', async () => {
     const PARTS = [0, 1, 2, 3, 4].map((partition) => ({ store: 'sync3', partition }));
-    const planned = planSchedule({ seed: 1234, durationMs: 20_000, kinds: ['kill', 'stop', 'pause', 'partition'], escalationTimeoutMs: 1000, nodeCount: 5, partitions: PARTS });
+    const planned = planSchedule({ seed: 1234, durationMs: 60_000, kinds: ['kill', 'stop', 'pause', 'partition'], escalationTimeoutMs: 1000, nodeCount: 5, partitions: PARTS, beyondBudget: true });
     const replayed = scheduleFromJson(scheduleToJson(planned));
     expect(scheduleDigest(replayed)).toBe(scheduleDigest(planned));
-    // compress time so that the test is fast; the live choices do not depend on times
-    const fast = (s: Schedule): Schedule => ({ ...s, faults: s.faults.map((f, i) => ({ ...f, atMs: i * 3, durationMs: 2, calmMs: 1 })) });
+    // compress time (and drop triggers) so that the test is fast; the live choices do not depend on times
+    const fast = (s: Schedule): Schedule => ({ ...s, faults: s.faults.slice(0, 8).map((f, i) => ({ ...f, atMs: i * 30, durationMs: 10, after: undefined, flap: undefined })) });
     const a = new FakeCluster();
     const b = new FakeCluster();
-    await nemesisOn(a, fast(planned)).run(new AbortController().signal);
-    await nemesisOn(b, fast(replayed)).run(new AbortController().signal);
-    expect(a.starts.length).toBe(planned.faults.length);
-    expect(b.starts.map(({ kind, nodes, target, detail }) => ({ kind, nodes, target, detail }))).toEqual(
-      a.starts.map(({ kind, nodes, target, detail }) => ({ kind, nodes, target, detail })),
-    );
+    await drive(nemesisOn(a, fast(planned)).run(new AbortController().signal));
+    await drive(nemesisOn(b, fast(replayed)).run(new AbortController().signal));
+    expect(a.starts.length).toBeGreaterThan(4);
+    expect(b.starts.map(({ kind, nodes, target }) => ({ kind, nodes, target }))).toEqual(a.starts.map(({ kind, nodes, target }) => ({ kind, nodes, target })));
   });
 
-  it('healAll restarts down nodes, resumes paused ones, heals, and waits for Healthy (bounded)', async () => {
+  it('healAll restarts down nodes, heals, and waits for Healthy (bounded)', async () => {
     const c = new FakeCluster();
     await c.kill('n2'); // down for a reason the nemesis did not cause
     await c.partition({ n1: ['n2'] });
-    c.recoveryMs = 50;
     const n = nemesisOn(c, sched([]));
-    await n.run(new AbortController().signal);
-    expect(await n.healAll()).toEqual({ healed: true });
+    await drive(n.run(new AbortController().signal));
+    expect(await drive(n.healAll())).toEqual({ healed: true });
     expect(c.log.slice(-2)).toEqual(['heal', 'restart n2']);
     expect(c.events.some((e) => e.kind === 'restart' && e.detail.node === 'n2')).toBe(true);
 
-    const d = new FakeCluster();
-    d.stuck = ['sync3/0 Unavailable', 'sync3/1 Unavailable'];
+    const d = new FakeCluster(['n1', 'n2', 'n3']);
+    d.stuck = true;
     const m = nemesisOn(d, sched([]), { healTimeoutMs: 80 });
-    await m.run(new AbortController().signal);
-    expect(await m.healAll()).toEqual({ healed: false, reason: 'cluster did not heal within 80 ms: sync3/0 Unavailable, sync3/1 Unavailable' });
+    await drive(m.run(new AbortController().signal));
+    expect(await drive(m.healAll())).toEqual({ healed: false, reason: 'cluster did not heal within 80 ms: sync3/0 Unavailable, sync3/1 Unavailable, sync3/2 Unavailable' });
 
-    // a restart that fails does not stop the other restarts; the run gets the reason
     const e = new FakeCluster();
     await e.kill('n2');
     await e.kill('n4');
     e.failRestart.add('n2');
     const k = nemesisOn(e, sched([]));
-    await k.run(new AbortController().signal);
-    expect(await k.healAll()).toEqual({ healed: false, reason: 'heal failed: restart n2: restart n2: port in use' });
+    await drive(k.run(new AbortController().signal));
+    expect(await drive(k.healAll())).toEqual({ healed: false, reason: 'heal failed: restart n2: restart n2: port in use' });
     expect(e.state.get('n4')).toBe('up');
   });
 
-  it('a probe that throws counts as not Healthy; a runtime error ends the run after undoing the fault', async () => {
+  it('a probe that throws refuses the budget; a runtime error ends the run after undoing the fault', async () => {
     const c = new FakeCluster();
     c.probeThrows = true;
-    const s = sched([{ kind: 'kill', target: { role: 'random' }, atMs: 0, durationMs: 5, calmMs: 0 }]);
-    await nemesisOn(c, s, { healthyWaitMs: 40 }).run(new AbortController().signal);
-    expect(c.events.find((e) => e.kind === 'fault-skipped')?.detail.unhealthy).toEqual(['cluster probe did not answer']);
+    const s = sched([{ kind: 'kill', target: { role: 'random' }, atMs: 0, durationMs: 5 }]);
+    await drive(nemesisOn(c, s, { gateWaitMs: 40 }).run(new AbortController().signal));
+    expect(String(c.events.find((e) => e.kind === 'fault-skipped')?.detail.reason)).toContain('the cluster state is unknown');
 
     const d = new FakeCluster();
     d.failKill = true;
     const n = nemesisOn(d, s);
-    await expect(n.run(new AbortController().signal)).rejects.toThrow('kill n');
+    await expect(drive(n.run(new AbortController().signal))).rejects.toThrow('kill n');
     expect(d.log.filter((l) => l.startsWith('start#') || l.startsWith('end#'))).toEqual([expect.stringMatching(/^start#1 kill n\d$/), 'end#1']);
     expect(n.counts().kill).toBe(0);
+  });
+
+  it('snapshot helpers: unhealthy partitions, caught up, catching up', () => {
+    const snap: ClusterSnapshot = {
+      leader: 'n1',
+      answered: ['n1', 'n2', 'n3'],
+      partitions: [
+        { store: 's', partition: 0, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n1', health: 'Healthy', inSync: ['n1', 'n2', 'n3'], handoffTo: null },
+        { store: 's', partition: 1, replicationFactor: 3, replicas: ['n1', 'n2', 'n3'], active: 'n2', health: 'Degraded', inSync: ['n2', 'n1'], handoffTo: null },
+      ],
+    };
+    expect(unhealthyPartitions(snap)).toEqual(['s/1 Degraded']);
+    expect(nodeCaughtUp(snap, 'n1')).toBe(true);
+    expect(nodeCaughtUp(snap, 'n3')).toBe(false);
+    expect(catchingUpNodes(snap)).toEqual(['n3']);
   });
 });

@@ -1,42 +1,60 @@
 /**
- * The nemesis executor (DESIGN.md §3 "Nemesis", §4 faults in the ledger, §5 beyond-budget): it
- * plays a {@link Schedule} against a {@link Runtime}, resolving live targets (the leader, an
- * active owner) through a {@link ClusterProbe} and recording every fault start and end through a
+ * The nemesis executor (DESIGN.md §3 "Nemesis", §4 faults in the ledger, §5 beyond-budget; issues
+ * 12 and 13): it plays a {@link Schedule} against a {@link Runtime}, resolving live targets (the
+ * leader, an active owner, an in-sync replica, a replica catching up, the node a failback hands
+ * to) through a {@link ClusterProbe}, and recording every fault's start and end through a
  * {@link FaultRecorder} BEFORE the change takes effect, so the ledger never misses a fault that
  * happened.
  *
- * Within budget (the default) it waits, bounded, for every partition to be Healthy (and the
- * previous fault healed, a restarted node caught up) before each fault. Beyond budget faults run
- * on their planned times and may overlap; they never hit a node another active crash or pause
- * already holds. At the end, {@link Nemesis.healAll} undoes everything and waits for Healthy.
+ * Every planned fault runs on its own: it waits for its planned time, then for its trigger (an
+ * earlier fault's node catching up or caught up, a failback under way, an earlier fault ended),
+ * then for the fault budget (budget.ts: a connected majority up, holding an in-sync member of
+ * every replicated partition, with this fault's effect added to every fault in effect). Within
+ * budget a fault whose effect would break it waits (bounded by `gateWaitMs`, then it is skipped and
+ * the skip recorded as an event); faults overlap wherever the budget allows. Beyond budget
+ * nothing is checked but that a node is not already down or frozen by another fault.
+ *
+ * Recording (ledger `faults`): kill, stop, pause as one row per fault; a power failure as one kill
+ * row per node (detail `power` = the schedule index); a partition with `nodes` = the nodes cut off
+ * (one-way: both ends of the cut link) and `isolated` = the nodes that cannot reach a majority; a
+ * flapping partition as one partition row per on-phase (detail `flap`); a clock fault as `clock`
+ * with the node's mode and the rate or the jump; a client cut as `client-cut`. At the end,
+ * {@link Nemesis.healAll} undoes everything and waits for Healthy.
  */
+import { setMaxListeners } from 'node:events';
+import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
 import type { Grudge, Runtime } from '../runtime/runtime.js';
-import { buildPartition, unionGrudges, type PartitionPlan } from './grudge.js';
+import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
+import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
-import { describeTarget, FAULT_KINDS, type FaultKind, type FaultTarget, type PlannedFault, type Schedule } from './schedule.js';
+import { describeTarget, FAULT_KINDS, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
+
+export type { ClusterSnapshot, PartitionSnapshot } from './budget.js';
 
 /** What the ledger records when a fault starts (table `faults`, ledger/schema.ts). */
 export interface FaultStartRecord {
-  kind: FaultKind;
-  /** Nodes hit: the crashed / paused node, or for a partition the nodes cut off from the rest. */
+  kind: RecordedKind;
+  /** Nodes hit: the crashed / paused / clock-faulted / client-cut node; for a partition the nodes cut off (one-way: both ends). */
   nodes: string[];
-  /** The planned target, as {@link describeTarget} writes it: `leader`, `active:sync3/2`, `node:n1`, `random`. */
+  /** The planned target, as {@link describeTarget} writes it: `leader`, `active:sync3/2`, `node:n1`, `random`, ... */
   target: string;
   /** The planned start on the run clock (ms since run start) = fault-phase start + atMs. */
   plannedMs: number;
-  /** JSON text: schedule index, resolved node, topology, grudge, fallbacks. */
+  /** Partitions only: the nodes that cannot reach a majority while it lasts (history-format.md v2 `faults[].isolated`). */
+  isolated?: string[];
+  /** JSON text: schedule index, resolved node, topology, grudge, fallbacks, trigger, flap, clock, power group. */
   detail?: string;
 }
 
 /**
- * Where the nemesis records faults (the lead's ledger writer implements it). Every method must be
- * durable (committed) before it returns: the nemesis applies the fault only afterwards. Times are
- * taken by the recorder from the run clock, except `caughtUp`'s `ms`.
+ * Where the nemesis records faults (the ledger writer implements it). Every method must be durable
+ * (committed) before it returns: the nemesis applies the fault only afterwards. Times are taken by
+ * the recorder from the run clock, except `caughtUp`'s `ms`.
  */
 export interface FaultRecorder {
   /** Records a fault about to start; returns its id (faults.id). */
   faultStart(f: FaultStartRecord): number;
-  /** Records the end of fault `id` (restart / resume / heal about to happen). */
+  /** Records the end of fault `id` (restart / resume / heal / clock restore about to happen). */
   faultEnd(id: number): void;
   /**
    * The runtime call that applies fault `id` returned: the fault is surely in effect now (the
@@ -50,24 +68,18 @@ export interface FaultRecorder {
 }
 
 /**
- * Live answers about the cluster (the lead implements it over the metadata request). Any method
- * may throw or hang; the nemesis bounds each call by `probeTimeoutMs` and treats a failure as
- * "unknown" (not healthy, no leader, not caught up).
+ * Live answers about the cluster (the harness implements it over the metadata request). Any
+ * method may throw or hang; the nemesis bounds each call by `probeTimeoutMs` and treats a failure
+ * as "unknown" (the budget refuses, no leader, not caught up).
  */
 export interface ClusterProbe {
-  /** The current leader's node id, or null when there is none. */
-  leader(): Promise<string | null>;
-  /** The active owner of one partition of one store in the runtime map, or null. */
-  activeOf(store: string, partition: number): Promise<string | null>;
+  /** The merged runtime map now: leader, nodes that answered, every partition (budget.ts). */
+  snapshot(): Promise<ClusterSnapshot>;
   /**
-   * Every partition of every store (the partition map). The harness feeds it to planSchedule's
-   * `partitions` so that active-owner targets name real partitions; the executor does not call it.
+   * Every partition of every store with its replication factor (the partition map). The harness
+   * feeds it to planSchedule's `partitions`; the executor does not call it.
    */
-  partitions(): Promise<Array<{ store: string; partition: number }>>;
-  /** Human-readable partitions that are not Healthy (e.g. `sync3/2 Degraded`); [] when all are. */
-  unhealthy(): Promise<string[]>;
-  /** Is the (restarted) node back in sync for every partition it holds? */
-  caughtUp(node: string): Promise<boolean>;
+  partitions(): Promise<Array<{ store: string; partition: number; replicationFactor?: number }>>;
 }
 
 /** The harness's run clock: milliseconds since the run started (monotonic). */
@@ -82,15 +94,15 @@ export interface NemesisOptions {
   clock: Clock;
   recorder: FaultRecorder;
   probe: ClusterProbe;
-  /** Let faults overlap and skip the Healthy waits (DESIGN.md §5). Default: schedule.beyondBudget. */
+  /** Apply no fault budget (DESIGN.md §5). Default: schedule.beyondBudget. */
   beyondBudget?: boolean;
-  /** Within budget: how long to wait for a Healthy cluster before a fault; if it stays unhealthy the fault is skipped. Default 60,000. */
-  healthyWaitMs?: number;
-  /** How long to wait for a restarted node to catch up before moving on. Default 60,000. */
+  /** Within budget: how long a fault waits for the budget to allow it before it is skipped. Default 30,000. */
+  gateWaitMs?: number;
+  /** How long to wait for a restarted node to catch up (healAll records it if it did later). Default 60,000. */
   catchUpWaitMs?: number;
   /** healAll(): how long to wait for every partition to be Healthy. Default 60,000. */
   healTimeoutMs?: number;
-  /** Polling period of the probe. Default 200. */
+  /** Polling period of the probe (snapshots, triggers, the gate). Default 200. */
   pollMs?: number;
   /** Bound on one probe call. Default 5,000. */
   probeTimeoutMs?: number;
@@ -102,16 +114,51 @@ export interface HealResult {
   reason?: string;
 }
 
-/** Injected faults by kind (results.json `faults`). */
+/** Injected faults by planned kind (a power failure counts once) — progress lines. */
 export type FaultCounts = Record<FaultKind, number>;
 
-/** A fault that has started and not yet been undone. */
-interface ActiveFault {
+/** What an earlier fault did, for triggers and `same` / `active-over` / `active-of` targets. */
+interface FaultStatus {
+  started: boolean;
+  /** The nodes it hit (crash, pause, clock, cut: the node; power: all; partition: the resolved node, else the cut-off ones). */
+  nodes: string[];
+  /** The partition its target was about (active, replica, active-over, active-of). */
+  partition?: { store: string; partition: number };
+  restarted: boolean;
+  caughtUp: boolean;
+  ended: boolean;
+  /** It will never start (skipped, or the phase ended first): triggers on it stop waiting. */
+  skipped: boolean;
+}
+
+/** One ledger row in effect. */
+interface ActiveRecord {
   id: number;
-  kind: FaultKind;
-  /** crash / pause: the node; partition: undefined. */
+  kind: RecordedKind;
   node?: string;
   ended: boolean;
+}
+
+/** A fault allowed to start: its rows recorded and its state counted; `apply` makes the change. */
+interface Started {
+  holding: Holding;
+  apply: () => Promise<void>;
+}
+
+/** A fault in effect, as the budget sees it (one per planned fault that started). */
+interface Holding {
+  index: number;
+  kind: FaultKind;
+  records: ActiveRecord[];
+  nodes: string[];
+  grudge?: Grudge;
+  /** The grudge is installed now (a flapping one comes and goes). */
+  installed: boolean;
+  clock?: { node: string; rate: number };
+  cut?: string;
+  /** Run clock, ms: when it started, and its planned end (start + duration). */
+  startedMs: number;
+  untilMs: number;
 }
 
 /** Sleeps `ms` (<= 0: no sleep), or less when `signal` aborts. Never rejects. */
@@ -132,18 +179,54 @@ function oneLine(e: unknown): string {
   return (e instanceof Error ? e.message : String(e)).split('\n')[0];
 }
 
+/** Partitions not Healthy, or not every replica in sync under its running incarnation, or without an active. */
+export function unhealthyPartitions(snap: ClusterSnapshot): string[] {
+  const out: string[] = [];
+  for (const p of snap.partitions) {
+    const name = `${p.store}/${p.partition}`;
+    if (p.health !== 'Healthy' || !p.active) out.push(`${name} ${p.health}`);
+    else if (p.replicas.some((r) => !p.inSync.includes(r))) out.push(`${name} ${p.replicas.filter((r) => p.inSync.includes(r)).length}/${p.replicas.length} in sync`);
+  }
+  return out;
+}
+
+/** Is the node answering and in sync in every partition it replicates? */
+export function nodeCaughtUp(snap: ClusterSnapshot, node: string): boolean {
+  if (!snap.answered.includes(node)) return false;
+  return snap.partitions.every((p) => !p.replicas.includes(node) || p.inSync.includes(node));
+}
+
+/** Nodes that answer but are not in sync in some replicated partition they replicate (catching up). */
+export function catchingUpNodes(snap: ClusterSnapshot): string[] {
+  const out = new Set<string>();
+  for (const p of snap.partitions) {
+    if (p.replicationFactor <= 1) continue;
+    for (const r of p.replicas) if (snap.answered.includes(r) && !p.inSync.includes(r)) out.add(r);
+  }
+  return [...out].sort();
+}
+
 /** The executor. One instance per run: `run()` once, then `healAll()`. */
 export class Nemesis {
   private readonly o: Required<Omit<NemesisOptions, 'beyondBudget'>> & { beyondBudget: boolean };
-  private readonly active = new Map<number, ActiveFault>();
-  /** Nodes held by an active crash (down) or pause fault. */
+  /** Nodes held down (crash) or frozen (pause) by a fault in effect. */
   private readonly held = new Map<string, 'down' | 'paused'>();
-  private readonly grudges = new Map<number, Grudge>();
-  /** Crash faults whose node was restarted but not yet seen caught up: id -> node. */
-  private readonly pendingCatchUp = new Map<number, string>();
+  private readonly holdings = new Map<number, Holding>();
+  private readonly status: FaultStatus[];
+  /** Crash records whose node was restarted but not yet seen caught up: record id -> {node, index}. */
+  private readonly pendingCatchUp = new Map<number, { node: string; index: number }>();
+  /** Nodes restarted after a crash fault and not yet seen rejoined (budget.ts B1). */
+  private readonly amnesic = new Set<string>();
+  /** Nodes out now (paused, or cut off from a majority) and since when, run clock ms (budget.ts B4). */
+  private readonly outSince = new Map<string, number>();
   private readonly injected: FaultCounts = zeroCounts();
-  /** Serialises partition/heal calls (the runtime replaces its grudge on each call). */
+  /** Serialises runtime network calls (partition / cut) so that unions install in order. */
   private netChain: Promise<void> = Promise.resolve();
+  /** Serialises fault starts: a budget check and the change it allows are one step. */
+  private startChain: Promise<unknown> = Promise.resolve();
+  private snap: ClusterSnapshot | null = null;
+  private wake: () => void = () => undefined;
+  private changed: Promise<void> = new Promise((r) => (this.wake = r));
   private phaseStart = 0;
   private started = false;
 
@@ -152,32 +235,35 @@ export class Nemesis {
     this.o = {
       ...opts,
       beyondBudget: opts.beyondBudget ?? opts.schedule.beyondBudget,
-      healthyWaitMs: opts.healthyWaitMs ?? 60_000,
+      gateWaitMs: opts.gateWaitMs ?? 30_000,
       catchUpWaitMs: opts.catchUpWaitMs ?? 60_000,
       healTimeoutMs: opts.healTimeoutMs ?? 60_000,
       pollMs: opts.pollMs ?? 200,
       probeTimeoutMs: opts.probeTimeoutMs ?? 5_000,
     };
-    for (const k of ['healthyWaitMs', 'catchUpWaitMs', 'healTimeoutMs', 'pollMs', 'probeTimeoutMs'] as const) {
+    for (const k of ['gateWaitMs', 'catchUpWaitMs', 'healTimeoutMs', 'pollMs', 'probeTimeoutMs'] as const) {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
     }
+    this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false, skipped: false }));
   }
 
-  /** Faults injected so far, by kind (counted once the runtime applied them). */
+  /** Faults injected so far, by planned kind (counted once the runtime applied them). */
   counts(): FaultCounts {
     return { ...this.injected };
   }
 
-  /** Number of faults started and not yet undone. */
+  /** Number of ledger fault rows started and not yet ended. */
   activeCount(): number {
-    return this.active.size;
+    let n = 0;
+    for (const h of this.holdings.values()) n += h.records.filter((r) => !r.ended).length;
+    return n;
   }
 
   /**
    * Plays the schedule from now (the fault phase starts at the call). Resolves when every fault
-   * ran, or promptly after `signal` aborts, with every active fault undone (its end recorded
-   * first). Restarted nodes not yet caught up are left to {@link healAll}.
-   * @throws the first runtime or recorder error, after undoing the active faults; Error when
+   * ran (or was skipped), or promptly after `signal` aborts, with every fault undone (its end
+   * recorded first). Restarted nodes not yet caught up are left to {@link healAll}.
+   * @throws the first runtime or recorder error, after undoing the faults in effect; Error when
    * called twice.
    */
   async run(signal: AbortSignal): Promise<void> {
@@ -186,46 +272,23 @@ export class Nemesis {
     this.phaseStart = this.o.clock.now();
     const internal = new AbortController();
     const stop = AbortSignal.any([signal, internal.signal]);
+    // every planned fault waits on the signal at once
+    setMaxListeners(0, stop, signal);
     let firstError: unknown;
     const fail = (e: unknown): void => {
       if (firstError === undefined) firstError = e;
       internal.abort();
     };
-    this.event('nemesis-start', { faults: this.o.schedule.faults.length, beyondBudget: this.o.beyondBudget });
-    const faults = this.o.schedule.faults;
-    if (this.o.beyondBudget) {
-      const tasks: Promise<void>[] = [];
-      for (let i = 0; i < faults.length && !stop.aborted; i++) {
-        await sleep(this.phaseStart + faults[i].atMs - this.o.clock.now(), stop);
-        if (stop.aborted) break;
-        tasks.push(this.runFault(i, faults[i], stop).catch(fail));
-      }
-      await Promise.all(tasks);
-    } else {
-      let notBefore = this.phaseStart;
-      for (let i = 0; i < faults.length && !stop.aborted; i++) {
-        const f = faults[i];
-        await sleep(Math.max(this.phaseStart + f.atMs, notBefore) - this.o.clock.now(), stop);
-        if (stop.aborted) break;
-        const unhealthy = await this.waitHealthy(this.o.healthyWaitMs, stop);
-        if (stop.aborted) break;
-        if (unhealthy.length > 0) {
-          this.event('fault-skipped', { index: i, reason: `cluster not Healthy within ${this.o.healthyWaitMs} ms`, unhealthy: unhealthy.slice(0, 10) });
-          continue;
-        }
-        try {
-          await this.runFault(i, f, stop);
-        } catch (e) {
-          fail(e);
-          break;
-        }
-        notBefore = this.o.clock.now() + f.calmMs;
-      }
-    }
-    // prompt end: undo whatever is still active (abort or error)
-    for (const id of [...this.active.keys()]) {
+    this.event('nemesis-start', { faults: this.o.schedule.faults.length, beyondBudget: this.o.beyondBudget, preset: this.o.schedule.preset });
+    const watching = this.watchLoop(stop);
+    const tasks = this.o.schedule.faults.map((f, i) => this.play(i, f, stop).catch(fail));
+    await Promise.all(tasks);
+    internal.abort(); // ends the watch loop
+    await watching;
+    // whatever is still in effect (a failed task's fault)
+    for (const h of [...this.holdings.values()]) {
       try {
-        await this.endFault(id);
+        await this.end(h);
       } catch (e) {
         fail(e);
       }
@@ -235,14 +298,13 @@ export class Nemesis {
   }
 
   /**
-   * End phase: ends every active fault (recorded first), heals all partition rules, resumes
-   * paused nodes, restarts every node that is down, then waits up to `healTimeoutMs` for every
-   * partition to be Healthy, and records catch-up of restarted nodes. Never throws: a runtime
-   * error or a cluster that does not heal gives `{ healed: false, reason }` (one line).
+   * End phase: ends every fault in effect (recorded first), heals every partition rule and client
+   * cut, resumes paused nodes, restarts every node that is down, then waits up to `healTimeoutMs`
+   * for every partition to be Healthy, and records catch-up of restarted nodes. Never throws: a
+   * runtime error or a cluster that does not heal gives `{ healed: false, reason }` (one line).
    */
   async healAll(): Promise<HealResult> {
-    this.event('heal-all', { active: this.active.size });
-    // every step is tried even when an earlier one failed; the first failure is the reason
+    this.event('heal-all', { active: this.activeCount() });
     const errors: string[] = [];
     const attempt = async (what: string, op: () => Promise<void>): Promise<void> => {
       try {
@@ -251,9 +313,8 @@ export class Nemesis {
         errors.push(`${what}: ${oneLine(e)}`);
       }
     };
-    for (const id of [...this.active.keys()]) await attempt(`ending fault ${id}`, () => this.endFault(id));
+    for (const h of [...this.holdings.values()]) await attempt(`ending fault ${h.index}`, () => this.end(h));
     await attempt('heal', () => this.net(() => this.o.runtime.heal()));
-    this.grudges.clear();
     for (const node of this.o.runtime.nodeIds()) {
       if (!this.o.runtime.isUp(node)) {
         this.event('restart', { node, reason: 'down at heal-all' });
@@ -265,9 +326,16 @@ export class Nemesis {
       this.event('heal-failed', { reason, errors });
       return { healed: false, reason };
     }
-    const unhealthy = await this.waitHealthy(this.o.healTimeoutMs);
-    for (const [id, node] of [...this.pendingCatchUp]) {
-      if (await this.probeCall(() => this.o.probe.caughtUp(node), false)) this.markCaughtUp(id);
+    const deadline = this.o.clock.now() + this.o.healTimeoutMs;
+    let unhealthy: string[] = ['cluster probe did not answer'];
+    for (;;) {
+      const snap = await this.fetch();
+      if (snap) {
+        this.noteCatchUp(snap);
+        unhealthy = unhealthyPartitions(snap);
+      }
+      if ((snap && unhealthy.length === 0) || this.o.clock.now() >= deadline) break;
+      await sleep(Math.min(this.o.pollMs, deadline - this.o.clock.now()));
     }
     if (unhealthy.length > 0) {
       const shown = unhealthy.slice(0, 5).join(', ') + (unhealthy.length > 5 ? `, and ${unhealthy.length - 5} more` : '');
@@ -279,187 +347,513 @@ export class Nemesis {
     return { healed: true };
   }
 
-  // ------------------------------------------------------------------ one fault
+  // ------------------------------------------------------------------ one planned fault
 
-  /** Starts fault i, holds it for its duration (or until abort), ends it, waits for catch-up. */
-  private async runFault(index: number, f: PlannedFault, stop: AbortSignal): Promise<void> {
-    const started = await this.startFault(index, f, stop);
-    if (started === null) return;
-    const { id, node } = started;
-    await sleep(f.durationMs, stop);
-    await this.endFault(id);
-    if ((f.kind === 'kill' || f.kind === 'stop') && node !== undefined && !stop.aborted) {
-      await this.waitCaughtUp(id, node, stop);
+  /** Waits for the fault's time and trigger, passes the budget, holds it, ends it. */
+  private async play(index: number, f: PlannedFault, stop: AbortSignal): Promise<void> {
+    const skip = (reason: string): void => {
+      this.status[index].skipped = true;
+      this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason });
+      this.poke();
+    };
+    try {
+      await sleep(this.phaseStart + f.atMs - this.o.clock.now(), stop);
+      if (stop.aborted) return;
+      const triggered = f.after ? await this.waitTrigger(f, stop) : undefined;
+      if (stop.aborted) return;
+      const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
+      const deadline = this.o.clock.now() + this.o.gateWaitMs;
+      let firstRefusal: string | null = null;
+      let started: Started | null = null;
+      for (;;) {
+        const r = await this.locked(() => this.start(index, f, rng, triggered, stop));
+        if (r.started) {
+          started = r.started;
+          break;
+        }
+        if (stop.aborted) return;
+        const why = r.skip ?? 'refused';
+        // beyond budget nothing is waited for: a target already down or frozen is a skip
+        if (r.final || this.o.beyondBudget) return skip(why);
+        firstRefusal ??= why;
+        if (this.o.clock.now() >= deadline) return skip(`not within the fault budget for ${this.o.gateWaitMs} ms: ${why}`);
+        await this.nextChange(Math.max(this.o.pollMs, 20), stop);
+        if (stop.aborted) return;
+      }
+      this.noteOut();
+      if (firstRefusal !== null) this.event('fault-waited', { index, kind: f.kind, reason: firstRefusal });
+      // the change itself runs outside the start lock: the budget already counts the fault
+      try {
+        await started.apply();
+      } catch (e) {
+        this.status[index].started = true; // in effect or not, it is not waited for any more
+        throw e;
+      }
+      this.begun(index, f.kind);
+      if (f.flap) await this.flap(started.holding, f, stop);
+      else await sleep(f.durationMs, stop);
+      await this.end(started.holding);
+    } finally {
+      if (!this.status[index].started) this.status[index].skipped = true;
     }
   }
 
-  /** Resolves the target, records the start, applies the fault. null when skipped. */
-  private async startFault(index: number, f: PlannedFault, stop: AbortSignal): Promise<{ id: number; node?: string } | null> {
-    const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
-    const nodes = this.o.runtime.nodeIds();
-    const detail: Record<string, unknown> = { index };
-    const skip = (reason: string): null => {
-      this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason });
-      return null;
+  /** Waits for a fault's trigger (bounded by its waitMs). Returns how it went, for the fault's detail. */
+  private async waitTrigger(f: PlannedFault, stop: AbortSignal): Promise<Record<string, unknown>> {
+    const t = f.after!;
+    const deadline = this.o.clock.now() + t.waitMs;
+    const ref = t.fault === undefined ? undefined : this.status[t.fault];
+    const fired = (): boolean => {
+      switch (t.event) {
+        case 'catching-up':
+          // from its restart on (a fast catch-up must not make the trigger wait for nothing)
+          return ref !== undefined && ref.restarted;
+        case 'caught-up':
+          return ref !== undefined && ref.caughtUp;
+        case 'ended':
+          return ref !== undefined && ref.ended;
+        case 'failback': {
+          const s = this.snap;
+          if (s === null) return false;
+          return s.partitions.some((p) => p.handoffTo !== null && (ref === undefined || ref.nodes.includes(p.handoffTo)));
+        }
+      }
+      return false;
     };
+    const t0 = this.o.clock.now();
+    for (;;) {
+      if (ref !== undefined && ref.skipped && !ref.started) return { event: t.event, fault: t.fault, trigger: 'unreachable' };
+      if (fired()) {
+        const waited = Math.round(this.o.clock.now() - t0);
+        await sleep(t.delayMs, stop);
+        return { event: t.event, fault: t.fault, waitedMs: waited };
+      }
+      if (stop.aborted) return { event: t.event, fault: t.fault, trigger: 'aborted' };
+      if (this.o.clock.now() >= deadline) return { event: t.event, fault: t.fault, trigger: 'missed', waitedMs: t.waitMs };
+      await this.nextChange(Math.min(this.o.pollMs, Math.max(1, deadline - this.o.clock.now())), stop);
+    }
+  }
+
+  /**
+   * One attempt to start fault `index`: a fresh snapshot, the target, the budget, then record and
+   * apply. `final` skips are not retried (no such node, impossible topology).
+   */
+  private async start(
+    index: number,
+    f: PlannedFault,
+    rng: Prng,
+    triggered: Record<string, unknown> | undefined,
+    stop: AbortSignal,
+  ): Promise<{ started?: Started; skip?: string; final?: boolean }> {
+    if (stop.aborted) return {};
+    const rt = this.o.runtime;
+    const nodes = rt.nodeIds();
+    const snap = await this.fetch();
+    if (stop.aborted) return {};
+    const detail: Record<string, unknown> = { index };
+    if (triggered) detail.after = triggered;
     const plannedMs = this.phaseStart + f.atMs;
     const target = describeTarget(f.target);
+    const st = this.status[index];
+    const usable = (n: string): boolean => rt.isUp(n) && !this.held.has(n);
+    const check = (effect: Parameters<typeof withEffect>[1]): string | null => {
+      if (snap) {
+        // the partitions not fully in sync when it started (why the budget allowed it, for the report)
+        const behind = Object.fromEntries(snap.partitions.filter((p) => p.replicationFactor > 1 && p.replicas.some((r) => !p.inSync.includes(r))).map((p) => [`${p.store}/${p.partition}`, p.inSync]));
+        if (Object.keys(behind).length > 0) detail.inSync = behind;
+      }
+      if (this.o.beyondBudget) return null;
+      const after = withEffect(this.faultState(), effect);
+      return budgetRefusal(after, snap) ?? evictionRefusal(snap, this.outIntervals(after, effect, f.durationMs), Math.max(0, this.o.schedule.evictionTimeoutMs - 10_000));
+    };
 
     if (f.kind === 'partition') {
       const topology = f.topology ?? 'isolate';
       let plan: PartitionPlan;
       if (topology === 'halves' || topology === 'bridge') {
-        if (nodes.length < 3) return skip(`${topology} needs at least 3 nodes`);
+        if (nodes.length < 3) return { skip: `${topology} needs at least 3 nodes`, final: true };
         plan = buildPartition(topology, nodes, { rng });
       } else {
-        if (nodes.length < 2) return skip('a partition needs at least 2 nodes');
-        const node = await this.resolveNode(f.target, rng, nodes, detail);
-        if (stop.aborted) return null; // the phase ended while the probe answered
-        if (node === null) return skip('no node to isolate');
-        if (!nodes.includes(node)) return skip(`target ${node} is not a node of the cluster`);
-        plan = buildPartition(topology, nodes, { rng, node });
+        if (nodes.length < 2) return { skip: 'a partition needs at least 2 nodes', final: true };
+        const node = this.resolve(f.target, index, rng, nodes, snap, detail);
+        if (node === null) return { skip: 'no node to cut off' };
+        if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
+        plan = buildPartition(topology, nodes, { rng, node, direction: f.direction });
+        detail.node = node;
+        st.nodes = [node];
       }
-      Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge });
-      const id = this.o.recorder.faultStart({ kind: 'partition', nodes: plan.cutOff, target, plannedMs, detail: JSON.stringify(detail) });
-      this.active.set(id, { id, kind: 'partition', ended: false });
-      this.grudges.set(id, plan.grudge);
-      const union = unionGrudges([...this.grudges.values()]);
-      await this.net(() => this.o.runtime.partition(union));
-      this.o.recorder.faultEffective?.(id);
-      this.injected.partition++;
-      return { id };
+      const refusal = check({ grudge: plan.grudge });
+      if (refusal) return { skip: refusal };
+      const isolated = isolatedNodes(nodes, plan.grudge);
+      Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge, isolated, ...(f.flap ? { flap: { ...f.flap, cycle: 0 } } : {}) });
+      if (st.nodes.length === 0) st.nodes = plan.cutOff;
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
+      this.holdings.set(index, h);
+      const id = this.record(h, { kind: 'partition', nodes: plan.cutOff, target, plannedMs, isolated, detail: JSON.stringify(detail) });
+      return { started: { holding: h, apply: () => this.install(h, id) } };
     }
 
-    const eligible = nodes.filter((n) => this.o.runtime.isUp(n) && !this.held.has(n));
-    const node = await this.resolveNode(f.target, rng, eligible, detail);
-    if (stop.aborted) return null; // the phase ended while the probe answered
-    if (node === null) return skip('no eligible node (every node is down or held by another fault)');
-    if (!nodes.includes(node)) return skip(`target ${node} is not a node of the cluster`);
-    if (this.held.has(node) || !this.o.runtime.isUp(node)) return skip(`target ${node} is already ${this.held.get(node) ?? 'down'}`);
-    // claim the node before any await so that an overlapping fault cannot pick it too
-    this.held.set(node, f.kind === 'pause' ? 'paused' : 'down');
-    detail.node = node;
-    let id: number;
+    if (f.kind === 'client-cut') {
+      const cutNow = new Set([...this.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined));
+      const node = this.resolve(f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail);
+      if (node === null) return { skip: 'no node to cut the client from' };
+      if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
+      if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
+      detail.node = node;
+      st.nodes = [node];
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'client-cut', records: [], nodes: [node], installed: false, cut: node };
+      this.holdings.set(index, h);
+      const id = this.record(h, { kind: 'client-cut', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
+      const apply = async (): Promise<void> => {
+        await this.net(() => rt.cutClient(this.cutNodes()));
+        this.o.recorder.faultEffective?.(id);
+      };
+      return { started: { holding: h, apply } };
+    }
+
+    if (f.kind === 'clock') {
+      const modes = rt.clockModes();
+      if (modes === null) return { skip: 'clock faults are not enabled in this run', final: true };
+      const node = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail);
+      if (node === null) return { skip: 'no node for a clock fault' };
+      if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
+      if (!usable(node)) return { skip: `target ${node} is ${this.held.get(node) ?? 'down'}` };
+      const mode = modes[node];
+      const plan = f.clock ?? { rate: 0.5, jumpMs: 30_000 };
+      const setting: ClockSetting = mode === 'wall' ? { offsetMs: plan.jumpMs, rate: 1 } : { offsetMs: 0, rate: plan.rate };
+      const refusal = check({ clock: { node, rate: setting.rate } });
+      if (refusal) return { skip: refusal };
+      Object.assign(detail, { node, mode, ...(mode === 'wall' ? { offsetMs: setting.offsetMs } : { rate: setting.rate }) });
+      st.nodes = [node];
+      const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'clock', records: [], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
+      this.holdings.set(index, h);
+      const id = this.record(h, { kind: 'clock', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
+      const apply = async (): Promise<void> => {
+        await rt.setClock(node, setting);
+        this.o.recorder.faultEffective?.(id);
+      };
+      return { started: { holding: h, apply } };
+    }
+
+    // crash (kill, stop, power) and pause: one node, or several for a power failure
+    const first = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail);
+    if (first === null) return { skip: 'no eligible node (every node is down or held by another fault)' };
+    if (!nodes.includes(first)) return { skip: `target ${first} is not a node of the cluster`, final: true };
+    if (!usable(first)) return { skip: `target ${first} is already ${this.held.get(first) ?? 'down'}` };
+    let victims = [first];
+    if (f.kind === 'power') {
+      const count = Math.min(f.count ?? 2, nodes.length);
+      const others = rng.shuffle(nodes.filter((n) => n !== first && usable(n)));
+      if (others.length < count - 1) return { skip: `a power failure of ${count} nodes needs ${count} up nodes` };
+      victims = [first, ...others.slice(0, count - 1)];
+    }
+    const refusal = check(f.kind === 'pause' ? { paused: victims } : { down: victims });
+    if (refusal) return { skip: refusal };
+    for (const v of victims) this.held.set(v, f.kind === 'pause' ? 'paused' : 'down');
+    st.nodes = victims;
+    const recKind: RecordedKind = f.kind === 'power' ? 'kill' : (f.kind as RecordedKind);
+    const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: f.kind, records: [], nodes: victims, installed: false };
+    this.holdings.set(index, h);
     try {
-      id = this.o.recorder.faultStart({ kind: f.kind, nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
+      for (const v of victims) {
+        const d = { ...detail, node: v, ...(f.kind === 'power' ? { power: index, group: victims } : {}) };
+        h.records.push({ id: this.o.recorder.faultStart({ kind: recKind, nodes: [v], target, plannedMs, detail: JSON.stringify(d) }), kind: recKind, node: v, ended: false });
+      }
     } catch (e) {
-      this.held.delete(node);
+      for (const v of victims) if (!h.records.some((r) => r.node === v)) this.held.delete(v);
+      if (h.records.length === 0) this.holdings.delete(index);
       throw e;
     }
-    this.active.set(id, { id, kind: f.kind, node, ended: false });
-    const rt = this.o.runtime;
-    if (f.kind === 'kill') await rt.kill(node);
-    else if (f.kind === 'stop') await rt.stop(node);
-    else await rt.pause(node);
-    this.o.recorder.faultEffective?.(id);
-    this.injected[f.kind]++;
-    return { id, node };
+    // a power failure: every node's SIGKILL sent at once (within a few ms of each other)
+    const apply = async (): Promise<void> => {
+      await Promise.all(
+        h.records.map(async (r) => {
+          if (f.kind === 'kill' || f.kind === 'power') await rt.kill(r.node!);
+          else if (f.kind === 'stop') await rt.stop(r.node!);
+          else await rt.pause(r.node!);
+          this.o.recorder.faultEffective?.(r.id);
+        }),
+      );
+    };
+    return { started: { holding: h, apply } };
+  }
+
+  /** Records one ledger row of a fault about to start (before its change). */
+  private record(h: Holding, rec: FaultStartRecord): number {
+    const id = this.o.recorder.faultStart(rec);
+    h.records.push({ id, kind: rec.kind, ...(rec.kind === 'partition' ? {} : { node: rec.nodes[0] }), ended: false });
+    return id;
+  }
+
+  /** The nodes the harness's traffic is cut from now. */
+  private cutNodes(): string[] {
+    return [...this.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined);
+  }
+
+  /** A fault is in effect: count it, wake the triggers. */
+  private begun(index: number, kind: FaultKind): void {
+    this.status[index].started = true;
+    this.injected[kind]++;
+    this.poke();
   }
 
   /**
-   * The node a target names now. leader/active come from the probe; when it has no answer, a
-   * random node of `candidates` stands in (noted in `detail.fallback`).
+   * The node a target names now. When the role has no answer (no leader known, nobody catching
+   * up, no failback), a random node of `candidates` stands in (noted in `detail.fallback`).
    */
-  private async resolveNode(t: FaultTarget, rng: Prng, candidates: string[], detail: Record<string, unknown>): Promise<string | null> {
-    const random = (): string | null => (candidates.length === 0 ? null : rng.pick(candidates));
+  private resolve(t: FaultTarget, index: number, rng: Prng, candidates: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): string | null {
+    const random = (why?: string): string | null => {
+      if (why) detail.fallback = `${why}: random node`;
+      return candidates.length === 0 ? null : rng.pick(candidates);
+    };
+    const st = this.status[index];
+    const part = (store: string, partition: number): PartitionSnapshot | undefined => snap?.partitions.find((p) => p.store === store && p.partition === partition);
     switch (t.role) {
       case 'node':
         return t.node;
       case 'random':
         return random();
-      case 'leader': {
-        const leader = await this.probeCall(() => this.o.probe.leader(), null);
-        if (leader !== null) return leader;
-        detail.fallback = 'no leader known: random node';
-        return random();
-      }
+      case 'leader':
+        return snap?.leader ?? random('no leader known');
       case 'active': {
-        const owner = await this.probeCall(() => this.o.probe.activeOf(t.store, t.partition), null);
-        if (owner !== null) return owner;
-        detail.fallback = `no active owner of ${t.store}/${t.partition} known: random node`;
-        return random();
+        st.partition = { store: t.store, partition: t.partition };
+        return part(t.store, t.partition)?.active ?? random(`no active owner of ${t.store}/${t.partition} known`);
+      }
+      case 'replica': {
+        st.partition = { store: t.store, partition: t.partition };
+        const p = part(t.store, t.partition);
+        const rs = (p?.inSync ?? []).filter((n) => n !== p?.active && candidates.includes(n));
+        return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner`);
+      }
+      case 'catching-up': {
+        const cs = snap ? catchingUpNodes(snap).filter((n) => candidates.includes(n)) : [];
+        return cs.length > 0 ? rng.pick(cs) : random('no replica catching up');
+      }
+      case 'failback': {
+        const hs = snap ? [...new Set(snap.partitions.map((p) => p.handoffTo).filter((n): n is string => n !== null))].sort() : [];
+        return hs.length > 0 ? rng.pick(hs) : random('no failback under way');
+      }
+      case 'same': {
+        const n = this.status[t.fault]?.nodes[0];
+        return n ?? random(`fault ${t.fault} hit no node`);
+      }
+      case 'active-over': {
+        const x = this.status[t.fault]?.nodes[0];
+        const ps = (snap?.partitions ?? []).filter((p) => p.replicationFactor > 1 && p.active !== null && (x === undefined || (p.replicas.includes(x) && p.active !== x)));
+        if (ps.length === 0) return random(`no partition with an owner over ${x ?? `fault ${t.fault}'s node`}`);
+        // a partition where that node still catches up, when there is one (the dangerous moment)
+        const behind = x === undefined ? [] : ps.filter((p) => !p.inSync.includes(x));
+        const p = rng.pick(behind.length > 0 ? behind : ps);
+        if (behind.length > 0) detail.behind = x;
+        st.partition = { store: p.store, partition: p.partition };
+        return p.active;
+      }
+      case 'active-of': {
+        const of = this.status[t.fault]?.partition;
+        if (of === undefined) return random(`fault ${t.fault} was about no partition`);
+        st.partition = of;
+        return part(of.store, of.partition)?.active ?? random(`no active owner of ${of.store}/${of.partition} known`);
       }
     }
   }
 
-  /** Ends fault `id` once: records the end, then undoes it (restart / resume / heal). */
-  private async endFault(id: number): Promise<void> {
-    const f = this.active.get(id);
-    if (f === undefined || f.ended) return;
-    f.ended = true;
+  /** The faults in effect, as the budget sees them. */
+  private faultState(): FaultState {
+    const down = new Set<string>();
+    const paused = new Set<string>();
+    for (const n of this.o.runtime.nodeIds()) if (!this.o.runtime.isUp(n)) down.add(n);
+    for (const [n, how] of this.held) (how === 'down' ? down : paused).add(n);
+    const clocks = new Map<string, number>();
+    const grudges: Grudge[] = [];
+    for (const h of this.holdings.values()) {
+      if (h.grudge) grudges.push(h.grudge);
+      if (h.clock) clocks.set(h.clock.node, h.clock.rate);
+    }
+    return { nodes: this.o.runtime.nodeIds(), down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
+  }
+
+  /** The nodes out (paused, or cut off from a majority) in a state. */
+  private outNodes(s: FaultState): Set<string> {
+    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge)].filter((n) => !s.down.has(n)));
+  }
+
+  /**
+   * Every node out after a change, with how long it stays out continuously: since it went out
+   * (now when it is not out yet), until the latest planned end of the faults keeping it out (the
+   * new fault's included, `durationMs` from now).
+   */
+  private outIntervals(after: FaultState, effect: Parameters<typeof withEffect>[1], durationMs: number): Map<string, { since: number; until: number }> {
+    const now = this.o.clock.now();
+    const out = new Map<string, { since: number; until: number }>();
+    const touched = (h: { nodes: string[]; grudge?: Grudge }, n: string): boolean => h.nodes.includes(n) || (h.grudge !== undefined && Object.entries(h.grudge).some(([to, from]) => to === n || from.includes(n)));
+    for (const n of this.outNodes(after)) {
+      let until = now;
+      for (const h of this.holdings.values()) if (touched(h, n)) until = Math.max(until, h.untilMs);
+      if ((effect.paused ?? []).includes(n) || (effect.grudge && touched({ nodes: [], grudge: effect.grudge }, n))) until = Math.max(until, now + durationMs);
+      out.set(n, { since: this.outSince.get(n) ?? now, until });
+    }
+    return out;
+  }
+
+  /** Updates when each node went out (after every start and end). */
+  private noteOut(): void {
+    const now = this.o.clock.now();
+    const out = this.outNodes(this.faultState());
+    for (const n of out) if (!this.outSince.has(n)) this.outSince.set(n, now);
+    for (const n of [...this.outSince.keys()]) if (!out.has(n)) this.outSince.delete(n);
+  }
+
+  /** Installs a partition's cut, recorded as row `id` just before. */
+  private async install(h: Holding, id: number): Promise<void> {
+    h.installed = true;
+    await this.installGrudges();
+    this.o.recorder.faultEffective?.(id);
+  }
+
+  /** The union of every installed grudge, as the runtime's one grudge (client cuts untouched). */
+  private installGrudges(): Promise<void> {
+    return this.net(() => this.o.runtime.partition(unionGrudges([...this.holdings.values()].filter((x) => x.installed && x.grudge).map((x) => x.grudge!))));
+  }
+
+  /** A flapping partition: on for onMs, off for offMs, over and over until its duration ends; one ledger row per on-phase. */
+  private async flap(h: Holding, f: PlannedFault, stop: AbortSignal): Promise<void> {
+    const end = this.o.clock.now() + f.durationMs;
+    const first = h.records[0];
+    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!), nodes: h.nodes };
+    for (let cycle = 0; ; cycle++) {
+      if (cycle > 0) {
+        const id = this.record(h, {
+          kind: 'partition',
+          nodes: h.nodes,
+          target: describeTarget(f.target),
+          plannedMs: this.phaseStart + f.atMs,
+          isolated: detail.isolated,
+          detail: JSON.stringify({ ...detail, flap: { ...f.flap, cycle, of: first.id } }),
+        });
+        await this.install(h, id);
+      }
+      await sleep(Math.min(f.flap!.onMs, end - this.o.clock.now()), stop);
+      await this.endRecords(h);
+      if (stop.aborted || this.o.clock.now() + f.flap!.offMs >= end) return;
+      await sleep(f.flap!.offMs, stop);
+      if (stop.aborted || this.o.clock.now() >= end) return;
+    }
+  }
+
+  /** Ends a partition's rows in effect and removes its cut (it stays reserved in the budget until end()). */
+  private async endRecords(h: Holding): Promise<void> {
+    const open = h.records.filter((r) => !r.ended);
+    if (open.length === 0) return;
+    for (const r of open) {
+      r.ended = true;
+      this.o.recorder.faultEnd(r.id);
+    }
+    h.installed = false;
+    await this.installGrudges();
+  }
+
+  /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
+  private async end(h: Holding): Promise<void> {
+    if (!this.holdings.has(h.index)) return;
+    const rt = this.o.runtime;
+    const st = this.status[h.index];
     try {
-      this.o.recorder.faultEnd(id);
-      const rt = this.o.runtime;
-      if (f.kind === 'partition') {
-        this.grudges.delete(id);
-        const rest = [...this.grudges.values()];
-        await this.net(() => (rest.length === 0 ? rt.heal() : rt.partition(unionGrudges(rest))));
-      } else if (f.node !== undefined) {
-        if (f.kind === 'pause') {
-          await rt.resume(f.node);
-        } else {
-          await rt.restart(f.node);
-          this.pendingCatchUp.set(id, f.node);
+      if (h.kind === 'partition') {
+        await this.endRecords(h);
+      } else if (h.kind === 'client-cut') {
+        for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
+        h.cut = undefined;
+        await this.net(() => rt.cutClient(this.cutNodes()));
+      } else if (h.kind === 'clock') {
+        for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
+        await rt.setClock(h.clock!.node, NORMAL_CLOCK);
+      } else {
+        const open = h.records.filter((r) => !r.ended);
+        for (const r of open) {
+          r.ended = true;
+          this.o.recorder.faultEnd(r.id);
         }
-        this.held.delete(f.node);
+        try {
+          if (h.kind === 'pause') await Promise.all(open.map((r) => rt.resume(r.node!)));
+          else {
+            for (const r of open) this.amnesic.add(r.node!);
+            await Promise.all(open.map((r) => rt.restart(r.node!)));
+            for (const r of open) this.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
+            st.restarted = true;
+          }
+        } finally {
+          for (const r of open) this.held.delete(r.node!);
+        }
       }
     } finally {
-      this.active.delete(id);
+      this.holdings.delete(h.index);
+      this.noteOut();
+      st.ended = true;
+      this.poke();
     }
   }
 
-  // ------------------------------------------------------------------ waiting
+  // ------------------------------------------------------------------ watching
 
-  /** Polls probe.unhealthy() until it is empty, `limitMs` passes or `signal` aborts; returns the last answer. */
-  private async waitHealthy(limitMs: number, signal?: AbortSignal): Promise<string[]> {
-    const deadline = this.o.clock.now() + limitMs;
-    for (;;) {
-      const u = await this.probeCall(() => this.o.probe.unhealthy(), ['cluster probe did not answer']);
-      if (u.length === 0 || signal?.aborted || this.o.clock.now() >= deadline) return u;
-      await sleep(Math.min(this.o.pollMs, deadline - this.o.clock.now()), signal);
+  /** Refreshes the snapshot every pollMs while the phase runs: triggers and catch-up records. */
+  private async watchLoop(stop: AbortSignal): Promise<void> {
+    while (!stop.aborted) {
+      const snap = await this.fetch();
+      if (snap) this.noteCatchUp(snap);
+      this.poke();
+      await sleep(this.o.pollMs, stop);
     }
   }
 
-  /** Polls probe.caughtUp(node) (bounded by catchUpWaitMs) and records when it is. */
-  private async waitCaughtUp(id: number, node: string, signal: AbortSignal): Promise<void> {
-    const deadline = this.o.clock.now() + this.o.catchUpWaitMs;
-    for (;;) {
-      if (await this.probeCall(() => this.o.probe.caughtUp(node), false)) {
-        this.markCaughtUp(id);
-        return;
-      }
-      if (signal.aborted) return;
-      if (this.o.clock.now() >= deadline) {
-        this.event('catch-up-timeout', { id, node, waitedMs: this.o.catchUpWaitMs });
-        return;
-      }
-      await sleep(Math.min(this.o.pollMs, deadline - this.o.clock.now()), signal);
+  /** Records catch-up of restarted nodes seen in sync everywhere; forgets amnesia of nodes seen rejoined. */
+  private noteCatchUp(snap: ClusterSnapshot): void {
+    for (const n of [...this.amnesic]) if (this.o.runtime.isUp(n) && snap.partitions.some((p) => p.inSync.includes(n))) this.amnesic.delete(n);
+    for (const [id, { node, index }] of [...this.pendingCatchUp]) {
+      if (!nodeCaughtUp(snap, node)) continue;
+      this.pendingCatchUp.delete(id);
+      this.o.recorder.caughtUp(id, this.o.clock.now());
+      if (![...this.pendingCatchUp.values()].some((p) => p.index === index)) this.status[index].caughtUp = true;
     }
   }
 
-  private markCaughtUp(id: number): void {
-    if (!this.pendingCatchUp.delete(id)) return;
-    this.o.recorder.caughtUp(id, this.o.clock.now());
-  }
-
-  /** Runs a probe call bounded by probeTimeoutMs; `fallback` on error or time-out. */
-  private async probeCall<T>(call: () => Promise<T>, fallback: T): Promise<T> {
+  /** A fresh snapshot, bounded by probeTimeoutMs; null when the probe failed. Kept for triggers. */
+  private async fetch(): Promise<ClusterSnapshot | null> {
     let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        call(),
-        new Promise<T>((resolve) => {
-          timer = setTimeout(() => resolve(fallback), this.o.probeTimeoutMs);
+      const s = await Promise.race([
+        this.o.probe.snapshot(),
+        new Promise<null>((resolve) => {
+          timer = setTimeout(() => resolve(null), this.o.probeTimeoutMs);
         }),
       ]);
+      if (s) this.snap = s;
+      return s;
     } catch {
-      return fallback;
+      return null;
     } finally {
       clearTimeout(timer);
     }
   }
 
-  /** Serialises network changes so overlapping partitions install in order. */
+  private poke(): void {
+    const wake = this.wake;
+    this.changed = new Promise((r) => (this.wake = r));
+    wake();
+  }
+
+  /** Resolves on the next state change, after `ms`, or on abort. */
+  private nextChange(ms: number, signal: AbortSignal): Promise<void> {
+    return Promise.race([this.changed, sleep(ms, signal)]);
+  }
+
+  /** Runs `op` after every earlier start finished (a budget check and its change are one step). */
+  private locked<T>(op: () => Promise<T>): Promise<T> {
+    const next = this.startChain.then(op, op);
+    this.startChain = next.catch(() => undefined);
+    return next;
+  }
+
+  /** Serialises network changes so overlapping partitions and cuts install in order. */
   private net(op: () => Promise<void>): Promise<void> {
     const next = this.netChain.then(op, op);
     this.netChain = next.catch(() => undefined);
@@ -471,7 +865,7 @@ export class Nemesis {
   }
 }
 
-/** Every fault kind with a zero count (a starting point for results.json `faults`). */
+/** Every fault kind with a zero count (a starting point for progress lines). */
 export function zeroCounts(): FaultCounts {
   return Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as FaultCounts;
 }

@@ -2,32 +2,42 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
   canonicalJson,
+  CRASH_KINDS,
   FAULT_KINDS,
-  faultRanges,
+  faultDurations,
   MIN_KILLS,
   parseFaultKinds,
+  parseFaults,
   planSchedule,
+  PRESET_FOR_BUG,
+  PRESET_NAMES,
+  PRESETS,
   scheduleDigest,
   scheduleFromJson,
   scheduleToJson,
   ScheduleError,
+  SCHEDULE_FORMAT,
   type FaultKind,
   type PlanOptions,
+  type PlannedFault,
   type Schedule,
 } from './schedule.js';
 
-const PARTS = ['sync3', 'async3', 'rf1'].flatMap((store) => [0, 1, 2].map((partition) => ({ store, partition })));
+const PARTS = ['sync3', 'async3', 'rf1'].flatMap((store) => [0, 1, 2].map((partition) => ({ store, partition, replicationFactor: store === 'rf1' ? 1 : 3 })));
 
 const kindsArb = fc.subarray([...FAULT_KINDS], { minLength: 1 });
 const optsArb = fc.record({
   seed: fc.integer({ min: 0, max: 2 ** 48 }),
   durationMs: fc.integer({ min: 5_000, max: 1_200_000 }),
   kinds: kindsArb,
+  preset: fc.constantFrom(...PRESET_NAMES),
   escalationTimeoutMs: fc.integer({ min: 500, max: 20_000 }),
-  nodeCount: fc.integer({ min: 3, max: 7 }),
+  evictionTimeoutMs: fc.integer({ min: 5_000, max: 90_000 }),
+  nodeCount: fc.constantFrom(3, 5),
   beyondBudget: fc.boolean(),
 });
 const plan = (o: Omit<PlanOptions, 'partitions'>): Schedule => planSchedule({ ...o, partitions: PARTS });
+const base = { escalationTimeoutMs: 10_000, evictionTimeoutMs: 60_000, nodeCount: 3 };
 
 /** Recursively rebuilds objects with their keys in a permuted order. */
 function shuffleKeys(v: unknown, order: number[]): unknown {
@@ -42,153 +52,195 @@ function shuffleKeys(v: unknown, order: number[]): unknown {
   return v;
 }
 
-describe('parseFaultKinds', () => {
-  it('parses lists, all and none', () => {
+const ends = (f: PlannedFault): number => f.atMs + f.durationMs;
+
+describe('parseFaults', () => {
+  it('parses lists, all, none and presets', () => {
     expect(parseFaultKinds('kill,stop,pause,partition')).toEqual(['kill', 'stop', 'pause', 'partition']);
-    expect(parseFaultKinds(' partition , KILL,kill')).toEqual(['kill', 'partition']);
-    expect(parseFaultKinds('all')).toEqual([...FAULT_KINDS]);
-    expect(parseFaultKinds('none')).toEqual([]);
+    expect(parseFaultKinds(' client-cut , KILL,kill,clock')).toEqual(['kill', 'clock', 'client-cut']);
+    expect(parseFaults('all')).toEqual({ kinds: [...FAULT_KINDS], preset: 'random' });
+    expect(parseFaults('none')).toEqual({ kinds: [], preset: 'random' });
+    expect(parseFaults('preset:catch-up')).toEqual({ kinds: ['kill', 'pause', 'partition'], preset: 'catch-up' });
+    expect(parseFaults(' PRESET:lease ')).toEqual({ kinds: ['kill', 'pause', 'partition'], preset: 'lease' });
   });
 
-  it('rejects unknown kinds and empty lists with one line', () => {
-    expect(() => parseFaultKinds('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, or all, none)'));
-    expect(() => parseFaultKinds(' , ')).toThrow(ScheduleError);
-    expect(() => parseFaultKinds('kill,none')).toThrow('unknown fault kind "none"');
+  it('rejects unknown kinds, presets and empty lists with one line', () => {
+    expect(() => parseFaults('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, power, clock, client-cut, or all, none, preset:<name>)'));
+    expect(() => parseFaults('preset:chaos')).toThrow(new ScheduleError('FAULTS: unknown preset "chaos" (choose from random, promotion, fencing, sync-ack, liveness, catch-up, lease, async)'));
+    expect(() => parseFaults(' , ')).toThrow(ScheduleError);
+    expect(() => parseFaults('kill,none')).toThrow('unknown fault kind "none"');
   });
 
   it('any selection in any order with repeats parses to that selection, in canonical order', () => {
     fc.assert(
-      fc.property(kindsArb, fc.array(fc.nat(), { maxLength: 8 }), (kinds, noise) => {
-        const words = [...kinds, ...noise.map((n) => kinds[n % kinds.length])].reverse();
-        expect(parseFaultKinds(words.join(','))).toEqual(FAULT_KINDS.filter((k) => kinds.includes(k)));
+      fc.property(fc.array(fc.constantFrom(...FAULT_KINDS), { minLength: 1, maxLength: 12 }), (picked) => {
+        const sel = parseFaults(picked.join(','));
+        expect(sel.preset).toBe('random');
+        expect(sel.kinds).toEqual(FAULT_KINDS.filter((k) => picked.includes(k)));
       }),
     );
+  });
+
+  it('every store bug of issue 12 has a preset, and every preset names only real kinds and episodes', () => {
+    expect(Object.keys(PRESET_FOR_BUG).sort()).toEqual(
+      ['catchup-skips-last-op', 'fencing-off-by-one', 'lose-on-promotion', 'never-replicate-async', 'no-possession-proof', 'skip-liveness-recheck', 'stale-owner-acks', 'sync-ack-before-replica'].sort(),
+    );
+    expect(PRESET_FOR_BUG['catchup-skips-last-op']).toBe('catch-up');
+    expect(PRESET_FOR_BUG['stale-owner-acks']).toBe('lease');
+    for (const p of PRESET_NAMES) for (const k of PRESETS[p].kinds) expect(FAULT_KINDS).toContain(k);
   });
 });
 
 describe('planSchedule', () => {
-  it('the same inputs give the same schedule and digest', () => {
-    fc.assert(
-      fc.property(optsArb, (o) => {
-        const a = plan(o);
-        const b = plan(o);
-        expect(a).toEqual(b);
-        expect(scheduleDigest(a)).toBe(scheduleDigest(b));
-        expect(scheduleDigest(a)).toMatch(/^[0-9a-f]{64}$/);
-      }),
-      { numRuns: 60 },
-    );
-  });
-
-  it('different seeds give different fault lists', () => {
-    fc.assert(
-      fc.property(fc.nat(), fc.nat(), (s1, s2) => {
-        fc.pre(s1 !== s2);
-        const o = { durationMs: 120_000, kinds: [...FAULT_KINDS], escalationTimeoutMs: 10_000, nodeCount: 5 };
-        expect(plan({ ...o, seed: s1 }).faults).not.toEqual(plan({ ...o, seed: s2 }).faults);
-      }),
-      { numRuns: 60 },
-    );
-  });
-
-  it('a fixed seed keeps its digest across versions (replay and results.json compare it)', () => {
-    const s = plan({ seed: 42, durationMs: 60_000, kinds: [...FAULT_KINDS], escalationTimeoutMs: 10_000, nodeCount: 3 });
-    expect(s.faults.length).toBeGreaterThan(3);
-    expect(scheduleDigest(s)).toBe(GOLDEN_DIGEST_SEED_42);
-  });
-
-  it('only selected kinds appear; every fault ends within the phase; topology only on partitions', () => {
+  it('is deterministic, and every plan validates and round-trips through JSON', () => {
     fc.assert(
       fc.property(optsArb, (o) => {
         const s = plan(o);
-        for (const f of s.faults) {
-          expect(o.kinds).toContain(f.kind);
-          expect(f.atMs + f.durationMs).toBeLessThanOrEqual(o.durationMs);
-          expect(f.topology !== undefined).toBe(f.kind === 'partition');
+        expect(plan(o)).toEqual(s);
+        expect(scheduleFromJson(scheduleToJson(s))).toEqual(s);
+        for (let i = 0; i < s.faults.length; i++) {
+          const f = s.faults[i];
+          expect(ends(f)).toBeLessThanOrEqual(s.durationMs);
+          expect(s.kinds).toContain(f.kind);
+          if (i > 0) expect(f.atMs).toBeGreaterThanOrEqual(s.faults[i - 1].atMs);
+          // references point back, and the event of a catch-up trigger is a crash
+          if ('fault' in f.target) expect(f.target.fault).toBeLessThan(i);
+          if (f.after?.fault !== undefined) expect(f.after.fault).toBeLessThan(i);
+          if (f.after && (f.after.event === 'catching-up' || f.after.event === 'caught-up')) expect(CRASH_KINDS).toContain(s.faults[f.after.fault!].kind);
+          // owner targets never name an RF1 partition (its crash losses are allowed by contract)
+          if (f.target.role === 'active' || f.target.role === 'replica') expect(f.target.store).not.toBe('rf1');
         }
       }),
-      { numRuns: 80 },
+      { numRuns: 120 },
     );
   });
 
-  it('within budget, a fault starts at or after the previous end plus its calm gap', () => {
+  it('durations do not shrink with the run: every run of 60 s or more has a pause and a partition past the escalation timeout', () => {
     fc.assert(
-      fc.property(optsArb, (o) => {
-        const s = plan({ ...o, beyondBudget: false });
-        for (let i = 1; i < s.faults.length; i++) {
-          const p = s.faults[i - 1];
-          expect(s.faults[i].atMs).toBeGreaterThanOrEqual(p.atMs + p.durationMs + p.calmMs);
-        }
+      fc.property(fc.integer({ min: 0, max: 1e9 }), fc.integer({ min: 60_000, max: 600_000 }), fc.constantFrom(2_000, 10_000), (seed, durationMs, esc) => {
+        const s = plan({ ...base, seed, durationMs, escalationTimeoutMs: esc, kinds: ['kill', 'pause', 'partition'] });
+        expect(s.faults.some((f) => f.kind === 'pause' && f.durationMs > esc)).toBe(true);
+        expect(s.faults.some((f) => f.kind === 'partition' && f.durationMs > esc)).toBe(true);
       }),
-      { numRuns: 80 },
+      { numRuns: 60 },
+    );
+    // and some stay under it
+    const long = plan({ ...base, seed: 5, durationMs: 3_600_000, kinds: ['pause', 'partition'] });
+    expect(long.faults.filter((f) => f.durationMs < 10_000).length).toBeGreaterThan(long.faults.length / 10);
+    expect(long.faults.filter((f) => f.durationMs > 10_000).length).toBeGreaterThan(long.faults.length / 3);
+  });
+
+  it('one fault past the eviction timeout, ending 40 s before the phase, when the phase holds it twice over; a crash within budget when a store has RF1', () => {
+    for (const seed of [1, 2, 3, 4]) {
+      const three = plan({ ...base, seed, durationMs: 180_000, kinds: ['kill', 'pause', 'partition'] });
+      const evicting = three.faults.filter((f) => f.durationMs > 60_000);
+      expect(evicting.length).toBe(1);
+      expect(ends(evicting[0])).toBe(180_000 - 40_000);
+      expect(['kill', 'stop']).toContain(evicting[0].kind);
+      // the rest of the phase has faults again
+      expect(three.faults.some((f) => f.atMs > ends(evicting[0]))).toBe(true);
+      expect(plan({ ...base, seed, durationMs: 139_000, kinds: ['kill', 'pause', 'partition'] }).faults.every((f) => f.durationMs < 60_000)).toBe(true);
+    }
+    // without RF1 partitions, or beyond budget, a pause or an isolation may outlast the eviction timeout too
+    const noRf1 = PARTS.filter((p) => p.replicationFactor > 1);
+    const kinds = new Set(
+      [1, 2, 3, 4, 5, 6, 7, 8].flatMap((seed) => planSchedule({ ...base, seed, durationMs: 180_000, kinds: ['kill', 'pause', 'partition'], partitions: noRf1 }).faults.filter((f) => f.durationMs > 60_000).map((f) => f.kind)),
+    );
+    expect([...kinds].sort()).toEqual(['kill', 'partition', 'pause']);
+    expect(faultDurations(10_000, 60_000).isolateEvict.lo).toBe(61_000);
+  });
+
+  it('every selected kind is planned in a run of 90 s (the opening has one of each)', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 1e9 }), kindsArb, (seed, kinds) => {
+        const s = plan({ ...base, seed, durationMs: 90_000, kinds, nodeCount: 5 });
+        for (const k of kinds) expect(s.faults.some((f) => f.kind === k), k).toBe(true);
+      }),
+      { numRuns: 100 },
     );
   });
 
-  it('beyond budget, faults do overlap in a long run and the schedule still validates', () => {
-    const s = plan({ seed: 9, durationMs: 600_000, kinds: [...FAULT_KINDS], escalationTimeoutMs: 10_000, nodeCount: 5, beyondBudget: true });
-    const overlaps = s.faults.filter((f, i) => i > 0 && f.atMs < s.faults[i - 1].atMs + s.faults[i - 1].durationMs).length;
-    expect(overlaps).toBeGreaterThan(5);
-    expect(scheduleFromJson(scheduleToJson(s))).toEqual(s);
-  });
-
-  it(`short runs still plan >= ${MIN_KILLS} kills when kill is selected`, () => {
+  it(`plans at least ${MIN_KILLS} kills in the first 15 s when kill is selected`, () => {
     fc.assert(
       fc.property(optsArb, fc.integer({ min: 15_000, max: 120_000 }), (o, durationMs) => {
         const kinds: FaultKind[] = o.kinds.includes('kill') ? o.kinds : ['kill', ...o.kinds];
-        const s = plan({ ...o, kinds, durationMs });
-        expect(s.faults.filter((f) => f.kind === 'kill').length).toBeGreaterThanOrEqual(MIN_KILLS);
+        const s = plan({ ...o, kinds, durationMs, preset: 'random' });
+        expect(s.faults.filter((f) => f.kind === 'kill' && f.atMs < 15_000).length).toBeGreaterThanOrEqual(MIN_KILLS);
       }),
       { numRuns: 150 },
     );
-    const sixty = plan({ seed: 1, durationMs: 60_000, kinds: ['kill'], escalationTimeoutMs: 10_000, nodeCount: 3 });
-    expect(sixty.faults.length).toBeGreaterThanOrEqual(MIN_KILLS);
   });
 
-  it('durations follow the ranges: crash 1-6 s, pause 1-15 s, partition 3-25 s, calm 1-5 s', () => {
-    fc.assert(
-      fc.property(optsArb, (o) => {
-        const s = plan({ ...o, escalationTimeoutMs: 10_000 });
-        for (const f of s.faults) {
-          const [lo, hi] = f.kind === 'kill' || f.kind === 'stop' ? [1_000, 6_000] : f.kind === 'pause' ? [1_000, 15_000] : [3_000, 25_000];
-          expect(f.durationMs).toBeGreaterThanOrEqual(lo);
-          expect(f.durationMs).toBeLessThanOrEqual(hi);
-          expect(f.calmMs).toBeGreaterThanOrEqual(1_000);
-          expect(f.calmMs).toBeLessThanOrEqual(5_000);
-        }
-      }),
-      { numRuns: 80 },
-    );
+  it('faults overlap within budget, and the dangerous follow-ups are planned: while and right after a replica catches up, at a failback, when an isolation heals', () => {
+    const s = plan({ ...base, seed: 8, durationMs: 1_800_000, kinds: [...FAULT_KINDS] });
+    const overlapping = s.faults.filter((f, i) => s.faults.slice(0, i).some((g) => ends(g) > f.atMs));
+    expect(overlapping.length).toBeGreaterThan(s.faults.length / 5);
+    const events = new Set(s.faults.map((f) => f.after?.event).filter(Boolean));
+    expect([...events].sort()).toEqual(['catching-up', 'caught-up', 'ended', 'failback']);
+    const roles = new Set(s.faults.map((f) => f.target.role));
+    for (const r of ['active', 'leader', 'replica', 'random', 'catching-up', 'same', 'active-over', 'active-of']) expect(roles).toContain(r);
+    // every kind is aimed at a replica catching up somewhere in a long run
+    const day = plan({ ...base, seed: 8, durationMs: 4 * 3_600_000, kinds: [...FAULT_KINDS] });
+    for (const k of ['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as FaultKind[]) expect(day.faults.some((f) => f.kind === k && f.target.role === 'catching-up'), k).toBe(true);
   });
 
-  it('some pauses outlast the escalation timeout and some do not', () => {
-    for (const esc of [2_000, 10_000]) {
-      const s = plan({ seed: 5, durationMs: 3_600_000, kinds: ['pause'], escalationTimeoutMs: esc, nodeCount: 3 });
-      expect(s.faults.filter((f) => f.durationMs > esc).length).toBeGreaterThan(s.faults.length / 5);
-      expect(s.faults.filter((f) => f.durationMs < esc).length).toBeGreaterThan(s.faults.length / 5);
+  it('every fault kind is aimed at active owners and at the leader', () => {
+    const s = plan({ ...base, seed: 21, durationMs: 7_200_000, kinds: [...FAULT_KINDS], nodeCount: 5 });
+    for (const k of ['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as FaultKind[]) {
+      const roles = new Set(s.faults.filter((f) => f.kind === k).map((f) => f.target.role));
+      expect(roles, k).toContain('active');
+      if (k !== 'client-cut') expect(roles, k).toContain('leader');
     }
-    expect(faultRanges(60_000, 10_000).longPause.lo).toBe(10_500);
-  });
-
-  it('targeted kills of the leader and of active owners are the common case', () => {
-    const s = plan({ seed: 11, durationMs: 3_600_000, kinds: ['kill', 'partition'], escalationTimeoutMs: 10_000, nodeCount: 5 });
-    const kills = s.faults.filter((f) => f.kind === 'kill');
-    const leader = kills.filter((f) => f.target.role === 'leader').length;
-    const active = kills.filter((f) => f.target.role === 'active').length;
-    expect(leader).toBeGreaterThan(kills.length / 5);
-    expect(active).toBeGreaterThan(kills.length / 5);
-    expect(leader + active).toBeGreaterThan(kills.length / 2);
     const topologies = new Set(s.faults.filter((f) => f.kind === 'partition').map((f) => f.topology));
-    expect([...topologies].sort()).toEqual(['active', 'bridge', 'halves', 'isolate', 'leader']);
+    expect([...topologies].sort()).toEqual(['bridge', 'halves', 'isolate', 'one-way']);
+    expect(s.faults.some((f) => f.flap !== undefined)).toBe(true);
+    const clocks = s.faults.filter((f) => f.kind === 'clock');
+    expect(clocks.every((f) => f.clock!.jumpMs % 1000 === 0 && Math.abs(f.clock!.jumpMs) >= 5_000 && f.clock!.rate >= 0.5 && f.clock!.rate <= 2)).toBe(true);
   });
 
-  it('small clusters: no halves or bridge under 3 nodes; partitions refused with 1 node', () => {
-    const s = plan({ seed: 3, durationMs: 600_000, kinds: ['partition'], escalationTimeoutMs: 10_000, nodeCount: 2 });
+  it('power failures: never within budget with 3 nodes, two of five within budget, up to all beyond it', () => {
+    const k: FaultKind[] = ['kill', 'power'];
+    expect(plan({ ...base, seed: 3, durationMs: 3_600_000, kinds: k }).faults.some((f) => f.kind === 'power')).toBe(false);
+    const five = plan({ ...base, seed: 3, durationMs: 3_600_000, kinds: k, nodeCount: 5 }).faults.filter((f) => f.kind === 'power');
+    expect(five.length).toBeGreaterThan(0);
+    expect(five.every((f) => f.count === 2)).toBe(true);
+    const beyond = plan({ ...base, seed: 3, durationMs: 3_600_000, kinds: k, beyondBudget: true }).faults.filter((f) => f.kind === 'power');
+    expect(beyond.some((f) => f.count === 3)).toBe(true);
+  });
+
+  it('presets draw only their kinds, and aim owner faults at their stores', () => {
+    for (const name of PRESET_NAMES) {
+      const p = PRESETS[name];
+      const s = plan({ ...base, seed: 31, durationMs: 1_200_000, kinds: [...p.kinds], preset: name, nodeCount: 5 });
+      expect(s.preset).toBe(name);
+      expect(s.faults.length).toBeGreaterThan(10);
+      for (const f of s.faults) expect(p.kinds).toContain(f.kind);
+      if (p.stores) {
+        const owners = s.faults.filter((f) => f.target.role === 'active' || f.target.role === 'replica');
+        expect(owners.length).toBeGreaterThan(0);
+        for (const f of owners) expect(p.stores).toContain((f.target as { store: string }).store);
+      }
+    }
+    const cu = plan({ ...base, seed: 4, durationMs: 600_000, kinds: [...PRESETS['catch-up'].kinds], preset: 'catch-up' });
+    expect(cu.faults.filter((f) => f.after?.event === 'caught-up').length).toBeGreaterThan(3);
+  });
+
+  it('small clusters: no halves or bridge under 3 nodes; partitions refused with 1 node; no kinds, no faults', () => {
+    const s = plan({ ...base, seed: 3, durationMs: 600_000, kinds: ['partition'], nodeCount: 2 });
     expect(s.faults.length).toBeGreaterThan(0);
     expect(s.faults.every((f) => f.topology !== 'halves' && f.topology !== 'bridge')).toBe(true);
-    expect(() => plan({ seed: 3, durationMs: 60_000, kinds: ['partition'], escalationTimeoutMs: 10_000, nodeCount: 1 })).toThrow('partition faults need at least 2 nodes');
-    expect(plan({ seed: 3, durationMs: 60_000, kinds: [], escalationTimeoutMs: 10_000, nodeCount: 3 }).faults).toEqual([]);
+    expect(() => plan({ ...base, seed: 3, durationMs: 60_000, kinds: ['partition'], nodeCount: 1 })).toThrow('partition faults need at least 2 nodes');
+    expect(plan({ ...base, seed: 3, durationMs: 60_000, kinds: [] }).faults).toEqual([]);
+  });
+
+  it('the digest of a fixed plan changes only with the generator', () => {
+    const s = planSchedule({ seed: 42, durationMs: 60_000, kinds: [...FAULT_KINDS], escalationTimeoutMs: 10_000, nodeCount: 3, partitions: PARTS });
+    expect(scheduleDigest(s)).toBe(GOLDEN_DIGEST_SEED_42);
   });
 });
+
+/** Digest of seed 42, 60 s, every kind, escalation 10 s, eviction 60 s, 3 nodes, PARTS. */
+const GOLDEN_DIGEST_SEED_42 = '88402b956d49d1a72112f32744c86b1dabad3f118bdb03d06851193d54bfe433';
 
 describe('digest and replay', () => {
   it('the digest does not depend on JSON key order; replay gives the same schedule', () => {
@@ -209,8 +261,47 @@ describe('digest and replay', () => {
     expect(() => canonicalJson({ a: Number.NaN })).toThrow('non-finite');
   });
 
+  it('reads a zaris-schedule/1 (the runs before issue 12) as the same faults', () => {
+    const v1 = {
+      format: 'zaris-schedule/1',
+      seed: 4,
+      durationMs: 60_000,
+      kinds: ['kill', 'partition'],
+      escalationTimeoutMs: 10_000,
+      nodeCount: 3,
+      beyondBudget: false,
+      faults: [
+        { kind: 'kill', target: { role: 'leader' }, atMs: 1_000, durationMs: 2_000, calmMs: 1_000 },
+        { kind: 'partition', topology: 'active', target: { role: 'active', store: 'sync3', partition: 1 }, atMs: 5_000, durationMs: 3_000, calmMs: 1_000 },
+      ],
+    };
+    const s = scheduleFromJson(JSON.stringify(v1));
+    expect(s.format).toBe(SCHEDULE_FORMAT);
+    expect(s.preset).toBe('random');
+    expect(s.evictionTimeoutMs).toBe(60_000);
+    expect(s.faults).toEqual([
+      { kind: 'kill', target: { role: 'leader' }, atMs: 1_000, durationMs: 2_000 },
+      { kind: 'partition', topology: 'active', target: { role: 'active', store: 'sync3', partition: 1 }, atMs: 5_000, durationMs: 3_000 },
+    ]);
+    const overlap = { ...v1, faults: [v1.faults[0], { ...v1.faults[1], atMs: 3_500 }] };
+    expect(() => scheduleFromJson(JSON.stringify(overlap))).toThrow('faults[1] overlaps faults[0] and its calm gap, which only a beyondBudget schedule allows');
+  });
+
   it('rejects bad recorded schedules with one line', () => {
-    const good = plan({ seed: 4, durationMs: 60_000, kinds: ['kill', 'partition'], escalationTimeoutMs: 10_000, nodeCount: 3 });
+    // the first seed whose 5-minute plan has every kind the cases edit
+    let good = plan({ ...base, seed: 0, durationMs: 300_000, kinds: ['kill', 'partition', 'clock', 'power'], nodeCount: 5 });
+    for (let seed = 1; !['kill', 'partition', 'clock', 'power'].every((k) => good.faults.some((f) => f.kind === k)); seed++) {
+      good = plan({ ...base, seed, durationMs: 300_000, kinds: ['kill', 'partition', 'clock', 'power'], nodeCount: 5 });
+    }
+    const idx = (p: (f: PlannedFault) => boolean): number => {
+      const i = good.faults.findIndex(p);
+      expect(i).toBeGreaterThanOrEqual(0);
+      return i;
+    };
+    const k = idx((f) => f.kind === 'kill');
+    const p = idx((f) => f.kind === 'partition');
+    const c = idx((f) => f.kind === 'clock');
+    const w = idx((f) => f.kind === 'power');
     const edit = (f: (s: Record<string, any>) => void): string => {
       const s = JSON.parse(scheduleToJson(good));
       f(s);
@@ -218,19 +309,26 @@ describe('digest and replay', () => {
     };
     const cases: Array<[string, string]> = [
       ['{', 'schedule: not valid JSON'],
-      [edit((s) => (s.format = 'x')), 'format must be "zaris-schedule/1"'],
+      [edit((s) => (s.format = 'x')), 'format must be "zaris-schedule/2" (or "zaris-schedule/1")'],
       [edit((s) => (s.extra = 1)), 'top level: unknown field "extra"'],
+      [edit((s) => (s.preset = 'chaos')), 'preset must be one of random, promotion'],
       [edit((s) => (s.faults[0].durationMs = 0)), 'faults[0].durationMs must be an integer >= 1'],
-      [edit((s) => (s.faults[0].kind = 'pause')), "faults[0].kind must be one of the schedule's kinds"],
-      [edit((s) => (s.faults[1].atMs = s.faults[0].atMs + 1)), 'faults[1] overlaps faults[0]'],
+      [edit((s) => (s.faults[k].kind = 'pause')), `faults[${k}].kind must be one of the schedule's kinds`],
+      [edit((s) => (s.faults[1].atMs = s.faults[0].atMs - 1)), 'faults[1] starts before faults[0]'],
       [edit((s) => (s.faults[0].atMs = s.durationMs)), 'after the fault phase'],
-      [edit((s) => (s.faults[0].target = { role: 'boss' })), 'faults[0].target.role must be node, leader, active or random'],
+      [edit((s) => (s.faults[0].target = { role: 'boss' })), 'faults[0].target.role must be one of node, leader, random, active, replica'],
+      [edit((s) => (s.faults[0].target = { role: 'same', fault: 0 })), 'faults[0].target.fault must name an earlier fault (< 0), got 0'],
       [edit((s) => (s.kinds = ['kill', 'kill'])), 'kinds: a kind is listed twice'],
-      [edit((s) => Object.assign(s.faults[0], { kind: 'kill', topology: 'halves' })), 'faults[0]: topology is only for partition faults'],
-      [
-        edit((s) => Object.assign(s.faults[0], { kind: 'partition', topology: 'leader', target: { role: 'random' } })),
-        'faults[0]: topology leader cannot take a random target',
-      ],
+      [edit((s) => Object.assign(s.faults[k], { topology: 'halves' })), `faults[${k}]: topology is only for partition faults`],
+      [edit((s) => Object.assign(s.faults[p], { topology: 'halves', target: { role: 'leader' } })), `faults[${p}]: topology halves cannot take a leader target`],
+      [edit((s) => Object.assign(s.faults[p], { topology: 'isolate', direction: 'in' })), `faults[${p}]: direction is only for one-way partitions`],
+      [edit((s) => Object.assign(s.faults[p], { flap: { onMs: 50, offMs: 500 } })), `faults[${p}].flap.onMs must be an integer >= 100`],
+      [edit((s) => (s.faults[c].clock.rate = 9)), `faults[${c}].clock.rate must be within 0.25..4, got 9`],
+      [edit((s) => (s.faults[c].clock.jumpMs = 1500)), `faults[${c}].clock.jumpMs must be whole seconds within a day, got 1500`],
+      [edit((s) => (s.faults[w].count = 6)), `faults[${w}].count must be at most the node count (5), got 6`],
+      [edit((s) => Object.assign(s.faults[1], { after: { event: 'soon', fault: 0, delayMs: 0, waitMs: 0 } })), 'faults[1].after.event must be one of catching-up, caught-up, failback, ended'],
+      [edit((s) => Object.assign(s.faults[1], { after: { event: 'ended', delayMs: 0, waitMs: 0 } })), 'faults[1].after.fault is required for ended'],
+      [edit((s) => Object.assign(s.faults[p + 1], { after: { event: 'caught-up', fault: p, delayMs: 0, waitMs: 0 } })), `faults[${p + 1}].after: caught-up needs a crash fault (kill, stop, power), faults[${p}] is a partition`],
     ];
     for (const [text, msg] of cases) {
       let err: unknown;
@@ -242,21 +340,6 @@ describe('digest and replay', () => {
       expect(err, msg).toBeInstanceOf(ScheduleError);
       expect((err as Error).message).toContain(msg);
       expect((err as Error).message).not.toContain('\n');
-    }
-  });
-});
-
-/** Digest of seed 42, 60 s, every kind, escalation 10 s, 3 nodes, PARTS (changes only with the generator). */
-const GOLDEN_DIGEST_SEED_42 = 'e72580eed3cba3ce33f5095ccabc9b97197c9a4dbf2cce726482d95a540a8066';
-
-describe('schedule opening rounds', () => {
-  it('opens with MIN_KILLS rounds of every selected kind, kill first in each', () => {
-    const s = planSchedule({ seed: 104, durationMs: 60_000, kinds: ['kill', 'stop', 'pause', 'partition'], escalationTimeoutMs: 10_000, nodeCount: 3, partitions: [{ store: 'sync3', partition: 0 }] });
-    const first = s.faults.slice(0, 12).map((f) => f.kind);
-    for (let round = 0; round < 3; round++) {
-      const r = first.slice(round * 4, round * 4 + 4);
-      expect(r[0]).toBe('kill');
-      expect([...r].sort()).toEqual(['kill', 'partition', 'pause', 'stop']);
     }
   });
 });

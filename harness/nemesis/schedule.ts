@@ -1,52 +1,127 @@
 /**
- * The nemesis's fault schedule (DESIGN.md §3 "Nemesis", §7 `scheduleDigest`): drawn from the run's
- * SEED, stored in the ledger meta `schedule` as JSON, replayable, and summarised by a sha256
- * digest in results.json.
+ * The nemesis's fault schedule (DESIGN.md §3 "Nemesis", §7 `scheduleDigest`, issues 12 and 13):
+ * drawn from the run's SEED, stored in the ledger meta `schedule` as JSON, replayable, and
+ * summarised by a sha256 digest in results.json.
  *
- * The same (seed, durationMs, kinds, escalationTimeoutMs, nodeCount, partitions, beyondBudget)
- * always gives the same schedule. Targets that depend on the live cluster (the leader, a
- * partition's active owner, a random node, a random split) are resolved by the executor when the
- * fault starts (nemesis.ts).
+ * The same (seed, durationMs, kinds, preset, escalationTimeoutMs, evictionTimeoutMs, nodeCount,
+ * partitions, beyondBudget) always gives the same schedule. Targets that depend on the live
+ * cluster (the leader, a partition's active owner or in-sync replica, a replica catching up, the
+ * node a failback hands to, a random node or split) are resolved by the executor when the fault
+ * starts (nemesis.ts), and a fault may wait for an event (a restarted node catching up or caught
+ * up, a failback starting, an earlier fault ending) before it starts.
+ *
+ * What reaches the dangerous states in short runs (issue 12): fault durations do not shrink with
+ * the run's length, so every run has partitions and pauses longer than the escalation timeout
+ * (and, where the phase can hold one, longer than the eviction timeout); and faults come in
+ * episodes that overlap on purpose (a second fault while a restarted replica catches up, right
+ * after it caught up, when a failback starts, when a long isolation heals). Whether an
+ * overlapping fault may start is decided live by the fault budget (budget.ts), not here.
  */
 import { createHash } from 'node:crypto';
 import { TOPOLOGIES, type Topology } from './grudge.js';
 import { createPrng, type Prng } from './prng.js';
 
-/** A fault the nemesis injects: SIGKILL+restart, SIGTERM+restart, pause+resume, partition+heal. */
-export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition';
+/**
+ * A fault the nemesis injects: SIGKILL+restart, SIGTERM+restart, pause+resume, partition+heal,
+ * power failure (several nodes SIGKILLed within 100 ms, restarted together), a clock fault on one
+ * node (libfaketime: a wall-clock jump, or both clocks at another rate), a cut between the
+ * harness's client and one node (the nodes still see each other).
+ */
+export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'power' | 'clock' | 'client-cut';
 
-/** Every fault kind, in the order results.json lists them. */
-export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition'];
+/** Every fault kind, in the order FAULTS and results.json list them. */
+export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut'];
 
 /**
- * Who a fault hits. `node`: a fixed node id; `leader`: the cluster leader when the fault starts;
- * `active`: the active owner of one partition of one store when the fault starts; `random`: a
- * node (or for halves/bridge a split) drawn when the fault starts from the schedule's seed and
- * the fault's index.
+ * The kinds the ledger records (table `faults`, kind). A power failure is recorded as one `kill`
+ * per node (detail `power`: the schedule index), so that the verifier's crash rules see each
+ * node's crash instant exactly.
+ */
+export type RecordedKind = Exclude<FaultKind, 'power'>;
+
+/** The kinds that lose a node's memory (crash faults). */
+export const CRASH_KINDS: readonly FaultKind[] = ['kill', 'stop', 'power'];
+
+/**
+ * Who a fault hits, resolved when it starts. `node`: a fixed node; `leader`: the leader;
+ * `random`: a node (or for halves/bridge a split) drawn from the schedule's seed and the fault's
+ * index; `active` / `replica`: the active owner / an in-sync replica other than the active of one
+ * partition; `catching-up`: a node that is up but not in sync in some partition it replicates
+ * (restarted, catching up); `failback`: the node a failback (handoff) is handing a partition to;
+ * `same`: the node an earlier fault (by index) hit; `active-over`: the active owner of a partition
+ * that the node of an earlier fault replicates without owning it (the partition is remembered);
+ * `active-of`: the current active owner of the partition an earlier fault's target was about.
  */
 export type FaultTarget =
   | { role: 'node'; node: string }
   | { role: 'leader' }
+  | { role: 'random' }
   | { role: 'active'; store: string; partition: number }
-  | { role: 'random' };
+  | { role: 'replica'; store: string; partition: number }
+  | { role: 'catching-up' }
+  | { role: 'failback' }
+  | { role: 'same'; fault: number }
+  | { role: 'active-over'; fault: number }
+  | { role: 'active-of'; fault: number };
+
+/** Every target role, in a fixed order (validation messages). */
+export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'catching-up', 'failback', 'same', 'active-over', 'active-of'];
 
 /**
- * One planned fault. Times are milliseconds, relative to the start of the fault phase:
- * the fault starts at `atMs` (later if the executor has to wait for a Healthy cluster), lasts
- * `durationMs` (down time for kill/stop, frozen time for pause, cut time for a partition), and the
- * cluster is left alone for at least `calmMs` after it ends. `topology` is set for partitions only.
+ * Events a fault can wait for before it starts (after its `atMs`):
+ * - `catching-up`: the node of crash fault `fault` was restarted (it catches up from then on);
+ * - `caught-up`: the node of crash fault `fault` is back in sync everywhere;
+ * - `failback`: a failback (handoff) is under way; with `fault`, one handing to that fault's node;
+ * - `ended`: fault `fault` ended (restart / resume / heal done).
+ */
+export type TriggerEvent = 'catching-up' | 'caught-up' | 'failback' | 'ended';
+
+/** Every trigger event, in a fixed order. */
+export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['catching-up', 'caught-up', 'failback', 'ended'];
+
+/**
+ * When a fault waits for an event: it starts `delayMs` after the event, or when `waitMs` passed
+ * without it (then it starts anyway, noted in its detail as `trigger: "missed"`). ms.
+ */
+export interface FaultTrigger {
+  event: TriggerEvent;
+  /** Index of the earlier fault the event is about (required but for `failback`). */
+  fault?: number;
+  delayMs: number;
+  waitMs: number;
+}
+
+/**
+ * One planned fault. Times are milliseconds, relative to the start of the fault phase: the
+ * fault starts at `atMs` or later (its trigger, the fault budget), and lasts `durationMs` (down
+ * time for crashes, frozen time for a pause, cut time for a partition or client cut, the time a
+ * clock stays wrong).
+ * - `topology` (partitions): isolate, halves, bridge, one-way (and v1's leader, active);
+ *   `direction` (one-way): `in` = the target drops the other node's traffic, `out` = the other
+ *   node drops the target's; `flap`: the cut goes on for `onMs` and off for `offMs`, over and over,
+ *   for the whole duration, without waiting for anything (each on-phase is recorded as one
+ *   partition fault).
+ * - `clock` (clock faults): the rate a `monotonic`-mode node's clocks run at, or the whole seconds
+ *   a `wall`-mode node's wall clock jumps by (runtime/faketime.ts: the node's mode decides).
+ * - `count` (power): how many nodes lose power (the target first, then random others).
  */
 export interface PlannedFault {
   kind: FaultKind;
-  topology?: Topology;
   target: FaultTarget;
   atMs: number;
   durationMs: number;
-  calmMs: number;
+  topology?: Topology;
+  direction?: 'in' | 'out';
+  flap?: { onMs: number; offMs: number };
+  clock?: { rate: number; jumpMs: number };
+  count?: number;
+  after?: FaultTrigger;
 }
 
-/** Format tag of a stored schedule. */
-export const SCHEDULE_FORMAT = 'zaris-schedule/1';
+/** Format tag of a stored schedule (version 2; version 1 is still read, for replays). */
+export const SCHEDULE_FORMAT = 'zaris-schedule/2';
+/** Format tag of the first version (sequential faults; no triggers, presets or new kinds). */
+export const SCHEDULE_FORMAT_V1 = 'zaris-schedule/1';
 
 /**
  * A whole planned schedule, as stored in the ledger meta `schedule` (canonical JSON) and hashed by
@@ -55,15 +130,19 @@ export const SCHEDULE_FORMAT = 'zaris-schedule/1';
 export interface Schedule {
   format: typeof SCHEDULE_FORMAT;
   seed: number;
-  /** Length of the fault phase, ms; every fault ends by then (atMs + durationMs <= durationMs). */
+  /** Length of the fault phase, ms; every fault is planned to end by then. */
   durationMs: number;
-  /** The selected kinds (FAULTS=...), in {@link FAULT_KINDS} order. */
+  /** The selected kinds, in {@link FAULT_KINDS} order. */
   kinds: FaultKind[];
-  /** The nodes' escalation timeout the pauses were sized against, ms (seed 002: 10 s default). */
+  /** The fault mix ({@link PRESETS}); `random` unless FAULTS named a preset. */
+  preset: PresetName;
+  /** The nodes' escalation timeout the durations were sized against, ms (seed 002: 10 s default). */
   escalationTimeoutMs: number;
-  /** Cluster size the schedule was planned for (decides which topologies are possible). */
+  /** The nodes' eviction timeout the durations were sized against, ms (seed 002: 60 s default). */
+  evictionTimeoutMs: number;
+  /** Cluster size the schedule was planned for. */
   nodeCount: number;
-  /** When true faults may overlap; otherwise each starts after the previous one's end + calm. */
+  /** When true the executor applies no fault budget (budget.ts) and power may take every node. */
   beyondBudget: boolean;
   faults: PlannedFault[];
 }
@@ -73,105 +152,523 @@ export class ScheduleError extends Error {
   override name = 'ScheduleError';
 }
 
+// ------------------------------------------------------------------ presets
+
 /**
- * Parses FAULTS: a comma-separated list of kinds (`kill,stop,pause,partition`; spaces allowed;
- * repeats ignored), `all` for every kind, or `none` for a run without faults.
- * Returns the kinds in {@link FAULT_KINDS} order.
- * @throws ScheduleError for an empty list or an unknown kind (one line naming it and the choices).
+ * Named fault mixes (`FAULTS=preset:<name>`, issue 12): for each class of store bug, the faults
+ * most likely to expose it. `random` is the default mix (every episode kind by weight).
+ */
+export type PresetName = 'random' | 'promotion' | 'fencing' | 'sync-ack' | 'liveness' | 'catch-up' | 'lease' | 'async';
+
+/** The episodes a schedule is drawn from (see {@link planSchedule}). */
+export type EpisodeName =
+  | 'crash'
+  | 'crash-active'
+  | 'pause'
+  | 'pause-long-active'
+  | 'isolate'
+  | 'isolate-long-active'
+  | 'isolate-short-active'
+  | 'split'
+  | 'one-way'
+  | 'flap'
+  | 'catch-up-crash'
+  | 'hit-catching-up'
+  | 'caught-up-crash'
+  | 'failback'
+  | 'isolate-heal-crash'
+  | 'pause-zombie'
+  | 'clock'
+  | 'client-cut'
+  | 'power';
+
+/** A fault mix: episode weights, the kinds it uses, and the stores its owner targets prefer. */
+export interface Preset {
+  name: PresetName;
+  /** One line for `--help` and the README. */
+  description: string;
+  /** The BUG= switches (issue 12) it is aimed at. */
+  bugs: readonly string[];
+  kinds: readonly FaultKind[];
+  episodes: Readonly<Partial<Record<EpisodeName, number>>>;
+  /** Active/replica targets are drawn from these stores' partitions (all RF>1 stores when absent). */
+  stores?: readonly string[];
+}
+
+const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
+  crash: 3,
+  'crash-active': 1.5,
+  pause: 1.5,
+  'pause-long-active': 0.8,
+  isolate: 2,
+  'isolate-long-active': 1,
+  split: 1,
+  'one-way': 1.2,
+  flap: 1,
+  'catch-up-crash': 2,
+  'hit-catching-up': 1.2,
+  'caught-up-crash': 1.5,
+  failback: 1.2,
+  'isolate-heal-crash': 1,
+  'pause-zombie': 1,
+  clock: 1,
+  'client-cut': 0.8,
+  power: 0.6,
+};
+
+/** The presets, by name. */
+export const PRESETS: Readonly<Record<PresetName, Preset>> = {
+  random: { name: 'random', description: 'every kind of episode by weight (the default)', bugs: [], kinds: FAULT_KINDS, episodes: ALL_EPISODES },
+  promotion: {
+    name: 'promotion',
+    description: 'failovers of active owners: kills, long pauses and isolations, a second fault while or right after a replica catches up, during a failback',
+    bugs: ['lose-on-promotion', 'no-possession-proof'],
+    kinds: ['kill', 'stop', 'pause', 'partition'],
+    episodes: { 'crash-active': 3, 'catch-up-crash': 3, 'hit-catching-up': 1, 'caught-up-crash': 2, failback: 2, 'isolate-long-active': 2, 'pause-long-active': 2, 'isolate-heal-crash': 2, 'pause-zombie': 1 },
+  },
+  fencing: {
+    name: 'fencing',
+    description: 'deposed owners that come back: active owners paused or isolated past the escalation timeout, one-way cuts, flapping',
+    bugs: ['fencing-off-by-one'],
+    kinds: ['kill', 'pause', 'partition'],
+    episodes: { 'pause-zombie': 4, 'isolate-long-active': 3, 'one-way': 2, 'isolate-heal-crash': 2, flap: 1, failback: 1 },
+  },
+  'sync-ack': {
+    name: 'sync-ack',
+    description: 'sync-store active owners crashed right after acknowledging, and while their replicas catch up',
+    bugs: ['sync-ack-before-replica'],
+    kinds: ['kill', 'stop', 'power'],
+    episodes: { 'crash-active': 5, 'catch-up-crash': 2, 'caught-up-crash': 1, power: 1 },
+    stores: ['sync3'],
+  },
+  liveness: {
+    name: 'liveness',
+    description: 'brief silences that must not promote: flapping cuts, short isolations and pauses of active owners, one-way cuts',
+    bugs: ['skip-liveness-recheck'],
+    kinds: ['kill', 'pause', 'partition', 'client-cut'],
+    episodes: { flap: 4, 'one-way': 2, 'isolate-short-active': 2, pause: 2, 'client-cut': 1, crash: 1 },
+  },
+  'catch-up': {
+    name: 'catch-up',
+    description: 'a restarted replica promoted right after it caught up: kill it, kill the active the moment it is in sync, fail back to it',
+    bugs: ['catchup-skips-last-op'],
+    kinds: ['kill', 'pause', 'partition'],
+    episodes: { 'caught-up-crash': 5, 'catch-up-crash': 2, 'hit-catching-up': 1, failback: 2, 'isolate-heal-crash': 1 },
+  },
+  lease: {
+    name: 'lease',
+    description: 'async-store active owners cut off from the majority past their lease and the escalation timeout',
+    bugs: ['stale-owner-acks'],
+    kinds: ['kill', 'pause', 'partition'],
+    episodes: { 'isolate-long-active': 5, 'one-way': 2, 'pause-zombie': 1, flap: 1 },
+    stores: ['async3'],
+  },
+  async: {
+    name: 'async',
+    description: 'async-store active owners crashed or isolated: a write never streamed is lost at the takeover',
+    bugs: ['never-replicate-async'],
+    kinds: ['kill', 'pause', 'partition'],
+    episodes: { 'crash-active': 4, 'isolate-long-active': 2, 'pause-zombie': 1 },
+    stores: ['async3'],
+  },
+};
+
+/** Every preset name, in a fixed order. */
+export const PRESET_NAMES: readonly PresetName[] = ['random', 'promotion', 'fencing', 'sync-ack', 'liveness', 'catch-up', 'lease', 'async'];
+
+/** The preset aimed at each store bug of issue 12 (BUG= switches; `lose-on-promotion` is the first self-test). */
+export const PRESET_FOR_BUG: Readonly<Record<string, PresetName>> = Object.fromEntries(
+  PRESET_NAMES.flatMap((p) => PRESETS[p].bugs.map((b) => [b, p] as const)),
+);
+
+/** What FAULTS selects: the kinds, and the mix they are drawn by. */
+export interface FaultSelection {
+  kinds: FaultKind[];
+  preset: PresetName;
+}
+
+/**
+ * Parses FAULTS: a comma-separated list of kinds (`kill,stop,pause,partition,power,clock,
+ * client-cut`; spaces allowed; repeats ignored) drawn by the default mix, `all` for every kind,
+ * `none` for a run without faults, or `preset:<name>` for a named mix with its own kinds.
+ * @throws ScheduleError for an empty list, an unknown kind or an unknown preset (one line naming it and the choices).
+ */
+export function parseFaults(text: string): FaultSelection {
+  const t = text.trim().toLowerCase();
+  if (t.startsWith('preset:')) {
+    const name = t.slice('preset:'.length).trim();
+    if (!(PRESET_NAMES as readonly string[]).includes(name)) throw new ScheduleError(`FAULTS: unknown preset "${name}" (choose from ${PRESET_NAMES.join(', ')})`);
+    const p = PRESETS[name as PresetName];
+    return { kinds: [...p.kinds], preset: p.name };
+  }
+  return { kinds: parseFaultKinds(text), preset: 'random' };
+}
+
+/**
+ * Parses a FAULTS list of kinds (no preset): see {@link parseFaults}. Returns the kinds in
+ * {@link FAULT_KINDS} order.
+ * @throws ScheduleError for an empty list or an unknown kind.
  */
 export function parseFaultKinds(text: string): FaultKind[] {
   const parts = text
     .split(',')
     .map((p) => p.trim().toLowerCase())
     .filter((p) => p.length > 0);
-  if (parts.length === 0) throw new ScheduleError(`FAULTS is empty: give a comma-separated list of ${FAULT_KINDS.join(', ')} (or all, none)`);
+  if (parts.length === 0) throw new ScheduleError(`FAULTS is empty: give a comma-separated list of ${FAULT_KINDS.join(', ')} (or all, none, preset:<name>)`);
   if (parts.length === 1 && parts[0] === 'none') return [];
   if (parts.length === 1 && parts[0] === 'all') return [...FAULT_KINDS];
   const set = new Set<FaultKind>();
   for (const p of parts) {
     if (!(FAULT_KINDS as readonly string[]).includes(p)) {
-      throw new ScheduleError(`FAULTS: unknown fault kind "${p}" (choose from ${FAULT_KINDS.join(', ')}, or all, none)`);
+      throw new ScheduleError(`FAULTS: unknown fault kind "${p}" (choose from ${FAULT_KINDS.join(', ')}, or all, none, preset:<name>)`);
     }
     set.add(p as FaultKind);
   }
   return FAULT_KINDS.filter((k) => set.has(k));
 }
 
+// ------------------------------------------------------------------ durations
+
+/** Inclusive integer range, ms. */
+export interface Range {
+  lo: number;
+  hi: number;
+}
+
+/**
+ * The fault durations, ms, for an escalation timeout E and an eviction timeout V. They do NOT
+ * depend on the run's length (issue 12: in runs under 10 minutes the old scaled ranges never
+ * outlasted E). `*Long` ranges outlast E, `*Evict` ranges outlast V; `*Short` stay under E where
+ * they can.
+ */
+export function faultDurations(E: number, V: number): {
+  crash: Range;
+  crashLong: Range;
+  crashEvict: Range;
+  pauseShort: Range;
+  pauseLong: Range;
+  pauseEvict: Range;
+  isolateShort: Range;
+  isolateLong: Range;
+  isolateEvict: Range;
+  oneWay: Range;
+  flap: Range;
+  flapOn: Range;
+  flapOff: Range;
+  clock: Range;
+  clientCut: Range;
+  calm: Range;
+} {
+  return {
+    crash: { lo: 1_000, hi: 6_000 },
+    crashLong: { lo: E + 500, hi: E + 5_000 },
+    crashEvict: { lo: V + 1_000, hi: V + 5_000 },
+    pauseShort: { lo: 1_000, hi: Math.max(1_000, E - 500) },
+    pauseLong: { lo: E + 500, hi: E + 8_000 },
+    pauseEvict: { lo: V + 1_000, hi: V + 5_000 },
+    isolateShort: { lo: 2_000, hi: Math.max(2_000, E - 1_000) },
+    isolateLong: { lo: E + 1_000, hi: E + 10_000 },
+    isolateEvict: { lo: V + 1_000, hi: V + 5_000 },
+    oneWay: { lo: 3_000, hi: E + 8_000 },
+    flap: { lo: 8_000, hi: 30_000 },
+    flapOn: { lo: 300, hi: 2_500 },
+    flapOff: { lo: 300, hi: 1_500 },
+    clock: { lo: 8_000, hi: 30_000 },
+    clientCut: { lo: 2_000, hi: 12_000 },
+    calm: { lo: 500, hi: 3_000 },
+  };
+}
+
+/** The rates a clock fault draws from (half speed and twice as fast most often). */
+export const CLOCK_RATES: readonly number[] = [0.5, 0.5, 2, 2, 0.75, 1.5];
+/** Whole-second wall-clock jumps are drawn from ±[5, 60] s. */
+export const CLOCK_JUMP_S: Range = { lo: 5, hi: 60 };
+
+/** Kills planned at least (in the opening), when kill is selected and the phase can hold them (15 s). */
+export const MIN_KILLS = 3;
+
+// ------------------------------------------------------------------ planning
+
 /** What {@link planSchedule} needs. All times in ms. */
 export interface PlanOptions {
   seed: number;
   /** Length of the fault phase, ms (> 0). */
   durationMs: number;
-  /** Selected kinds (from {@link parseFaultKinds}); empty gives an empty schedule. */
+  /** Selected kinds (from {@link parseFaults}); empty gives an empty schedule. */
   kinds: readonly FaultKind[];
-  /** The nodes' escalation timeout, ms: some pauses are planned longer than it. */
+  /** The mix (default `random`). */
+  preset?: PresetName;
+  /** The nodes' escalation timeout, ms. */
   escalationTimeoutMs: number;
+  /** The nodes' eviction timeout, ms (default 60,000, seed 002). */
+  evictionTimeoutMs?: number;
   /** Number of nodes in the cluster (>= 1; partitions need >= 2, halves and bridge >= 3). */
   nodeCount: number;
-  /** The partitions of every store ({store, partition}) that active-owner targets draw from. */
-  partitions: ReadonlyArray<{ store: string; partition: number }>;
-  /** Allow overlapping faults (DESIGN.md §5 beyond-budget). Default false. */
+  /**
+   * The partitions of every store. `replicationFactor` (default 3) keeps RF1 partitions out of
+   * active/replica targets (their failover loses data by contract, rf1).
+   */
+  partitions: ReadonlyArray<{ store: string; partition: number; replicationFactor?: number }>;
+  /** No fault budget (DESIGN.md §5 beyond-budget). Default false. */
   beyondBudget?: boolean;
 }
 
-/** Inclusive integer range, ms. */
-interface Range {
-  lo: number;
-  hi: number;
+/** A step of an episode: a fault without its absolute time, refs by step index within the episode. */
+interface Step extends Omit<PlannedFault, 'atMs'> {
+  /** Planned start relative to the episode's start, ms (triggered steps: an estimate). */
+  offsetMs: number;
 }
 
-/** The brief's ranges at full scale (runs of 10 minutes or more), ms. */
-const BASE = {
-  crash: { lo: 1_000, hi: 6_000 },
-  pause: { lo: 1_000, hi: 15_000 },
-  partition: { lo: 3_000, hi: 25_000 },
-  calm: { lo: 1_000, hi: 5_000 },
-} as const;
-
-/** A run this long or longer uses the full ranges; shorter runs shrink each range's width. */
-const FULL_SCALE_MS = 600_000;
-/** The smallest width factor (a 60 s run). */
-const MIN_SCALE = 0.1;
-/** Kills planned at least, when kill is selected and the phase is long enough. */
-export const MIN_KILLS = 3;
-/** Share of pauses planned longer than the escalation timeout. */
-const LONG_PAUSE_SHARE = 0.4;
-
-const KIND_WEIGHT: Record<FaultKind, number> = { kill: 4, stop: 1.5, pause: 2, partition: 2.5 };
-
-function scaled(r: Range, s: number): Range {
-  return { lo: r.lo, hi: Math.round(r.lo + (r.hi - r.lo) * s) };
+interface PlanContext {
+  rng: Prng;
+  D: ReturnType<typeof faultDurations>;
+  /** RF>1 partitions the owner targets draw from (the preset's stores when it has some). */
+  parts: Array<{ store: string; partition: number }>;
+  nodeCount: number;
+  kinds: ReadonlySet<FaultKind>;
+  beyondBudget: boolean;
+  /** The phase can hold an eviction-long fault. */
+  evictOk: boolean;
 }
 
-/**
- * The duration ranges used for a phase of `durationMs` (exported for tests and the report):
- * each range keeps its lower end and its width shrinks linearly below 10 minutes (to 10 %).
- * Pauses: `shortPause` stays under the escalation timeout where it can (never under 1 s);
- * `longPause` always exceeds it by at least 500 ms.
- */
-export function faultRanges(durationMs: number, escalationTimeoutMs: number): {
-  crash: Range;
-  shortPause: Range;
-  longPause: Range;
-  partition: Range;
-  calm: Range;
-} {
-  const s = Math.min(1, Math.max(MIN_SCALE, durationMs / FULL_SCALE_MS));
-  const pause = scaled(BASE.pause, s);
-  const shortHi = Math.max(BASE.pause.lo, Math.min(escalationTimeoutMs - 500, pause.hi));
-  const longLo = escalationTimeoutMs + 500;
-  const longHi = Math.max(longLo + Math.round(4_500 * s), Math.min(pause.hi, BASE.pause.hi));
-  return {
-    crash: scaled(BASE.crash, s),
-    shortPause: { lo: BASE.pause.lo, hi: shortHi },
-    longPause: { lo: longLo, hi: longHi },
-    partition: scaled(BASE.partition, s),
-    calm: scaled(BASE.calm, s),
-  };
+const has = (c: PlanContext, ...k: FaultKind[]): boolean => k.some((x) => c.kinds.has(x));
+
+/** kill or stop (kill 75 %), among the selected; null when neither is. */
+function crashKind(c: PlanContext): 'kill' | 'stop' | null {
+  const k = c.kinds.has('kill');
+  const s = c.kinds.has('stop');
+  if (k && s) return c.rng.chance(0.75) ? 'kill' : 'stop';
+  return k ? 'kill' : s ? 'stop' : null;
 }
 
 function draw(rng: Prng, r: Range): number {
-  return rng.int(r.lo, r.hi);
+  return rng.int(r.lo, Math.max(r.lo, r.hi));
+}
+
+function ownerTarget(c: PlanContext, role: 'active' | 'replica' = 'active'): FaultTarget {
+  if (c.parts.length === 0) return role === 'active' ? { role: 'leader' } : { role: 'random' };
+  const p = c.rng.pick(c.parts);
+  return { role, store: p.store, partition: p.partition };
+}
+
+/** A target by weights over roles: active owner, leader, in-sync replica, random node. */
+function roleTarget(c: PlanContext, w: { active: number; leader: number; replica: number; random: number }): FaultTarget {
+  const role = c.rng.weighted(['active', 'leader', 'replica', 'random'] as const, [w.active, w.leader, w.replica, w.random]);
+  if (role === 'active' || role === 'replica') return ownerTarget(c, role);
+  return { role };
+}
+
+function pauseDuration(c: PlanContext, long?: boolean): number {
+  if (long) return draw(c.rng, c.D.pauseLong);
+  const r = c.rng.next();
+  if (r < 0.4) return draw(c.rng, c.D.pauseShort);
+  if (r < 0.9 || !c.evictOk) return draw(c.rng, c.D.pauseLong);
+  return draw(c.rng, c.D.pauseEvict);
+}
+
+function isolateDuration(c: PlanContext, profile?: 'long' | 'short'): number {
+  if (profile === 'long') return draw(c.rng, c.D.isolateLong);
+  if (profile === 'short') return draw(c.rng, c.D.isolateShort);
+  const r = c.rng.next();
+  if (r < 0.35) return draw(c.rng, c.D.isolateShort);
+  if (r < 0.9 || !c.evictOk) return draw(c.rng, c.D.isolateLong);
+  return draw(c.rng, c.D.isolateEvict);
+}
+
+function crashDuration(c: PlanContext, short?: boolean): number {
+  if (short) return draw(c.rng, { lo: 1_000, hi: 4_000 });
+  const r = c.rng.next();
+  if (r < 0.7) return draw(c.rng, c.D.crash);
+  if (r < 0.93 || !c.evictOk) return draw(c.rng, c.D.crashLong);
+  return draw(c.rng, c.D.crashEvict);
+}
+
+/** A "second fault" on the node an earlier step's event points at: kill, pause or isolation, among the selected. */
+function followUp(c: PlanContext, target: FaultTarget, after: FaultTrigger, offsetMs: number): Step | null {
+  const options: Array<'crash' | 'pause' | 'partition'> = [];
+  const weights: number[] = [];
+  if (has(c, 'kill', 'stop')) (options.push('crash'), weights.push(6));
+  if (has(c, 'pause')) (options.push('pause'), weights.push(2));
+  if (has(c, 'partition') && c.nodeCount >= 2) (options.push('partition'), weights.push(2));
+  if (options.length === 0) return null;
+  const pick = c.rng.weighted(options, weights);
+  if (pick === 'crash') return { kind: crashKind(c)!, target, durationMs: crashDuration(c, true), after, offsetMs };
+  if (pick === 'pause') return { kind: 'pause', target, durationMs: c.rng.chance(0.5) ? draw(c.rng, c.D.pauseShort) : draw(c.rng, c.D.pauseLong), after, offsetMs };
+  return { kind: 'partition', topology: 'isolate', target, durationMs: c.rng.chance(0.4) ? draw(c.rng, c.D.isolateShort) : draw(c.rng, c.D.isolateLong), after, offsetMs };
+}
+
+/**
+ * The episodes: each returns its steps (refs are step indexes within the episode), or null when
+ * the selected kinds or the cluster size cannot make it. Step 0 starts at the episode's start.
+ */
+const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
+  crash: (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    return [{ kind, target: roleTarget(c, { active: 45, leader: 20, replica: 15, random: 20 }), durationMs: crashDuration(c), offsetMs: 0 }];
+  },
+  'crash-active': (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    return [{ kind, target: ownerTarget(c), durationMs: crashDuration(c, c.rng.chance(0.6)), offsetMs: 0 }];
+  },
+  pause: (c) => (has(c, 'pause') ? [{ kind: 'pause', target: roleTarget(c, { active: 40, leader: 25, replica: 10, random: 25 }), durationMs: pauseDuration(c), offsetMs: 0 }] : null),
+  'pause-long-active': (c) => (has(c, 'pause') ? [{ kind: 'pause', target: ownerTarget(c), durationMs: pauseDuration(c, true), offsetMs: 0 }] : null),
+  isolate: (c) =>
+    has(c, 'partition') && c.nodeCount >= 2
+      ? [{ kind: 'partition', topology: 'isolate', target: roleTarget(c, { active: 45, leader: 25, replica: 10, random: 20 }), durationMs: isolateDuration(c), offsetMs: 0 }]
+      : null,
+  'isolate-long-active': (c) =>
+    has(c, 'partition') && c.nodeCount >= 2 ? [{ kind: 'partition', topology: 'isolate', target: ownerTarget(c), durationMs: isolateDuration(c, 'long'), offsetMs: 0 }] : null,
+  'isolate-short-active': (c) =>
+    has(c, 'partition') && c.nodeCount >= 2 ? [{ kind: 'partition', topology: 'isolate', target: ownerTarget(c), durationMs: isolateDuration(c, 'short'), offsetMs: 0 }] : null,
+  split: (c) =>
+    has(c, 'partition') && c.nodeCount >= 3
+      ? [{ kind: 'partition', topology: c.rng.chance(0.6) ? 'halves' : 'bridge', target: { role: 'random' }, durationMs: isolateDuration(c, c.rng.chance(0.6) ? 'long' : 'short'), offsetMs: 0 }]
+      : null,
+  'one-way': (c) => {
+    if (!has(c, 'partition') || c.nodeCount < 2) return null;
+    const durationMs = draw(c.rng, c.D.oneWay);
+    const steps: Step[] = [
+      { kind: 'partition', topology: 'one-way', direction: c.rng.chance(0.5) ? 'in' : 'out', target: c.rng.chance(0.65) ? ownerTarget(c) : { role: 'leader' }, durationMs, offsetMs: 0 },
+    ];
+    // issue 13 pattern 6: the cut node killed half-way through the cut
+    const kind = crashKind(c);
+    if (kind && c.rng.chance(0.4)) steps.push({ kind, target: { role: 'same', fault: 0 }, durationMs: crashDuration(c, true), offsetMs: Math.floor(durationMs / 2) });
+    return steps;
+  },
+  flap: (c) => {
+    if (!has(c, 'partition') || c.nodeCount < 2) return null;
+    const halves = c.nodeCount >= 3 && c.rng.chance(0.3);
+    return [
+      {
+        kind: 'partition',
+        topology: halves ? 'halves' : 'isolate',
+        target: halves ? { role: 'random' } : roleTarget(c, { active: 55, leader: 30, replica: 0, random: 15 }),
+        durationMs: draw(c.rng, c.D.flap),
+        flap: { onMs: draw(c.rng, c.D.flapOn), offMs: draw(c.rng, c.D.flapOff) },
+        offsetMs: 0,
+      },
+    ];
+  },
+  // a second fault on an active owner while a restarted replica catches up (issue 12, 13 pattern 2)
+  'catch-up-crash': (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    const d0 = crashDuration(c, true);
+    const second = followUp(c, { role: 'active-over', fault: 0 }, { event: 'catching-up', fault: 0, delayMs: c.rng.int(0, 200), waitMs: 20_000 }, d0);
+    const steps: Step[] = [{ kind, target: c.rng.chance(0.5) ? ownerTarget(c, 'replica') : { role: 'random' }, durationMs: d0, offsetMs: 0 }];
+    if (second) steps.push(second);
+    return steps;
+  },
+  // any kind of fault on a replica while it catches up (issue 12: every kind aimed at replicas catching up)
+  'hit-catching-up': (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    const d0 = crashDuration(c, true);
+    const kinds = (['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as const).filter((k) => c.kinds.has(k) && (k !== 'partition' || c.nodeCount >= 2));
+    const k = c.rng.pick(kinds);
+    const after: FaultTrigger = { event: 'catching-up', fault: 0, delayMs: c.rng.int(0, 300), waitMs: 20_000 };
+    const target: FaultTarget = { role: 'catching-up' };
+    let second: Step;
+    if (k === 'kill' || k === 'stop') second = { kind: k, target, durationMs: crashDuration(c, true), after, offsetMs: d0 };
+    else if (k === 'pause') second = { kind: k, target, durationMs: c.rng.chance(0.5) ? draw(c.rng, c.D.pauseShort) : draw(c.rng, c.D.pauseLong), after, offsetMs: d0 };
+    else if (k === 'partition') {
+      const oneWay = c.rng.chance(0.3);
+      second = { kind: k, topology: oneWay ? 'one-way' : 'isolate', ...(oneWay ? { direction: c.rng.chance(0.5) ? ('in' as const) : ('out' as const) } : {}), target, durationMs: draw(c.rng, c.D.isolateShort), after, offsetMs: d0 };
+    }
+    else if (k === 'clock') second = { kind: k, target, durationMs: draw(c.rng, c.D.clock), clock: { rate: c.rng.pick(CLOCK_RATES), jumpMs: draw(c.rng, CLOCK_JUMP_S) * 1000 * (c.rng.chance(0.5) ? -1 : 1) }, after, offsetMs: d0 };
+    else second = { kind: k, target, durationMs: draw(c.rng, c.D.clientCut), after, offsetMs: d0 };
+    return [{ kind, target: c.rng.chance(0.5) ? ownerTarget(c, 'replica') : { role: 'random' }, durationMs: d0, offsetMs: 0 }, second];
+  },
+  // the active owner killed the moment a restarted replica is back in sync, then the new owner too
+  'caught-up-crash': (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    const d0 = crashDuration(c, true);
+    const d1 = crashDuration(c, true);
+    const steps: Step[] = [
+      { kind, target: c.rng.chance(0.5) ? ownerTarget(c, 'replica') : { role: 'random' }, durationMs: d0, offsetMs: 0 },
+      { kind: crashKind(c)!, target: { role: 'active-over', fault: 0 }, durationMs: d1, after: { event: 'caught-up', fault: 0, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: d0 + 1_500 },
+    ];
+    if (c.rng.chance(0.5)) {
+      steps.push({ kind: crashKind(c)!, target: { role: 'active-of', fault: 1 }, durationMs: crashDuration(c, true), after: { event: 'catching-up', fault: 1, delayMs: c.rng.int(0, 200), waitMs: 20_000 }, offsetMs: d0 + 1_500 + d1 });
+    }
+    return steps;
+  },
+  // issue 13 pattern 12, and a partition during a failback
+  failback: (c) => {
+    const kind = crashKind(c);
+    if (!kind) return null;
+    const d0 = crashDuration(c, true);
+    const second = followUp(c, { role: 'same', fault: 0 }, { event: 'failback', fault: 0, delayMs: c.rng.int(0, 150), waitMs: 30_000 }, d0 + 2_000);
+    const steps: Step[] = [{ kind, target: ownerTarget(c), durationMs: d0, offsetMs: 0 }];
+    if (second) steps.push(second);
+    return steps;
+  },
+  // issue 13 pattern 3: heal an isolated owner, and at once crash the one promoted meanwhile
+  'isolate-heal-crash': (c) => {
+    const kind = crashKind(c);
+    if (!has(c, 'partition') || !kind || c.nodeCount < 2) return null;
+    const d0 = draw(c.rng, { lo: c.D.isolateLong.lo + 1_000, hi: c.D.isolateLong.lo + 7_000 });
+    return [
+      { kind: 'partition', topology: 'isolate', target: ownerTarget(c), durationMs: d0, offsetMs: 0 },
+      { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'ended', fault: 0, delayMs: c.rng.int(0, 300), waitMs: 5_000 }, offsetMs: d0 },
+    ];
+  },
+  // a deposed owner frozen past the escalation timeout comes back (fencing); sometimes its successor dies
+  'pause-zombie': (c) => {
+    if (!has(c, 'pause')) return null;
+    const d0 = draw(c.rng, { lo: c.D.pauseLong.lo + 500, hi: c.D.pauseLong.hi });
+    const steps: Step[] = [{ kind: 'pause', target: ownerTarget(c), durationMs: d0, offsetMs: 0 }];
+    const kind = crashKind(c);
+    if (kind && c.rng.chance(0.4)) steps.push({ kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'ended', fault: 0, delayMs: c.rng.int(0, 500), waitMs: 5_000 }, offsetMs: d0 });
+    return steps;
+  },
+  clock: (c) => {
+    if (!has(c, 'clock')) return null;
+    const durationMs = draw(c.rng, c.D.clock);
+    const jumpS = draw(c.rng, CLOCK_JUMP_S) * (c.rng.chance(0.5) ? -1 : 1);
+    const steps: Step[] = [
+      { kind: 'clock', target: roleTarget(c, { active: 45, leader: 40, replica: 0, random: 15 }), durationMs, clock: { rate: c.rng.pick(CLOCK_RATES), jumpMs: jumpS * 1000 }, offsetMs: 0 },
+    ];
+    const kind = crashKind(c);
+    if (kind && c.rng.chance(0.4)) steps.push({ kind, target: ownerTarget(c), durationMs: crashDuration(c, true), offsetMs: Math.floor(durationMs / 3) });
+    return steps;
+  },
+  'client-cut': (c) => (has(c, 'client-cut') ? [{ kind: 'client-cut', target: roleTarget(c, { active: 60, leader: 10, replica: 0, random: 30 }), durationMs: draw(c.rng, c.D.clientCut), offsetMs: 0 }] : null),
+  power: (c) => {
+    if (!has(c, 'power') || c.nodeCount < 2) return null;
+    // within the budget a majority must stay up: two nodes of five (of three: never, so not planned)
+    const most = c.beyondBudget ? c.nodeCount : c.nodeCount - (Math.floor(c.nodeCount / 2) + 1);
+    if (most < 2) return null;
+    const count = c.beyondBudget && c.rng.chance(0.5) ? c.nodeCount : c.rng.int(2, most);
+    return [{ kind: 'power', target: c.rng.chance(0.5) ? { role: 'leader' } : { role: 'random' }, count, durationMs: crashDuration(c, true), offsetMs: 0 }];
+  },
+};
+
+/** The nominal length of an episode: its last planned end, ms. */
+function episodeLength(steps: Step[]): number {
+  return Math.max(...steps.map((s) => s.offsetMs + s.durationMs));
+}
+
+/** Pushes an episode's steps as faults at `start`; steps that end after `endMs` (or refer to one that did not fit) are dropped. */
+function place(schedule: Schedule, steps: Step[], start: number, endMs: number): number {
+  const base = schedule.faults.length;
+  const kept = new Map<number, number>();
+  for (let i = 0; i < steps.length; i++) {
+    const { offsetMs, ...rest } = steps[i];
+    const atMs = start + offsetMs;
+    if (atMs + rest.durationMs > endMs) continue;
+    const refs = [rest.after?.fault, 'fault' in rest.target ? rest.target.fault : undefined].filter((r): r is number => r !== undefined);
+    if (refs.some((r) => !kept.has(r))) continue;
+    const f: PlannedFault = { ...rest, atMs };
+    if (f.after?.fault !== undefined) f.after = { ...f.after, fault: kept.get(f.after.fault)! };
+    if ('fault' in f.target) f.target = { ...f.target, fault: kept.get(f.target.fault)! } as FaultTarget;
+    kept.set(i, base + kept.size);
+    schedule.faults.push(f);
+  }
+  return kept.size;
 }
 
 function checkPositiveInt(v: number, what: string): void {
@@ -179,23 +676,27 @@ function checkPositiveInt(v: number, what: string): void {
 }
 
 /**
- * Plans a seeded schedule. Mix: kill 4 : stop 1.5 : pause 2 : partition 2.5 among the selected
- * kinds; crash faults target the leader (35 %), an active owner (40 %) or a random node; pauses
- * the leader (30 %), an active owner (30 %) or a random node; partitions isolate a random node,
- * split into majority/minority halves, build a bridge, or isolate the leader or an active owner.
- * The schedule opens with {@link MIN_KILLS} rounds of one fault of each selected kind (kill first),
- * then draws by weight; when kill is selected, at least {@link MIN_KILLS} kills are planned whenever
- * the phase can hold them (phases of 15 s and more always can).
- * Within budget each fault starts at or after the previous one's end plus its calm gap; beyond
- * budget a fault may start while the previous one is still active.
+ * Plans a seeded schedule of episodes (issue 12): the opening gives, among the selected kinds,
+ * three short kills of active owners (so that at least {@link MIN_KILLS} kills are planned
+ * whenever the phase can hold them), an isolation and a pause of an active owner longer than the
+ * escalation timeout, a clock fault, a client cut and a power failure; then episodes drawn by the
+ * preset's weights; when the phase can hold it twice over, one fault longer than the eviction
+ * timeout ends 40 s before the phase. Each episode starts after the previous one's nominal end plus a calm
+ * gap (1-4 s), or, 30 % of the time (55 % beyond budget), while it still runs. Steps that would
+ * end after the phase are dropped.
  * @throws ScheduleError on a bad option (non-integer seed, durationMs <= 0, partitions with fewer
- * than 2 nodes).
+ * than 2 nodes, an unknown preset).
  */
 export function planSchedule(opts: PlanOptions): Schedule {
   if (!Number.isSafeInteger(opts.seed)) throw new ScheduleError(`seed must be an integer, got ${opts.seed}`);
   checkPositiveInt(opts.durationMs, 'fault phase duration (ms)');
   checkPositiveInt(opts.escalationTimeoutMs, 'escalation timeout (ms)');
+  const evictionTimeoutMs = opts.evictionTimeoutMs ?? 60_000;
+  checkPositiveInt(evictionTimeoutMs, 'eviction timeout (ms)');
   checkPositiveInt(opts.nodeCount, 'node count');
+  const presetName = opts.preset ?? 'random';
+  if (!(PRESET_NAMES as readonly string[]).includes(presetName)) throw new ScheduleError(`unknown preset "${presetName}"`);
+  const preset = PRESETS[presetName];
   const kinds = FAULT_KINDS.filter((k) => opts.kinds.includes(k));
   if (kinds.includes('partition') && opts.nodeCount < 2) throw new ScheduleError('partition faults need at least 2 nodes');
   const beyondBudget = opts.beyondBudget === true;
@@ -204,7 +705,9 @@ export function planSchedule(opts: PlanOptions): Schedule {
     seed: opts.seed,
     durationMs: opts.durationMs,
     kinds,
+    preset: presetName,
     escalationTimeoutMs: opts.escalationTimeoutMs,
+    evictionTimeoutMs,
     nodeCount: opts.nodeCount,
     beyondBudget,
     faults: [],
@@ -212,77 +715,115 @@ export function planSchedule(opts: PlanOptions): Schedule {
   if (kinds.length === 0) return schedule;
 
   const rng = createPrng(opts.seed);
-  const R = faultRanges(opts.durationMs, opts.escalationTimeoutMs);
-  const parts = [...opts.partitions].sort((a, b) => (a.store === b.store ? a.partition - b.partition : a.store < b.store ? -1 : 1));
-  const activeTarget = (): FaultTarget => {
-    const p = rng.pick(parts);
-    return { role: 'active', store: p.store, partition: p.partition };
+  const sorted = [...opts.partitions].sort((a, b) => (a.store === b.store ? a.partition - b.partition : a.store < b.store ? -1 : 1));
+  const replicated = sorted.filter((p) => (p.replicationFactor ?? 3) > 1).map((p) => ({ store: p.store, partition: p.partition }));
+  const focused = preset.stores ? replicated.filter((p) => preset.stores!.includes(p.store)) : replicated;
+  const c: PlanContext = {
+    rng,
+    D: faultDurations(opts.escalationTimeoutMs, evictionTimeoutMs),
+    parts: focused.length > 0 ? focused : replicated,
+    nodeCount: opts.nodeCount,
+    kinds: new Set(kinds),
+    beyondBudget,
+    // eviction-long durations only come from the one fault planned at the end
+    evictOk: false,
   };
-  const topologies: Topology[] = TOPOLOGIES.filter((t) => {
-    if (t === 'halves' || t === 'bridge') return opts.nodeCount >= 3;
-    if (t === 'active') return parts.length > 0;
-    return true;
-  });
-  const topoWeight: Record<Topology, number> = { isolate: 0.2, halves: 0.2, bridge: 0.15, leader: 0.2, active: 0.25 };
+  // one fault longer than the eviction timeout when the phase is at least twice its length, ending
+  // 40 s before the phase does (the rest of the phase sees the cluster after it). Within budget,
+  // when a store has RF1 partitions, it is a crash: a node cut off or frozen that long has its RF1
+  // partitions re-homed empty (seed 002 eviction), a loss history-format.md v2 counts as rf1 only
+  // after a crash. (With 3 nodes the budget lets little else run beside it.)
+  const evictMs = evictionTimeoutMs + 10_000;
+  const hasRf1 = opts.partitions.some((p) => (p.replicationFactor ?? 3) === 1);
+  const evictKinds = (['kill', 'stop', 'pause', 'partition'] as const).filter((k) => c.kinds.has(k) && (beyondBudget || !hasRf1 || k === 'kill' || k === 'stop'));
+  // (it also leaves the first 20 s to the opening)
+  const evictFits = evictKinds.length > 0 && opts.durationMs >= Math.max(2 * evictMs, evictMs + 60_000);
+  const evictLen = evictFits ? draw(rng, { lo: evictionTimeoutMs + 1_000, hi: evictionTimeoutMs + 5_000 }) : 0;
+  const evictAt = opts.durationMs - 40_000 - evictLen;
 
-  const drawFault = (kind: FaultKind): Omit<PlannedFault, 'atMs' | 'calmMs'> => {
-    switch (kind) {
-      case 'kill':
-      case 'stop': {
-        const r = rng.next();
-        const target: FaultTarget =
-          r < 0.35 ? { role: 'leader' } : r < 0.75 && parts.length > 0 ? activeTarget() : { role: 'random' };
-        return { kind, target, durationMs: draw(rng, R.crash) };
+  const names = (Object.keys(preset.episodes) as EpisodeName[]).filter((n) => (preset.episodes[n] ?? 0) > 0);
+  const weights = names.map((n) => preset.episodes[n]!);
+  // the opening: three short kills of active owners first (a run is certified against them, and
+  // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation
+  // timeout, then one of each rarer kind that is selected (a clock fault and a client cut run beside
+  // what follows; a power failure where the budget can allow one)
+  const opening: Array<EpisodeName | 'stop-active'> = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
+  const beside = new Set<EpisodeName>(['clock', 'client-cut']);
+  let episode = 0;
+  /** Lays episodes from `from` until `to` (ms of the phase). */
+  const fill = (from: number, to: number): void => {
+    let cursor = from;
+    let misses = 0;
+    for (; cursor < to && misses < 20; episode++) {
+      let steps: Step[] | null;
+      const inOpening = episode < opening.length;
+      if (inOpening) {
+        const name = opening[episode];
+        if (name === 'stop-active') {
+          // a stop early too, when both crash kinds are selected (the kills above are all kills)
+          if (!c.kinds.has('stop') || !c.kinds.has('kill')) continue;
+          steps = [{ kind: 'stop', target: ownerTarget(c), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }), offsetMs: 0 }];
+        } else {
+          steps = EPISODES[name](c);
+          if (!steps) continue;
+          if (name === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+        }
+      } else {
+        const name = rng.weighted(names, weights);
+        steps = EPISODES[name](c);
+        if (!steps) {
+          misses++;
+          continue;
+        }
       }
-      case 'pause': {
-        const r = rng.next();
-        const target: FaultTarget = r < 0.3 ? { role: 'leader' } : r < 0.6 && parts.length > 0 ? activeTarget() : { role: 'random' };
-        const durationMs = rng.chance(LONG_PAUSE_SHARE) ? draw(rng, R.longPause) : draw(rng, R.shortPause);
-        return { kind, target, durationMs };
+      const placed = place(schedule, steps, cursor, to);
+      if (placed === 0) {
+        misses++;
+        cursor += draw(rng, c.D.calm);
+        continue;
       }
-      case 'partition': {
-        const topology = rng.weighted(topologies, topologies.map((t) => topoWeight[t]));
-        const target: FaultTarget = topology === 'leader' ? { role: 'leader' } : topology === 'active' ? activeTarget() : { role: 'random' };
-        return { kind, topology, target, durationMs: draw(rng, R.partition) };
+      misses = 0;
+      const len = episodeLength(steps);
+      if (inOpening && beside.has(opening[episode] as EpisodeName)) {
+        cursor += rng.int(1_000, 3_000);
+        continue;
       }
+      const overlap = !inOpening && rng.chance(beyondBudget ? 0.55 : 0.45);
+      cursor = overlap ? cursor + rng.int(Math.min(1_000, len), Math.max(1_000, len)) : cursor + len + draw(rng, inOpening ? { lo: 500, hi: 1_500 } : c.D.calm);
     }
   };
-
-  const weights = kinds.map((k) => KIND_WEIGHT[k]);
-  const maxKillSlot = R.crash.hi + R.calm.hi;
-  let kills = 0;
-  let cursor = draw(rng, R.calm); // let the workload warm up before the first fault
-  // The first MIN_KILLS rounds give every selected kind one fault each, kill first: the faults a
-  // run is certified against come early, before waits for Healthy can push them past the end
-  // (a fresh-clone test saw a 60 s run whose three back-loaded kills never ran).
-  const opening: FaultKind[] = [];
-  for (let round = 0; round < MIN_KILLS; round++) {
-    const rest = kinds.filter((k) => k !== 'kill');
-    for (let i = rest.length - 1; i > 0; i--) {
-      const j = rng.int(0, i);
-      [rest[i], rest[j]] = [rest[j], rest[i]];
-    }
-    opening.push(...(kinds.includes('kill') ? ['kill' as const] : []), ...rest);
+  const warmup = draw(rng, { lo: 1_000, hi: 2_000 }); // let the workload warm up before the first fault
+  if (!evictFits) fill(warmup, opts.durationMs);
+  else {
+    fill(warmup, evictAt);
+    const kind = rng.pick(evictKinds);
+    const target = roleTarget(c, { active: 40, leader: 20, replica: 20, random: 20 });
+    const step: Step = kind === 'partition' ? { kind, topology: 'isolate', target, durationMs: evictLen, offsetMs: 0 } : { kind, target, durationMs: evictLen, offsetMs: 0 };
+    place(schedule, [step], evictAt, opts.durationMs);
+    fill(evictAt + evictLen + draw(rng, c.D.calm), opts.durationMs);
   }
-  for (let n = 0; ; n++) {
-    let f = drawFault(n < opening.length ? opening[n] : rng.weighted(kinds, weights));
-    let calmMs = draw(rng, R.calm);
-    const killsNeeded = kinds.includes('kill') ? Math.max(0, MIN_KILLS - kills) : 0;
-    if (f.kind !== 'kill' && killsNeeded > 0 && cursor + f.durationMs + calmMs + killsNeeded * maxKillSlot > opts.durationMs) {
-      // keep room for the kills failover certification needs
-      f = drawFault('kill');
-      calmMs = draw(rng, R.calm);
-    }
-    if (cursor + f.durationMs > opts.durationMs) break;
-    const fault: PlannedFault = { ...f, atMs: cursor, calmMs };
-    schedule.faults.push(fault);
-    if (fault.kind === 'kill') kills++;
-    cursor = beyondBudget
-      ? cursor + rng.int(R.calm.lo, fault.durationMs + calmMs) // may start before this one ends
-      : cursor + fault.durationMs + calmMs;
-  }
-  return schedule;
+  return inStartOrder(schedule);
 }
+
+/**
+ * Overlapping episodes interleave: sorts the faults by atMs (stable) and rewrites every index
+ * reference (targets `same`/`active-over`/`active-of`, triggers) to the new positions. A
+ * reference still points to an earlier fault: a step is planned no earlier than the step it
+ * refers to, and was pushed after it.
+ */
+function inStartOrder(s: Schedule): Schedule {
+  const order = s.faults.map((f, i) => ({ f, i })).sort((a, b) => a.f.atMs - b.f.atMs || a.i - b.i);
+  const at = new Map(order.map((o, k) => [o.i, k]));
+  s.faults = order.map(({ f }) => {
+    const g: PlannedFault = { ...f };
+    if ('fault' in g.target) g.target = { ...g.target, fault: at.get(g.target.fault)! } as FaultTarget;
+    if (g.after?.fault !== undefined) g.after = { ...g.after, fault: at.get(g.after.fault)! };
+    return g;
+  });
+  return s;
+}
+
+// ------------------------------------------------------------------ JSON, digest
 
 /**
  * JSON with object keys sorted at every level and no whitespace; `undefined` members dropped.
@@ -316,17 +857,27 @@ export function scheduleDigest(schedule: Schedule): string {
   return createHash('sha256').update(scheduleToJson(schedule)).digest('hex');
 }
 
-/** A one-word-ish label of a target, as the ledger's faults.target holds it: `leader`, `active:sync3/2`, `node:n1`, `random`. */
+/**
+ * A short label of a target, as the ledger's faults.target holds it: `leader`, `active:sync3/2`,
+ * `replica:async3/0`, `node:n1`, `random`, `catching-up`, `failback`, `same:#3`,
+ * `active-over:#3`, `active-of:#3`.
+ */
 export function describeTarget(t: FaultTarget): string {
   switch (t.role) {
     case 'leader':
-      return 'leader';
     case 'random':
-      return 'random';
+    case 'catching-up':
+    case 'failback':
+      return t.role;
     case 'node':
       return `node:${t.node}`;
     case 'active':
-      return `active:${t.store}/${t.partition}`;
+    case 'replica':
+      return `${t.role}:${t.store}/${t.partition}`;
+    case 'same':
+    case 'active-over':
+    case 'active-of':
+      return `${t.role}:#${t.fault}`;
   }
 }
 
@@ -352,11 +903,18 @@ function int(o: Obj, k: string, where: string, min: number): number {
   return v;
 }
 
-function parseTarget(v: unknown, where: string): FaultTarget {
+function parseTarget(v: unknown, where: string, index: number): FaultTarget {
   if (!isObj(v)) bad(`${where} must be an object`);
+  const earlier = (): number => {
+    const f = int(v, 'fault', where, 0);
+    if (f >= index) bad(`${where}.fault must name an earlier fault (< ${index}), got ${f}`);
+    return f;
+  };
   switch (v.role) {
     case 'leader':
     case 'random':
+    case 'catching-up':
+    case 'failback':
       onlyKeys(v, ['role'], where);
       return { role: v.role };
     case 'node':
@@ -364,82 +922,184 @@ function parseTarget(v: unknown, where: string): FaultTarget {
       if (typeof v.node !== 'string' || v.node.length === 0) bad(`${where}.node must be a node id`);
       return { role: 'node', node: v.node };
     case 'active':
+    case 'replica':
       onlyKeys(v, ['role', 'store', 'partition'], where);
       if (typeof v.store !== 'string' || v.store.length === 0) bad(`${where}.store must be a store name`);
-      return { role: 'active', store: v.store, partition: int(v, 'partition', where, 0) };
+      return { role: v.role, store: v.store, partition: int(v, 'partition', where, 0) };
+    case 'same':
+    case 'active-over':
+    case 'active-of':
+      onlyKeys(v, ['role', 'fault'], where);
+      return { role: v.role, fault: earlier() };
     default:
-      return bad(`${where}.role must be node, leader, active or random, got ${JSON.stringify(v.role)}`);
+      return bad(`${where}.role must be one of ${TARGET_ROLES.join(', ')}, got ${JSON.stringify(v.role)}`);
   }
 }
 
 /** Which target roles each topology accepts. */
 const TOPOLOGY_TARGETS: Record<Topology, readonly FaultTarget['role'][]> = {
-  isolate: ['node', 'random'],
+  isolate: TARGET_ROLES,
+  'one-way': TARGET_ROLES,
   halves: ['random'],
   bridge: ['random'],
   leader: ['leader'],
   active: ['active'],
 };
 
+function num(o: Obj, k: string, where: string): number {
+  const v = o[k];
+  if (typeof v !== 'number' || !Number.isFinite(v)) bad(`${where}.${k} must be a number, got ${JSON.stringify(v)}`);
+  return v;
+}
+
+function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], durationMs: number, nodeCount: number, prev: PlannedFault[]): PlannedFault {
+  const where = `faults[${i}]`;
+  if (!isObj(f)) bad(`${where} must be an object`);
+  onlyKeys(f, ['kind', 'topology', 'direction', 'flap', 'clock', 'count', 'target', 'atMs', 'durationMs', 'after'], where);
+  if (!kinds.includes(f.kind as FaultKind)) bad(`${where}.kind must be one of the schedule's kinds (${kinds.join(', ') || 'none'}), got ${JSON.stringify(f.kind)}`);
+  const kind = f.kind as FaultKind;
+  const target = parseTarget(f.target, `${where}.target`, i);
+  const atMs = int(f, 'atMs', where, 0);
+  const dur = int(f, 'durationMs', where, 1);
+  if (atMs + dur > durationMs) bad(`${where} ends at ${atMs + dur} ms, after the fault phase (${durationMs} ms)`);
+  const out: PlannedFault = { kind, target, atMs, durationMs: dur };
+  const only = (field: string, k: FaultKind): void => {
+    if (f[field] !== undefined && kind !== k) bad(`${where}: ${field} is only for ${k} faults`);
+  };
+  only('topology', 'partition');
+  only('flap', 'partition');
+  only('clock', 'clock');
+  only('count', 'power');
+  if (kind === 'partition') {
+    if (!(TOPOLOGIES as readonly unknown[]).includes(f.topology)) bad(`${where}.topology must be one of ${TOPOLOGIES.join(', ')}, got ${JSON.stringify(f.topology)}`);
+    const topology = f.topology as Topology;
+    if (!TOPOLOGY_TARGETS[topology].includes(target.role)) bad(`${where}: topology ${topology} cannot take a ${target.role} target`);
+    if (nodeCount < (topology === 'halves' || topology === 'bridge' ? 3 : 2)) bad(`${where}: topology ${topology} is impossible with ${nodeCount} node(s)`);
+    out.topology = topology;
+    if (f.direction !== undefined) {
+      if (topology !== 'one-way') bad(`${where}: direction is only for one-way partitions`);
+      if (f.direction !== 'in' && f.direction !== 'out') bad(`${where}.direction must be "in" or "out", got ${JSON.stringify(f.direction)}`);
+      out.direction = f.direction;
+    }
+    if (f.flap !== undefined) {
+      if (!isObj(f.flap)) bad(`${where}.flap must be an object`);
+      onlyKeys(f.flap, ['onMs', 'offMs'], `${where}.flap`);
+      out.flap = { onMs: int(f.flap, 'onMs', `${where}.flap`, 100), offMs: int(f.flap, 'offMs', `${where}.flap`, 100) };
+    }
+  } else if (f.direction !== undefined) {
+    bad(`${where}: direction is only for one-way partitions`);
+  }
+  if (kind === 'clock') {
+    if (!isObj(f.clock)) bad(`${where}.clock must be an object { rate, jumpMs }`);
+    onlyKeys(f.clock, ['rate', 'jumpMs'], `${where}.clock`);
+    const rate = num(f.clock, 'rate', `${where}.clock`);
+    if (!(rate >= 0.25 && rate <= 4)) bad(`${where}.clock.rate must be within 0.25..4, got ${rate}`);
+    const jumpMs = num(f.clock, 'jumpMs', `${where}.clock`);
+    if (!Number.isSafeInteger(jumpMs) || jumpMs % 1000 !== 0 || Math.abs(jumpMs) > 86_400_000) bad(`${where}.clock.jumpMs must be whole seconds within a day, got ${jumpMs}`);
+    out.clock = { rate, jumpMs };
+  }
+  if (kind === 'power') {
+    const count = int(f, 'count', where, 2);
+    if (count > nodeCount) bad(`${where}.count must be at most the node count (${nodeCount}), got ${count}`);
+    out.count = count;
+  }
+  if (f.after !== undefined) {
+    const w = `${where}.after`;
+    if (!isObj(f.after)) bad(`${w} must be an object`);
+    onlyKeys(f.after, ['event', 'fault', 'delayMs', 'waitMs'], w);
+    if (!(TRIGGER_EVENTS as readonly unknown[]).includes(f.after.event)) bad(`${w}.event must be one of ${TRIGGER_EVENTS.join(', ')}, got ${JSON.stringify(f.after.event)}`);
+    const event = f.after.event as TriggerEvent;
+    const t: FaultTrigger = { event, delayMs: int(f.after, 'delayMs', w, 0), waitMs: int(f.after, 'waitMs', w, 0) };
+    if (f.after.fault !== undefined) {
+      const r = int(f.after, 'fault', w, 0);
+      if (r >= i) bad(`${w}.fault must name an earlier fault (< ${i}), got ${r}`);
+      if ((event === 'catching-up' || event === 'caught-up') && !CRASH_KINDS.includes(prev[r].kind)) bad(`${w}: ${event} needs a crash fault (kill, stop, power), faults[${r}] is a ${prev[r].kind}`);
+      t.fault = r;
+    } else if (event !== 'failback') {
+      bad(`${w}.fault is required for ${event}`);
+    }
+    out.after = t;
+  }
+  return out;
+}
+
+/** A v1 fault (zaris-schedule/1) in v2 terms: same kind, target and times; leader/active topologies kept. */
+function fromV1(raw: Obj): Obj {
+  const faults = Array.isArray(raw.faults) ? raw.faults.map((f: unknown) => (isObj(f) ? Object.fromEntries(Object.entries(f).filter(([k]) => k !== 'calmMs')) : f)) : raw.faults;
+  const v1Faults = Array.isArray(raw.faults) ? (raw.faults as unknown[]) : [];
+  // v1's within-budget rule: no fault before the previous one's end + calm gap
+  if (raw.beyondBudget === false) {
+    for (let i = 1; i < v1Faults.length; i++) {
+      const p = v1Faults[i - 1] as Obj;
+      const c = v1Faults[i] as Obj;
+      if (isObj(p) && isObj(c) && typeof c.atMs === 'number' && typeof p.atMs === 'number' && typeof p.durationMs === 'number' && typeof p.calmMs === 'number' && c.atMs < p.atMs + p.durationMs + p.calmMs) {
+        bad(`faults[${i}] overlaps faults[${i - 1}] and its calm gap, which only a beyondBudget schedule allows`);
+      }
+    }
+  }
+  for (let i = 0; i < v1Faults.length; i++) {
+    const f = v1Faults[i];
+    if (isObj(f) && f.calmMs !== undefined && (typeof f.calmMs !== 'number' || !Number.isSafeInteger(f.calmMs) || f.calmMs < 0)) bad(`faults[${i}].calmMs must be an integer >= 0, got ${JSON.stringify(f.calmMs)}`);
+  }
+  return { ...raw, format: SCHEDULE_FORMAT, preset: 'random', evictionTimeoutMs: 60_000, faults };
+}
+
 /**
  * Validates a parsed schedule object (see {@link scheduleFromJson} for the rules) and returns a
- * clean copy (no extra fields).
+ * clean copy (no extra fields). A `zaris-schedule/1` object is converted (same faults; preset
+ * `random`, eviction timeout 60 s).
  * @throws ScheduleError with a one-line reason naming the first bad field.
  */
-export function validateSchedule(raw: unknown): Schedule {
-  if (!isObj(raw)) bad('not a JSON object');
-  onlyKeys(raw, ['format', 'seed', 'durationMs', 'kinds', 'escalationTimeoutMs', 'nodeCount', 'beyondBudget', 'faults'], 'top level');
-  if (raw.format !== SCHEDULE_FORMAT) bad(`format must be "${SCHEDULE_FORMAT}", got ${JSON.stringify(raw.format)}`);
+export function validateSchedule(input: unknown): Schedule {
+  if (!isObj(input)) bad('not a JSON object');
+  let raw: Obj = input;
+  if (raw.format === SCHEDULE_FORMAT_V1) {
+    onlyKeys(raw, ['format', 'seed', 'durationMs', 'kinds', 'escalationTimeoutMs', 'nodeCount', 'beyondBudget', 'faults'], 'top level');
+    if (Array.isArray(raw.kinds)) for (const k of raw.kinds) if (!['kill', 'stop', 'pause', 'partition'].includes(k as string)) bad(`kinds: unknown fault kind ${JSON.stringify(k)}`);
+    raw = fromV1(raw);
+  }
+  onlyKeys(raw, ['format', 'seed', 'durationMs', 'kinds', 'preset', 'escalationTimeoutMs', 'evictionTimeoutMs', 'nodeCount', 'beyondBudget', 'faults'], 'top level');
+  if (raw.format !== SCHEDULE_FORMAT) bad(`format must be "${SCHEDULE_FORMAT}" (or "${SCHEDULE_FORMAT_V1}"), got ${JSON.stringify(raw.format)}`);
   if (typeof raw.seed !== 'number' || !Number.isSafeInteger(raw.seed)) bad(`seed must be an integer, got ${JSON.stringify(raw.seed)}`);
   const durationMs = int(raw, 'durationMs', 'schedule', 1);
   const escalationTimeoutMs = int(raw, 'escalationTimeoutMs', 'schedule', 1);
+  const evictionTimeoutMs = int(raw, 'evictionTimeoutMs', 'schedule', 1);
   const nodeCount = int(raw, 'nodeCount', 'schedule', 1);
   if (typeof raw.beyondBudget !== 'boolean') bad('beyondBudget must be true or false');
+  if (!(PRESET_NAMES as readonly unknown[]).includes(raw.preset)) bad(`preset must be one of ${PRESET_NAMES.join(', ')}, got ${JSON.stringify(raw.preset)}`);
   if (!Array.isArray(raw.kinds)) bad('kinds must be an array');
   for (const k of raw.kinds) if (!(FAULT_KINDS as readonly unknown[]).includes(k)) bad(`kinds: unknown fault kind ${JSON.stringify(k)}`);
   if (new Set(raw.kinds).size !== raw.kinds.length) bad('kinds: a kind is listed twice');
   const kinds = FAULT_KINDS.filter((k) => (raw.kinds as unknown[]).includes(k));
   if (!Array.isArray(raw.faults)) bad('faults must be an array');
-  const faults: PlannedFault[] = raw.faults.map((f: unknown, i: number): PlannedFault => {
-    const where = `faults[${i}]`;
-    if (!isObj(f)) bad(`${where} must be an object`);
-    onlyKeys(f, ['kind', 'topology', 'target', 'atMs', 'durationMs', 'calmMs'], where);
-    if (!kinds.includes(f.kind as FaultKind)) bad(`${where}.kind must be one of the schedule's kinds (${kinds.join(', ') || 'none'}), got ${JSON.stringify(f.kind)}`);
-    const kind = f.kind as FaultKind;
-    const target = parseTarget(f.target, `${where}.target`);
-    const atMs = int(f, 'atMs', where, 0);
-    const dur = int(f, 'durationMs', where, 1);
-    const calmMs = int(f, 'calmMs', where, 0);
-    if (atMs + dur > durationMs) bad(`${where} ends at ${atMs + dur} ms, after the fault phase (${durationMs} ms)`);
-    const out: PlannedFault = { kind, target, atMs, durationMs: dur, calmMs };
-    if (kind === 'partition') {
-      if (!(TOPOLOGIES as readonly unknown[]).includes(f.topology)) bad(`${where}.topology must be one of ${TOPOLOGIES.join(', ')}, got ${JSON.stringify(f.topology)}`);
-      const topology = f.topology as Topology;
-      if (!TOPOLOGY_TARGETS[topology].includes(target.role)) bad(`${where}: topology ${topology} cannot take a ${target.role} target`);
-      if (nodeCount < (topology === 'halves' || topology === 'bridge' ? 3 : 2)) bad(`${where}: topology ${topology} is impossible with ${nodeCount} node(s)`);
-      out.topology = topology;
-    } else if (f.topology !== undefined) {
-      bad(`${where}: topology is only for partition faults`);
-    }
-    return out;
-  });
+  const faults: PlannedFault[] = [];
+  for (let i = 0; i < raw.faults.length; i++) faults.push(parseFault(raw.faults[i], i, kinds, durationMs, nodeCount, faults));
   for (let i = 1; i < faults.length; i++) {
-    const prev = faults[i - 1];
-    const cur = faults[i];
-    if (cur.atMs < prev.atMs) bad(`faults[${i}] starts before faults[${i - 1}] (atMs must not decrease)`);
-    if (!raw.beyondBudget && cur.atMs < prev.atMs + prev.durationMs + prev.calmMs) {
-      bad(`faults[${i}] overlaps faults[${i - 1}] and its calm gap, which only a beyondBudget schedule allows`);
-    }
+    if (faults[i].atMs < faults[i - 1].atMs) bad(`faults[${i}] starts before faults[${i - 1}] (atMs must not decrease)`);
   }
-  return { format: SCHEDULE_FORMAT, seed: raw.seed, durationMs, kinds, escalationTimeoutMs, nodeCount, beyondBudget: raw.beyondBudget, faults };
+  return {
+    format: SCHEDULE_FORMAT,
+    seed: raw.seed,
+    durationMs,
+    kinds,
+    preset: raw.preset as PresetName,
+    escalationTimeoutMs,
+    evictionTimeoutMs,
+    nodeCount,
+    beyondBudget: raw.beyondBudget,
+    faults,
+  };
 }
 
 /**
- * Replay: parses and validates a recorded schedule (the ledger meta `schedule`). Checks: the
- * format tag; integer ms fields (atMs >= 0, durationMs >= 1, calmMs >= 0); every fault of a kind
- * the schedule selects, ending within the phase; `topology` present exactly on partitions and
- * matching its target (leader -> leader, active -> active, halves/bridge -> random); faults in
- * start order; within budget, no fault before the previous one's end + calm gap; no unknown field.
+ * Replay: parses and validates a recorded schedule (the ledger meta `schedule`, format 1 or 2).
+ * Checks: the format tag; integer ms fields (atMs >= 0, durationMs >= 1); every fault of a kind
+ * the schedule selects, ending within the phase; `topology` (and `direction`, `flap`) exactly on
+ * partitions and matching its target (halves/bridge -> random; v1's leader -> leader, active ->
+ * active); `clock` exactly on clock faults (rate 0.25..4, whole-second jump); `count` exactly on
+ * power faults (2..nodeCount); references (`same`, `active-over`, `active-of`, `after.fault`) to
+ * earlier faults only, `catching-up`/`caught-up` to crash faults; faults in start order; a v1
+ * schedule within budget without overlaps; no unknown field.
  * @throws ScheduleError with a one-line reason.
  */
 export function scheduleFromJson(text: string): Schedule {

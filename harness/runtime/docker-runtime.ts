@@ -7,6 +7,7 @@ import type { ContainerRuntimeClient, StartedTestContainer } from 'testcontainer
 import { validateClusterConfig, type ClusterConfig, type NodeConfig } from '../../nodes/cluster-config.js';
 import { ensureNodeImage, repoRootFrom } from '../docker/node-image.js';
 import { demuxDockerLog } from './docker-log.js';
+import { CLOCK_EFFECT_MS, ClockFiles, CONTAINER_CLOCK_DIR, checkClockSetting, faketimeEnv, IMAGE_LIBFAKETIME, type ClockMode, type ClockSetting } from './faketime.js';
 import { NODE_LABEL, OWNER_LABEL, ownerToken, RUN_LABEL } from './docker-owner.js';
 import { grudgeDrops, healScript, partitionScript } from './docker-partition.js';
 import { gatewayAddress, nodeAddress, pickFreeSubnet, RUN_SUBNET_PREFIX } from './docker-subnet.js';
@@ -117,7 +118,12 @@ function tcpAccepts(host: string, port: number, timeoutMs: number): Promise<bool
  *   from INPUT inside each container (`docker exec`; for a paused container, a short-lived
  *   helper container joined to its network namespace). A node (re)started while a grudge holds
  *   gets its rules right after its container starts, before it is reported ready.
- * - The harness reaches nodes from the host at their container addresses (the bridge is routed).
+ * - The harness reaches nodes from the host at their container addresses (the bridge is routed),
+ *   so its traffic arrives from the network's gateway address: a client cut (issue 13) is a
+ *   `-s GATEWAY -j DROP` rule in the cut node's chain, installed after a restarted node is ready.
+ * - clock faults: with `clockModes`, every container preloads the image's libfaketime
+ *   (runtime/faketime.ts IMAGE_LIBFAKETIME) and reads its timestamp file from the host folder
+ *   bind-mounted read-only at CONTAINER_CLOCK_DIR; the folder is removed at close.
  * - close: every container and the network are removed; leftovers of crashed runs are swept at
  *   start and close (sweepDockerLeftovers).
  */
@@ -137,6 +143,9 @@ export class DockerRuntime implements Runtime {
   private runDir = '';
   private env: Record<string, string> = {};
   private drops = new Map<string, string[]>();
+  /** Nodes the harness's traffic is cut from (client cut). */
+  private clientCut = new Set<string>();
+  private clock: ClockFiles | undefined;
   private startedOnce = false;
   private closed = false;
 
@@ -222,8 +231,16 @@ export class DockerRuntime implements Runtime {
         })),
       });
       this.cfg = cfg;
+      if (opts.clockModes) {
+        for (const id of opts.nodeIds) if (opts.clockModes[id] === undefined) throw new Error(`clock faults: no clock mode for node ${id}`);
+        this.clock = await ClockFiles.create(opts.clockModes);
+      }
       for (const n of cfg.nodes) this.slots.set(n.id, { cfg: n, state: 'down', incarnation: 0 });
       await Promise.all(cfg.nodes.map((n) => this.launch(n.id)));
+      if (this.clock) {
+        const r = await this.slot(cfg.nodes[0].id).container!.exec(['sh', '-c', `test -e ${IMAGE_LIBFAKETIME}`]);
+        if (r.exitCode !== 0) throw new Error(`clock faults: the node image ${this.image} has no ${IMAGE_LIBFAKETIME} (rebuild it: make image)`);
+      }
       return cfg;
     } catch (e) {
       await this.close().catch(() => undefined);
@@ -265,23 +282,37 @@ export class DockerRuntime implements Runtime {
     const tc = this.tc!;
     const NodeContainer = nodeContainerClass(tc);
     const command = (this.opts.nodeCommand ?? defaultNodeCommand)(id, CONTAINER_CONFIG_PATH);
+    const clockEnv = this.clock ? faketimeEnv(IMAGE_LIBFAKETIME, `${CONTAINER_CLOCK_DIR}/${ClockFiles.fileName(id)}`, this.clock.modes[id]) : {};
     let c = new NodeContainer(this.image)
       .withName(this.containerName(id))
       .withLabels(this.labels({ [NODE_LABEL]: id }))
       .withAddedCapabilities('NET_ADMIN')
       .withStaticAddress(this.networkName, s.cfg.host)
       .withInit()
-      .withEnvironment(this.env)
+      .withEnvironment({ ...this.env, ...clockEnv })
       .withCopyContentToContainer([{ content: `${JSON.stringify(this.config, null, 2)}\n`, target: CONTAINER_CONFIG_PATH }])
       .withCommand(command)
       .withStartupTimeout(this.opts.readyTimeoutMs ?? 30_000);
     if (this.opts.files && this.opts.files.length > 0) c = c.withCopyFilesToContainer(this.opts.files);
+    if (this.clock) c = c.withBindMounts([{ source: this.clock.dir, target: CONTAINER_CLOCK_DIR, mode: 'ro' }]);
     s.container = await c.start();
     s.state = 'up';
     s.incarnation++;
     const drops = this.drops.get(id) ?? [];
-    if (drops.length > 0) await this.runInNetns(id, partitionScript(drops.map((p) => this.slot(p).cfg.host)), 'partition');
+    if (drops.length > 0) await this.runInNetns(id, partitionScript(this.peerSources(id)), 'partition');
     await this.waitReady(id);
+    // the client cut last: waitReady reaches the node from the host, which the cut drops
+    if (this.clientCut.has(id)) await this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut');
+  }
+
+  /** The peers' addresses a node drops under the current grudge. */
+  private peerSources(id: string): string[] {
+    return (this.drops.get(id) ?? []).map((p) => this.slot(p).cfg.host);
+  }
+
+  /** Every source a node drops: its grudge's peers, plus the harness (the gateway) when cut from it. */
+  private dropSources(id: string): string[] {
+    return [...this.peerSources(id), ...(this.clientCut.has(id) && this.subnetCidr ? [gatewayAddress(this.subnetCidr)] : [])];
   }
 
   /** Polls the node's client port from the host until it accepts, failing fast when the container exits. */
@@ -420,17 +451,42 @@ export class DockerRuntime implements Runtime {
 
   async partition(grudge: Grudge): Promise<void> {
     const ids = this.nodeIds();
-    const drops = grudgeDrops(grudge, ids);
-    this.drops = drops;
+    this.drops = grudgeDrops(grudge, ids);
     await Promise.all(
       ids
         .filter((id) => this.slot(id).state !== 'down')
-        .map((id) => this.runInNetns(id, partitionScript((drops.get(id) ?? []).map((p) => this.slot(p).cfg.host)), 'partition')),
+        .map((id) => this.runInNetns(id, partitionScript(this.dropSources(id)), 'partition')),
     );
+  }
+
+  /**
+   * The harness reaches the containers from the host through the network's gateway address, so a
+   * client cut is a `-s GATEWAY -j DROP` rule in the cut node's chain, beside its grudge's rules;
+   * node-to-node traffic never comes from the gateway.
+   */
+  async cutClient(nodeIds: readonly string[]): Promise<void> {
+    for (const id of nodeIds) this.slot(id);
+    const before = this.clientCut;
+    this.clientCut = new Set(nodeIds);
+    const touched = this.nodeIds().filter((id) => before.has(id) !== this.clientCut.has(id) && this.slot(id).state !== 'down');
+    await Promise.all(touched.map((id) => this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut')));
+  }
+
+  async setClock(nodeId: string, setting: ClockSetting): Promise<void> {
+    this.slot(nodeId);
+    if (!this.clock) throw new Error('docker runtime: clock faults are not available in this run (the cluster was started without clock modes)');
+    checkClockSetting(this.clock.modes[nodeId], setting);
+    this.clock.write(nodeId, setting);
+    await sleep(CLOCK_EFFECT_MS);
+  }
+
+  clockModes(): Readonly<Record<string, ClockMode>> | null {
+    return this.clock?.modes ?? null;
   }
 
   async heal(): Promise<void> {
     this.drops = new Map();
+    this.clientCut = new Set();
     await Promise.all(
       this.nodeIds()
         .filter((id) => this.slot(id).state !== 'down')
@@ -454,6 +510,7 @@ export class DockerRuntime implements Runtime {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.clock?.close();
     if (this.dockerode === undefined) return;
     const errors: string[] = [];
     await Promise.all(

@@ -122,11 +122,30 @@ export interface PartitionerOptions {
 }
 
 /**
- * The iptables side of the process runtime's `partition` / `heal`: one chain per run, jumped to
- * from INPUT. Methods resolve once the rules are installed; errors are Error with one line.
+ * The DROP rules that cut the harness's own traffic from `nodes`: `-s <source>/32 -d <addr>/32
+ * -j DROP` per node, in node order (issue 13: a cut between the harness's client and one node
+ * while the nodes still see each other; they bind their own addresses, never `source`).
+ * @throws RangeError for a node without an address or a bad source address.
+ */
+export function clientCutRules(source: string, nodes: readonly string[], addresses: Readonly<Record<string, string>>): string[][] {
+  checkAddress('the harness', source);
+  return [...new Set(nodes)].sort().map((n) => {
+    const a = addresses[n];
+    if (a === undefined) throw new RangeError(`iptables: node "${n}" has no address`);
+    if (a === source) throw new RangeError(`iptables: node ${n} shares the harness's source address ${source}`);
+    return ['-s', `${source}/32`, '-d', `${a}/32`, '-j', 'DROP'];
+  });
+}
+
+/**
+ * The iptables side of the process runtime's `partition` / `cutClient` / `heal`: one chain per
+ * run, jumped to from INPUT, holding the current grudge's rules and the current client cut's.
+ * Methods resolve once the rules are installed; errors are Error with one line.
  */
 export class IptablesPartitioner {
   private closed = false;
+  private grudge: Grudge = {};
+  private cut: { source: string; nodes: string[] } = { source: '', nodes: [] };
 
   private constructor(
     /** The chain this partitioner owns. */
@@ -153,21 +172,45 @@ export class IptablesPartitioner {
   }
 
   /**
-   * Replaces the chain's rules with the grudge's DROP rules, in one atomic iptables-restore
+   * Replaces the grudge's DROP rules (the client cut stays), in one atomic iptables-restore
    * transaction (no instant without rules between two grudges).
    * @throws RangeError for a node without an address; Error when iptables fails or after close().
    */
   async apply(grudge: Grudge): Promise<void> {
-    if (this.closed) throw new Error(`iptables: partitioner ${this.chain} is closed`);
     const rules = grudgeRules(grudge, this.addresses);
+    await this.install(rules, this.cutRules());
+    this.grudge = grudge;
+  }
+
+  /**
+   * Replaces the client cut: what `source` (the harness's address) sends to `nodes` is dropped;
+   * [] ends the cut. The grudge's rules stay.
+   * @throws RangeError for an unknown node or a bad source; Error when iptables fails or after close().
+   */
+  async cutClient(source: string, nodes: readonly string[]): Promise<void> {
+    const next = { source, nodes: [...nodes] };
+    const cut = nodes.length === 0 ? [] : clientCutRules(source, nodes, this.addresses);
+    await this.install(grudgeRules(this.grudge, this.addresses), cut);
+    this.cut = next;
+  }
+
+  private cutRules(): string[][] {
+    return this.cut.nodes.length === 0 ? [] : clientCutRules(this.cut.source, this.cut.nodes, this.addresses);
+  }
+
+  private async install(grudgeRulesNow: string[][], cutRulesNow: string[][]): Promise<void> {
+    if (this.closed) throw new Error(`iptables: partitioner ${this.chain} is closed`);
+    const rules = [...grudgeRulesNow, ...cutRulesNow];
     const text = ['*filter', `-F ${this.chain}`, ...rules.map((r) => `-A ${this.chain} ${r.join(' ')}`), 'COMMIT', ''].join('\n');
     await iptables(['--noflush'], text, 'iptables-restore');
   }
 
-  /** Removes every rule of the chain (the jump stays until close()). */
+  /** Removes every rule of the chain: grudge and client cut (the jump stays until close()). */
   async heal(): Promise<void> {
     if (this.closed) return;
     await iptables(['-F', this.chain]);
+    this.grudge = {};
+    this.cut = { source: '', nodes: [] };
   }
 
   /** Removes the jump and the chain. Safe to call twice; never throws for what is already gone. */

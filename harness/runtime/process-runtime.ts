@@ -4,6 +4,7 @@ import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { validateClusterConfig, type ClusterConfig } from '../../nodes/cluster-config.js';
 import { distPath } from '../dist-path.js';
+import { CLOCK_EFFECT_MS, ClockFiles, checkClockSetting, faketimeEnv, findHostLibfaketime, hostClockFaultsUnavailable, type ClockMode, type ClockSetting } from './faketime.js';
 import { IptablesPartitioner } from './iptables.js';
 import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runtime.js';
 
@@ -56,6 +57,13 @@ export function loopbackBlock(runTag: string): string {
  * address 127.a.b.(10+i), binding its outgoing connections to that address too, so iptables
  * rules on source and destination cut exactly one direction of one link. Node logs are appended
  * to `<runDir>/nodes/<id>.log` across restarts.
+ * - client cut (issue 13): the harness's own connections are not bound, so they come from the
+ *   address the kernel picks (127.0.0.1 on loopback, found at start): `-s <that> -d <node> -j
+ *   DROP` in the same chain cuts the harness from a node and from nothing else. A restarted node
+ *   is waited for from its own address, which no cut drops.
+ * - clock faults: with `clockModes`, every node starts with the host's libfaketime preloaded
+ *   (runtime/faketime.ts) and a timestamp file in a `zaris-certify-clock-p<pid>-*` temp folder,
+ *   removed at close and on exit.
  */
 export class ProcessRuntime implements Runtime {
   readonly kind = 'process' as const;
@@ -66,7 +74,14 @@ export class ProcessRuntime implements Runtime {
   private env: Record<string, string> = {};
   private closed = false;
   private partitioner: IptablesPartitioner | null = null;
-  private readonly onExit = (): void => this.partitioner?.closeSync();
+  private clock: ClockFiles | null = null;
+  private library = '';
+  /** The address the harness's own connections to the nodes come from (the kernel's choice). */
+  private clientSource = '';
+  private readonly onExit = (): void => {
+    this.partitioner?.closeSync();
+    this.clock?.close();
+  };
 
   constructor(private readonly opts: ProcessRuntimeOptions) {}
 
@@ -75,7 +90,11 @@ export class ProcessRuntime implements Runtime {
     return this.cfg;
   }
 
-  /** Writes `<runDir>/cluster.json` and starts every node; resolves when all client ports answer. */
+  /**
+   * Writes `<runDir>/cluster.json` and starts every node; resolves when all client ports answer.
+   * With `clockModes`, every node starts with the host's libfaketime preloaded.
+   * @throws Error (one line) when clock faults are asked for and libfaketime is not installed.
+   */
   async start(o: ClusterStartOptions): Promise<ClusterConfig> {
     this.runDir = o.runDir;
     this.env = o.env ?? {};
@@ -97,13 +116,27 @@ export class ProcessRuntime implements Runtime {
     this.configPath = path.join(o.runDir, 'cluster.json');
     writeFileSync(this.configPath, JSON.stringify(this.cfg, null, 2));
     for (const n of this.cfg.nodes) this.nodes.set(n.id, { id: n.id, host: n.host, proc: null, paused: false, exited: null });
+    if (o.clockModes) {
+      const why = hostClockFaultsUnavailable();
+      if (why) throw new Error(why);
+      this.library = findHostLibfaketime()!;
+      for (const id of o.nodeIds) if (o.clockModes[id] === undefined) throw new Error(`clock faults: no clock mode for node ${id}`);
+      this.clock = await ClockFiles.create(o.clockModes);
+    }
     if (this.opts.partitions) {
       this.partitioner = await IptablesPartitioner.open({ addresses: Object.fromEntries(this.cfg.nodes.map((n) => [n.id, n.host])) });
-      // a crash of the harness must not leave rules behind
-      process.once('exit', this.onExit);
     }
+    // a crash of the harness must not leave rules or clock files behind
+    process.once('exit', this.onExit);
     await Promise.all(this.cfg.nodes.map((n) => this.spawn(n.id)));
+    const first = this.cfg.nodes[0];
+    this.clientSource = await clientSourceAddress(first.host, first.clientPort);
     return this.cfg;
+  }
+
+  /** The address the harness's unbound connections to the nodes come from (after start()). */
+  get harnessAddress(): string {
+    return this.clientSource;
   }
 
   clientEndpoint(nodeId: string): NodeEndpoint {
@@ -152,8 +185,29 @@ export class ProcessRuntime implements Runtime {
     await this.partitioner.apply(grudge);
   }
 
+  async cutClient(nodeIds: readonly string[]): Promise<void> {
+    for (const id of nodeIds) this.get(id);
+    if (!this.partitioner) {
+      if (nodeIds.length === 0) return;
+      throw new Error('client cuts are not available in this run (the process runtime was started without iptables)');
+    }
+    await this.partitioner.cutClient(this.clientSource, nodeIds);
+  }
+
   async heal(): Promise<void> {
     await this.partitioner?.heal();
+  }
+
+  async setClock(nodeId: string, setting: ClockSetting): Promise<void> {
+    this.get(nodeId);
+    if (!this.clock) throw new Error('clock faults are not available in this run (the cluster was started without clock modes)');
+    checkClockSetting(this.clock.modes[nodeId], setting);
+    this.clock.write(nodeId, setting);
+    await new Promise((r) => setTimeout(r, CLOCK_EFFECT_MS));
+  }
+
+  clockModes(): Readonly<Record<string, ClockMode>> | null {
+    return this.clock?.modes ?? null;
   }
 
   /** Kills every node, removes partition rules. Safe to call twice. */
@@ -162,6 +216,7 @@ export class ProcessRuntime implements Runtime {
     this.closed = true;
     await Promise.all([...this.nodes.keys()].map((id) => this.terminate(id, 'SIGKILL').catch(() => undefined)));
     await this.partitioner?.close();
+    this.clock?.close();
     process.off('exit', this.onExit);
   }
 
@@ -179,7 +234,11 @@ export class ProcessRuntime implements Runtime {
       stdin: 'ignore',
       stdout: { file: logPath, append: true },
       stderr: { file: logPath, append: true },
-      env: { ...this.env, ZARIS_CERTIFY_RUN: this.opts.runTag },
+      env: {
+        ...this.env,
+        ...(this.clock ? faketimeEnv(this.library, path.join(this.clock.dir, ClockFiles.fileName(nodeId)), this.clock.modes[nodeId]) : {}),
+        ZARIS_CERTIFY_RUN: this.opts.runTag,
+      },
       reject: false,
       cleanup: true,
     });
@@ -189,7 +248,9 @@ export class ProcessRuntime implements Runtime {
       if (n.proc === proc) n.proc = null;
     });
     const self = this.config.nodes.find((x) => x.id === nodeId)!;
-    await waitForPort(self.host, self.clientPort, 15_000, () => n.proc !== proc, nodeId, logPath);
+    // from the node's own address: a client cut (which drops the harness's address) must not
+    // keep a restarted node from being seen up
+    await waitForPort(self.host, self.clientPort, 15_000, () => n.proc !== proc, nodeId, logPath, self.host);
   }
 
   private async terminate(nodeId: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
@@ -206,13 +267,42 @@ export class ProcessRuntime implements Runtime {
   }
 }
 
-/** Resolves once host:port accepts a TCP connection. @throws Error after timeoutMs or when the process died. */
-export async function waitForPort(host: string, port: number, timeoutMs: number, died: () => boolean, nodeId: string, logPath: string): Promise<void> {
+/**
+ * The local address the kernel picks for an unbound connection to host:port (on loopback:
+ * 127.0.0.1): what a node sees the harness's client traffic come from.
+ * @throws Error (one line) when no connection is accepted within 5 s.
+ */
+export function clientSourceAddress(host: string, port: number): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host, port });
+    const timer = setTimeout(() => {
+      s.destroy();
+      reject(new Error(`no connection to ${host}:${port} within 5 s`));
+    }, 5_000);
+    s.once('connect', () => {
+      clearTimeout(timer);
+      const a = s.localAddress ?? '';
+      s.destroy();
+      if (a === '') reject(new Error(`no local address for the connection to ${host}:${port}`));
+      else resolve(a.replace(/^::ffff:/, ''));
+    });
+    s.once('error', (e) => {
+      clearTimeout(timer);
+      reject(new Error(`connection to ${host}:${port}: ${e.message}`));
+    });
+  });
+}
+
+/**
+ * Resolves once host:port accepts a TCP connection (made from `localAddress` when given).
+ * @throws Error after timeoutMs or when the process died.
+ */
+export async function waitForPort(host: string, port: number, timeoutMs: number, died: () => boolean, nodeId: string, logPath: string, localAddress?: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     if (died()) throw new Error(`node ${nodeId} exited during start-up (see ${logPath})`);
     const ok = await new Promise<boolean>((resolve) => {
-      const s = net.connect({ host, port });
+      const s = net.connect({ host, port, ...(localAddress ? { localAddress } : {}) });
       s.once('connect', () => {
         s.destroy();
         resolve(true);

@@ -1,4 +1,7 @@
 import type { ClusterConfig } from '../../nodes/cluster-config.js';
+import type { ClockMode, ClockSetting } from './faketime.js';
+
+export type { ClockMode, ClockSetting } from './faketime.js';
 
 /**
  * A grudge: for each node, the nodes whose traffic it drops (Jepsen's term). A node missing
@@ -28,6 +31,11 @@ export interface ClusterStartOptions {
   template: Omit<ClusterConfig, 'nodes'> & { preferredPrimaries?: string[] };
   /** Extra environment for the node processes. */
   env?: Record<string, string>;
+  /**
+   * Clock faults (faketime.ts): every node starts with libfaketime preloaded in the given mode,
+   * so that {@link Runtime.setClock} can change its clock later. Omitted: no clock faults.
+   */
+  clockModes?: Record<string, ClockMode>;
 }
 
 /**
@@ -57,8 +65,24 @@ export interface Runtime {
   resume(nodeId: string): Promise<void>;
   /** Installs the grudge as DROP rules between node addresses (replaces any earlier grudge). */
   partition(grudge: Grudge): Promise<void>;
-  /** Removes every partition rule. */
+  /**
+   * Cuts the harness's own traffic (its client, probes and samples) from exactly these nodes,
+   * replacing any earlier client cut ([] ends it); the nodes still reach each other. The cut is
+   * by the harness's source address on the nodes' side (DROP of what it sends).
+   */
+  cutClient(nodeIds: readonly string[]): Promise<void>;
+  /** Removes every partition rule and every client cut. */
   heal(): Promise<void>;
+  /**
+   * Sets a node's clock (the cluster must have been started with `clockModes`). Resolves once
+   * the setting is surely in effect (faketime.ts CLOCK_EFFECT_MS), also for a node that is down
+   * (it starts with the setting).
+   * @throws Error (one line) when clock faults were not enabled; RangeError for a setting that
+   * does not fit the node's mode.
+   */
+  setClock(nodeId: string, setting: ClockSetting): Promise<void>;
+  /** Each node's clock mode, or null when the cluster was started without clock faults. */
+  clockModes(): Readonly<Record<string, ClockMode>> | null;
   /** Is the node's process (container) running now (not killed or stopped; paused counts as running). */
   isUp(nodeId: string): boolean;
   /** Ids of the nodes, in config order. */

@@ -81,6 +81,9 @@ export class LossClassifier {
         .prepare('SELECT active FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1')
         .pluck(),
       firstShowing: db.prepare('SELECT t_ms FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND epoch = ? AND active = ? ORDER BY t_ms, rowid LIMIT 1').pluck(),
+      replicasAt: db
+        .prepare('SELECT replicas FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? AND replicas IS NOT NULL ORDER BY t_ms DESC, rowid DESC LIMIT 1')
+        .pluck(),
       window: db.prepare('SELECT replicated_revision, revisions FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ?').raw(true),
       prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
       backInSync: db
@@ -94,7 +97,7 @@ export class LossClassifier {
   classify(store: string, partition: number, l: AckRow): LossEvidence {
     const t = l.complete_ms;
     if (t === null) return { rule: 'violation', ackMs: null };
-    const replicas = this.facts.replicas.get(pkey(store, partition)) ?? [];
+    const replicas = this.replicasAt(store, partition, t);
     // 1. rf1: RF 1 and a node of the partition's replicas crashed after the ack
     if (this.facts.stores.get(store)?.replicationFactor === 1) {
       const hit = this.crashes.firstCrashOfAnyAtOrAfter(replicas, t);
@@ -108,6 +111,23 @@ export class LossClassifier {
       if (b !== null) return b;
     }
     return { rule: 'violation', ackMs: t, why: a.why ?? (this.facts.beyondBudget ? 'no allowance applies' : 'no allowance applies (the run stayed within the fault budget)') };
+  }
+
+  /**
+   * The partition's replicas at instant t: v2, those of the latest sample at or before t that
+   * carries them (the partition map of that moment, after a regeneration or a move); else the
+   * partition map at the start (history-rules.ts, `replicasAt`).
+   */
+  private replicasAt(store: string, partition: number, t: number): string[] {
+    if (this.facts.v2) {
+      const text = this.st.replicasAt.get(store, partition, t) as string | undefined;
+      if (text !== undefined) {
+        const list = JSON.parse(text) as unknown;
+        if (!Array.isArray(list) || !list.every((n) => typeof n === 'string')) throw new Error(`ledger: samples(${store}, ${partition}).replicas is not a JSON array of node ids`);
+        return list as string[];
+      }
+    }
+    return this.facts.replicas.get(pkey(store, partition)) ?? [];
   }
 
   private name(faultId: number): string {

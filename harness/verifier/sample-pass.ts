@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { PartitionFindingKind } from '../../ledger/history-rules.js';
-import { pkey, type RunFacts } from './run-facts.js';
+import { crashInstant, pkey, type RunFacts } from './run-facts.js';
 
 /** A partition finding with its evidence (findings.detail). */
 export interface PartitionFinding {
@@ -108,6 +108,9 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
     if (v === undefined) intervalCache.set(k, (v = faultIntervals(facts, nodes)));
     return v;
   };
+  const crashes = facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop');
+  /** A kill or stop of `node` took effect in (a, b]. */
+  const crashedBetween = (node: string, a: number, b: number): boolean => crashes.some((f) => f.nodes.includes(node) && crashInstant(f) > a && crashInstant(f) <= b);
   for (const { store, partition } of parts) {
     const pk = pkey(store, partition);
     const base = facts.replicas.get(pk) ?? [];
@@ -115,7 +118,7 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
     const found = new Map<PartitionFindingKind, Record<string, unknown>>();
     const actives = new Map<number, Set<string>>();
     const owners = new Map<string, EpochOwner>();
-    const nodeEpoch = new Map<string, number>();
+    const nodeEpoch = new Map<string, { epoch: number; t: number }>();
     // replication lag: the samples of the window (T - lag, T] and the last sample before it
     let window: Parsed[] = [];
     let before: Parsed | null = null;
@@ -161,9 +164,11 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
         else seen.lastMs = t;
       }
       if (node !== null) {
-        const prev = nodeEpoch.get(node);
-        if (prev !== undefined && epoch < prev && !found.has('epoch-regression')) found.set('epoch-regression', { node, fromEpoch: prev, toEpoch: epoch, tMs: t });
-        if (prev === undefined || epoch > prev) nodeEpoch.set(node, epoch);
+        // a crash of the node between two of its samples starts a new view (history-rules.ts)
+        let prev = nodeEpoch.get(node);
+        if (prev !== undefined && crashedBetween(node, prev.t, t)) prev = undefined;
+        if (prev !== undefined && epoch < prev.epoch && !found.has('epoch-regression')) found.set('epoch-regression', { node, fromEpoch: prev.epoch, toEpoch: epoch, tMs: t });
+        nodeEpoch.set(node, { epoch: prev === undefined || epoch > prev.epoch ? epoch : prev.epoch, t });
       }
       if (inSyncText !== null) out.withInSync.add(pk);
       const where = `samples(${store}, ${partition}, ${t})`;

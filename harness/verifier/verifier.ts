@@ -45,6 +45,8 @@ export interface Verification {
   rules: RulesVersion;
   /** v2: the async lag bound the rules used, ms; null under v1. */
   asyncLagMaxMs: number | null;
+  /** v2: the owner lease the store declared (async-ack rule 6), ms; null under v1 or when none was declared. */
+  leaseMs: number | null;
   /** Findings per class. */
   summary: ClassSummary;
   /** Findings per kind. */
@@ -235,6 +237,7 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
     inconclusiveReason: verdict === 'INCONCLUSIVE' ? reasons.join('; ') : null,
     rules: facts.rules,
     asyncLagMaxMs: facts.v2 ? facts.asyncLagMaxMs : null,
+    leaseMs: facts.v2 ? facts.leaseMs : null,
     summary,
     kinds,
     counts,

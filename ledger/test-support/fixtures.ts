@@ -335,6 +335,30 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [{ class: 'violation', kind: 'stale-read', store: 'async3', key: 'k1', write: 'w1', read: 'r1' }],
   },
   {
+    name: 'v2-rf1-after-a-regeneration',
+    why: 'rf1/0 was re-homed from n1 to n2 (samples carry the map of the moment, replicas [n2]); a write acked by n2, then n2 killed: rf1 by the replicas at the ack. The same loss with n1 killed instead is a violation (n2 never crashed).',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n2'], 5000, 6000, { effective: 5001 }), fault('f2', 'kill', ['n1'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 4000, 4004, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [lost('rf1', 'rf1', 'ka', 'a1')],
+  },
+  {
+    name: 'v2-rf1-after-a-regeneration-no-crash',
+    why: 'rf1/0 re-homed to n2 before the ack; only n1, no longer a replica, was killed after it: a violation.',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n1'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 4000, 4004, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'FAILED',
+    findings: [lost('violation', 'rf1', 'ka', 'a1')],
+  },
+  {
     name: 'v2-async-beyond-the-lease',
     why: 'n1 was cut off from a majority for 3 s (lease 2.5 s) when the write was invoked: no allowance.',
     history: v2(['async3'], {
@@ -509,6 +533,22 @@ export const V2_FIXTURES: Fixture[] = [
       { class: 'violation', kind: 'false-healthy', store: 'sync3', key: null, write: null, partition: 0 },
       { class: 'violation', kind: 'replication-lag', store: 'async3', key: null, write: null, partition: 0 },
     ],
+  },
+  {
+    name: 'v2-epoch-after-a-restart',
+    why: 'n2 saw epoch 4, was killed and restarted, and its new process first learnt epoch 3: a new memory, no regression (v2-runtime-map has one without a crash).',
+    history: v2(['sync3'], {
+      faults: [fault('f1', 'kill', ['n2'], 1000, 1500, { effective: 1001 })],
+      ownership: [
+        own(0, 'sync3', 'n1', 4, { node: 'n2' }),
+        own(1600, 'sync3', 'n1', 3, { node: 'n2' }),
+        own(1700, 'sync3', 'n1', 4, { node: 'n2' }),
+      ],
+      writes: [w('a1', 'sync3', 'ka', 1, 100, 104, 'ok', { node: 'n1', epoch: 4 })],
+      finalReads: [{ store: 'sync3', key: 'ka', value: 'a1' }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [],
   },
   {
     name: 'v2-self-test-not-shown',

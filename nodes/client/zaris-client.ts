@@ -74,6 +74,18 @@ export interface ClusterView {
 }
 
 /**
+ * The options a {@link ZarisClient} actually runs with, after its defaults and environment were
+ * applied (seed 000: retry bounds from ZARIS_REQUEST_TIMEOUT / ZARIS_DISABLE_RETRIES, refresh wait
+ * budget from ZARIS_CLIENT_MAP_REFRESH_WAIT_MS). Times in ms.
+ */
+export interface ResolvedClientOptions {
+  readonly retry: RetryOptions;
+  readonly attemptTimeoutMs: number;
+  readonly metadataTimeoutMs: number;
+  readonly refreshWaitBudgetMs: number;
+}
+
+/**
  * The store's client (DESIGN.md §2 "Client", seed 000): routes each key to its partition's active
  * owner from the merged partition and runtime maps, and runs every operation through the retry
  * brain (typed statuses, attempts AND deadline, backoff, one shared debounced map refresh).
@@ -87,6 +99,7 @@ export class ZarisClient {
   private readonly retry: RetryOptions;
   private readonly deps: RetryDeps;
   private readonly attemptTimeoutMs: number;
+  private readonly refreshWaitBudgetMs: number;
   private readonly policies = new Map<string, MultiKeyRetryPolicyState>();
   private closed = false;
   /** Count of map refreshes that fetched (for figures). */
@@ -95,9 +108,15 @@ export class ZarisClient {
   constructor(private readonly opts: ZarisClientOptions) {
     this.retry = opts.retry ?? retryOptionsFromEnv();
     this.attemptTimeoutMs = opts.attemptTimeoutMs ?? 2_000;
-    this.refresher = new SharedMapRefresher(() => this.fetchView(), { waitBudgetMs: opts.refreshWaitBudgetMs ?? refreshWaitBudgetFromEnv() });
+    this.refreshWaitBudgetMs = opts.refreshWaitBudgetMs ?? refreshWaitBudgetFromEnv();
+    this.refresher = new SharedMapRefresher(() => this.fetchView(), { waitBudgetMs: this.refreshWaitBudgetMs });
     const base = defaultRetryDeps(() => this.refresher.refresh());
     this.deps = opts.deps ? { ...opts.deps, refreshMap: base.refreshMap } : base;
+  }
+
+  /** The options this client runs with (defaults and environment applied). */
+  get options(): ResolvedClientOptions {
+    return { retry: this.retry, attemptTimeoutMs: this.attemptTimeoutMs, metadataTimeoutMs: this.opts.metadataTimeoutMs ?? 500, refreshWaitBudgetMs: this.refreshWaitBudgetMs };
   }
 
   /** Discovers the cluster. @throws TransportError when no seed answers. */
@@ -261,6 +280,16 @@ export class ZarisClient {
    * @throws TransportError (NodeUnavailable) when no node answered.
    */
   async fetchView(): Promise<ClusterView> {
+    return (await this.fetchViewAndDocs()).view;
+  }
+
+  /**
+   * As {@link fetchView}, also returning the metadata documents the view was merged from (one
+   * per node that answered, each with that node's OWN committed runtime entries and revisions):
+   * the harness's cluster watch records them per node.
+   * @throws TransportError (NodeUnavailable) when no node answered.
+   */
+  async fetchViewAndDocs(): Promise<{ view: ClusterView; docs: MetadataDoc[] }> {
     this.fetches++;
     const endpoints = new Map<string, Endpoint>();
     if (this.view) for (const [id, ep] of this.view.nodes) endpoints.set(id, ep);
@@ -293,7 +322,7 @@ export class ZarisClient {
       ps.onClusterDiscovered(view.cluster);
       ps.onRefresh({ kind: 'success', cluster: view.cluster, schemaVersion: view.schema, policy: view.policy });
     }
-    return view;
+    return { view, docs };
   }
 
   /** Closes every connection. */

@@ -9,6 +9,8 @@
 //   SET <word>  -> OK                            (kept in memory only)
 //   GET         -> VALUE <word> | VALUE -
 //   DIAL <peer> -> REACHED <peer> | UNREACHABLE <peer> <reason>   (1.5 s connect bound)
+//   TIME        -> TIME <Date.now()> <performance.now()> <real uptime ms>   (clock faults: the
+//                  process's wall and monotonic clocks, and /proc/uptime, which no preload fakes)
 // Cluster port: says `HELLO <id>` and closes.
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
@@ -62,6 +64,7 @@ async function answer(line) {
   }
   if (cmd === 'GET') return `VALUE ${value}`;
   if (cmd === 'DIAL' && a) return dial(a);
+  if (cmd === 'TIME') return `TIME ${Date.now()} ${performance.now().toFixed(1)} ${Math.round(Number(readFileSync('/proc/uptime', 'utf8').split(' ')[0]) * 1000)}`;
   return 'ERR unknown request';
 }
 
