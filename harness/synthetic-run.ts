@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { createPrng } from './nemesis/prng.js';
 import { applySchema, META, SCHEMA_VERSION } from '../ledger/schema.js';
+import { KeyPacker } from '../ledger/seal.js';
 import { BATCH_FMT, packBatch, toMicros } from '../ledger/write-batches.js';
 
 /**
@@ -35,6 +36,12 @@ export interface SyntheticRun {
   batchMs?: number;
   /** Progress callback (fraction done). */
   progress?: (fraction: number) => void;
+  /**
+   * Pack the batches while the run is written, as the ledger's worker does during a run
+   * (ledger/seal.ts KeyPacker.step after each second of run time); default true. The CPU time it
+   * took is returned (packCpuMs).
+   */
+  packWhileRunning?: boolean;
 }
 
 const STORES = [
@@ -65,7 +72,7 @@ interface Slot {
  * Writes the synthetic run's ledger at `o.path` (a new file).
  * @returns the number of writes and reads recorded and keys created.
  */
-export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: number; keys: number } {
+export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: number; keys: number; packCpuMs: number } {
   const rng = createPrng(o.seed ?? 4040);
   const batchMs = o.batchMs ?? 10;
   const readEvery = o.readEvery ?? 10;
@@ -75,7 +82,9 @@ export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: num
   applySchema(db);
   const meta = db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)');
   const insKey = db.prepare('INSERT INTO keys (key_id, store, key, partition, writer) VALUES (?, ?, ?, ?, ?)');
-  const insBatch = db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const insBatch = db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx, rid0) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+  const insHotString = db.prepare('INSERT INTO hot_strings (code, text) VALUES (?, ?)');
+  let readsRecorded = 0;
   const insFinal = db.prepare('INSERT INTO final_reads (key_id, value, value_key_id, value_seq, unreadable, t_ms) VALUES (?, ?, ?, ?, 0, ?)');
   const insSample = db.prepare(
     'INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)',
@@ -156,8 +165,10 @@ export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: num
     if (inv.length > 0 || cmp.length > 0 || rd.length > 0) {
       const p = packBatch({ inv: Float64Array.from(inv), cmp: Float64Array.from(cmp), rd: Float64Array.from(rd) });
       const dict = dictSent ? '[]' : JSON.stringify(Object.entries(codes).map(([text, c]) => [c, text]));
+      if (!dictSent) for (const [text, c] of Object.entries(codes)) insHotString.run(c, text);
       dictSent = true;
-      insBatch.run(p.inv, p.cmp, dict, JSON.stringify(traces), BATCH_FMT, p.rd, null);
+      insBatch.run(p.inv, p.cmp, dict, JSON.stringify(traces), BATCH_FMT, p.rd, null, readsRecorded + 1);
+      readsRecorded += rd.length / 8;
     }
     while (t >= nextSample) {
       for (const part of parts) {
@@ -187,6 +198,9 @@ export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: num
     }
   });
 
+  const packer = o.packWhileRunning === false ? null : new KeyPacker(db);
+  let packCpuMs = 0;
+  let nextPack = 1000;
   for (let t = batchMs; t <= o.durationMs; t += batchMs) {
     const inv: number[] = [];
     const cmp: number[] = [];
@@ -272,6 +286,13 @@ export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: num
       } else i++;
     }
     commit(t, inv, cmp, traces, rd);
+    if (packer !== null && t >= nextPack) {
+      nextPack += 1000;
+      const c0 = process.cpuUsage();
+      while (packer.step(50));
+      const c = process.cpuUsage(c0);
+      packCpuMs += (c.user + c.system) / 1000;
+    }
     if (o.progress && t - lastProgress >= 60_000) {
       lastProgress = t;
       o.progress(t / o.durationMs);
@@ -289,12 +310,12 @@ export function writeSyntheticRun(o: SyntheticRun): { writes: number; reads: num
     const rd: number[] = [];
     for (const r of pendingRd) rd.push(...r.row);
     const p = packBatch({ inv: new Float64Array(0), cmp: Float64Array.from(cmp), rd: Float64Array.from(rd) });
-    insBatch.run(p.inv, p.cmp, '[]', JSON.stringify(traces), BATCH_FMT, p.rd, null);
+    insBatch.run(p.inv, p.cmp, '[]', JSON.stringify(traces), BATCH_FMT, p.rd, null, readsRecorded + 1);
     for (const slot of slots) finalRead(slot, end);
     meta.run(META.status, 'complete');
   })();
   db.close();
-  return { writes, reads, keys: keysMade };
+  return { writes, reads, keys: keysMade, packCpuMs: Math.round(packCpuMs) };
 }
 
 function replicasOf(rf: number, p: number): string[] {

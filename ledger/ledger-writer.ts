@@ -1,8 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
 import { applySchema, META, parseWriteId, SCHEMA_VERSION } from './schema.js';
-import { sealLedger, sealLedgerFile } from './seal.js';
-import { BATCH_FMT, packBatch, READ_KINDS, toMicros, type WriteBatch } from './write-batches.js';
+import { KeyPacker, vacuumIfSparse } from './seal.js';
+import { BATCH_FMT, packBatch, RD_FIELDS, READ_KINDS, toMicros, type WriteBatch } from './write-batches.js';
 import type { WriteInfo } from '../nodes/client-protocol.js';
 
 /** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
@@ -168,6 +168,21 @@ const GROUP_COMMIT_MS = 50;
  * many rows (a commit costs far more than a row; tiny commits made the ledger the bottleneck).
  */
 const INVOKE_COMMIT_MS = 2;
+/** The packer's share of the writer's time while the run goes on (ledger/seal.ts). */
+const PACK_DUTY = 0.05;
+/** One packing slice, ms. */
+const PACK_SLICE_MS = 5;
+/** The packer looks for new batches at most this often once it caught up, ms. */
+const PACK_IDLE_MS = 100;
+
+/** Options of {@link SqliteLedger}. */
+export interface SqliteLedgerOptions {
+  /**
+   * Pack the hot rows into key_log while the run goes on (ledger/seal.ts), in slices of
+   * PACK_SLICE_MS taking at most PACK_DUTY of the time; default true for a ledger file.
+   */
+  packWhileRunning?: boolean;
+}
 
 type Row = unknown[];
 
@@ -196,10 +211,47 @@ export class SqliteLedger implements Ledger {
   private st!: Record<string, Database.Statement>;
   private commitBatch!: () => void;
 
-  constructor(readonly path: string) {
+  private packer: KeyPacker | null = null;
+  private packTimer: NodeJS.Timeout | null = null;
+  private readonly packing: boolean;
+  /** The reads recorded so far (the next batch's rid0). */
+  private readsRecorded = 0;
+  /** Why packing while running stopped (the seal packs what is left, or reports it). */
+  packFailure: Error | null = null;
+
+  constructor(
+    readonly path: string,
+    opts: SqliteLedgerOptions = {},
+  ) {
     this.open();
+    this.packing = opts.packWhileRunning ?? (path !== ':memory:' && path !== '');
     this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
     this.timer.unref();
+  }
+
+  /** Arms the next packing slice: soon when batches wait, else after PACK_IDLE_MS. */
+  private schedulePack(delayMs: number): void {
+    if (!this.packing || this.packTimer !== null || this.closed || this.packFailure !== null) return;
+    this.packTimer = setTimeout(() => this.packSlice(), delayMs);
+    this.packTimer.unref();
+  }
+
+  private packSlice(): void {
+    this.packTimer = null;
+    if (this.closed || this.failure) return;
+    const t0 = performance.now();
+    let more: boolean;
+    try {
+      this.packer ??= new KeyPacker(this.conn);
+      more = this.packer.step(PACK_SLICE_MS);
+    } catch (e) {
+      // the batches stay: the seal packs them (or reports why it cannot)
+      this.packFailure = e as Error;
+      this.packer = null;
+      return;
+    }
+    const spent = performance.now() - t0;
+    this.schedulePack(more ? (spent * (1 - PACK_DUTY)) / PACK_DUTY : PACK_IDLE_MS);
   }
 
   /** The open connection (a new one after {@link seal} of a ledger file). */
@@ -239,7 +291,8 @@ export class SqliteLedger implements Ledger {
         'INSERT OR REPLACE INTO stats(t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       event: this.db.prepare('INSERT INTO events(t_ms, kind, detail) VALUES (?, ?, ?)'),
-      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx, rid0) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      hotString: this.db.prepare('INSERT OR REPLACE INTO hot_strings (code, text) VALUES (?, ?)'),
       keysPage: this.db.prepare('SELECT key_id AS keyId, store, key, partition, writer FROM keys WHERE key_id > ? ORDER BY key_id LIMIT ?'),
     };
     this.commitBatch = this.db.transaction(() => {
@@ -293,7 +346,10 @@ export class SqliteLedger implements Ledger {
   appendWriteBatch(b: WriteBatch): void {
     if (b.inv.length === 0 && b.cmp.length === 0 && b.rd.length === 0) return;
     const p = packBatch(b);
-    this.other.push([this.st.writeBatch, [p.inv, p.cmp, JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, p.rd, b.rdx.length === 0 ? null : JSON.stringify(b.rdx)]]);
+    const rid0 = b.rid0 ?? this.readsRecorded + 1;
+    this.readsRecorded = rid0 - 1 + b.rd.length / RD_FIELDS;
+    for (const [c, t] of b.dict) this.other.push([this.st.hotString, [c, t]]);
+    this.other.push([this.st.writeBatch, [p.inv, p.cmp, JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, p.rd, b.rdx.length === 0 ? null : JSON.stringify(b.rdx), rid0]]);
   }
 
   /** Queues the invoke row of write w (the worker ledger numbers writes on its own side). */
@@ -426,23 +482,27 @@ export class SqliteLedger implements Ledger {
       this.other = [];
     }
     waiters?.resolve();
+    this.schedulePack(0);
   }
 
   /**
-   * Seals the ledger (seal.ts). A ledger file is sealed into a new file renamed over this one (the
-   * connection is closed and reopened; other connections keep seeing the old file); an in-memory
-   * one in place.
+   * Seals the ledger (seal.ts): packs what the packer has not packed yet and empties the hot
+   * tables; a ledger file whose free pages are then a large share of it is rewritten (the
+   * connection is closed and reopened; other connections keep seeing the old file).
+   * @throws Error when a commit failed before, or the seal fails (SQLite's error).
    */
   seal(): void {
     this.flush();
     if (this.failure) throw this.failure;
-    if (this.path === ':memory:' || this.path === '') {
-      sealLedger(this.conn);
-      return;
-    }
+    if (this.packTimer) clearTimeout(this.packTimer);
+    this.packTimer = null;
+    const packer = this.packer ?? new KeyPacker(this.conn);
+    this.packer = null;
+    packer.finish();
+    if (this.path === ':memory:' || this.path === '') return;
     this.conn.close();
     try {
-      sealLedgerFile(this.path);
+      vacuumIfSparse(this.path);
     } finally {
       this.open();
     }
@@ -452,6 +512,8 @@ export class SqliteLedger implements Ledger {
     if (this.closed) return;
     this.flush();
     clearInterval(this.timer);
+    if (this.packTimer) clearTimeout(this.packTimer);
+    this.packTimer = null;
     this.closed = true;
     this.conn.close();
   }

@@ -60,6 +60,7 @@ export const LEDGER_DDL: readonly string[] = [
   // write-batches.ts); unpacked into `invokes` / `completions` by the seal
   // fmt: NULL = the first layout (completions of 10 fields, no reads); 2 = completions of 11
   // fields (ack_copies) and the reads of the batch in rd / rdx (write-batches.ts)
+  // rid0: the recorded order (rid) of the batch's first read (NULL: count from the batches before)
   `CREATE TABLE IF NOT EXISTS write_batches (
      id     INTEGER PRIMARY KEY,
      inv    BLOB NOT NULL,
@@ -68,7 +69,13 @@ export const LEDGER_DDL: readonly string[] = [
      traces TEXT NOT NULL,
      fmt    INTEGER,
      rd     BLOB,
-     rdx    TEXT
+     rdx    TEXT,
+     rid0   INTEGER
+   )`,
+  // the hot path's string codes (every batch's dict entries; batches are deleted once packed)
+  `CREATE TABLE IF NOT EXISTS hot_strings (
+     code INTEGER PRIMARY KEY,
+     text TEXT NOT NULL
    )`,
   `CREATE TABLE IF NOT EXISTS invokes (
      w         INTEGER PRIMARY KEY,
@@ -262,6 +269,7 @@ export const ADDED_COLUMNS: ReadonlyArray<[string, string, string]> = [
   ['write_batches', 'fmt', 'INTEGER'],
   ['write_batches', 'rd', 'BLOB'],
   ['write_batches', 'rdx', 'TEXT'],
+  ['write_batches', 'rid0', 'INTEGER'],
 ];
 
 /**

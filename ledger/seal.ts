@@ -2,27 +2,26 @@ import { existsSync, renameSync, rmSync } from 'node:fs';
 import Database from 'better-sqlite3';
 import { unpackRows } from './column-pack.js';
 import { hasTable, KR_FIELDS, KR_TEXT, KW_FIELDS, packKey, parseExtra, type KeyExtra } from './key-log.js';
-import { applySchema, LEDGER_DDL } from './schema.js';
+import { applySchema } from './schema.js';
 import { decodeBatch, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS, type BatchRow, type BatchScratch } from './write-batches.js';
 
 /**
- * The seal (DESIGN.md §4, issue 11): at the end of a run (or at the first analysis of a run that
- * crashed) the hot path's appended rows (packed `write_batches`, and the `invokes` /
- * `completions` / `read_log` rows of the plain SQLite writer) become one `key_log` row per key
- * (key-log.ts), in key order, which the verifier reads.
+ * The seal (DESIGN.md §4, issue 11: the end of a long run stays short, the ledger small): the hot
+ * path's appended rows (packed `write_batches`, and the `invokes` / `completions` / `read_log`
+ * rows of the plain SQLite writer) become one `key_log` row per key (key-log.ts), which the
+ * verifier reads.
  *
- * One streaming pass in recorded order: invokes are joined with their completions, and a key's
- * rows are held until the key has been idle for {@link IDLE_MS} of run time (no invoke, completion
- * or read; none of its writes in flight): a workload key lives a few seconds to a minute, then
- * its slot moves to a fresh key. Keys are written in key order (the keys table's) as far as the
- * oldest key still open allows; when more than {@link STAGING_ROWS} rows wait, the idle keys are
- * written past it (a later row goes in out of order, which only costs SQLite a page split). A key
- * that gets a write or read after it was written (a read of an old key, a write after a long
- * pause) is merged into its row. Memory: the rows of the keys open at once, never the run's.
- *
- * {@link sealLedgerFile} writes the sealed ledger into a new file beside the old one and renames
- * it over it (so the file does not keep the hot path's pages as free space: the sealed ledger is
- * the size of its contents); {@link sealLedger} seals in place (in-memory ledgers, tests).
+ * A {@link KeyPacker} does it in one streaming pass in recorded order, and can do it while the run
+ * goes on (the ledger's worker thread gives it a small share of its time between group commits):
+ * invokes are joined with their completions, and a key's rows are held until the key has been
+ * idle for {@link IDLE_MS} of run time (no invoke, completion or read, none of its writes in
+ * flight; a workload key lives a few seconds to a minute, then its slot moves to a fresh key),
+ * then packed into its row, in key order as far as the oldest open key allows (past it when more
+ * than {@link STAGING_ROWS} rows wait). A batch is deleted once every row of it is packed, so the
+ * file's free pages are reused by the run and the end of a 4-hour run has only its last seconds
+ * left to pack. Every step is one transaction: a crash leaves each write in key_log or in a batch
+ * (or both: a key whose row exists gets the batch's rows merged in, each write once by its seq,
+ * each read once by its rid). Memory: the rows of the keys open at once, never the run's.
  */
 
 /** Run time a key must stay idle before it is packed, ms. */
@@ -41,10 +40,29 @@ export function needsSeal(db: Database.Database): boolean {
   return false;
 }
 
-/** A growable Float64Array of fixed-width rows with a free list, a next-link and a key per row. */
+function grownF64(a: Float64Array, n: number): Float64Array {
+  const b = new Float64Array(n);
+  b.set(a);
+  return b;
+}
+
+function grownI32(a: Int32Array, n: number): Int32Array {
+  const b = new Int32Array(n);
+  b.set(a);
+  return b;
+}
+
+/**
+ * A growable Float64Array of fixed-width rows with a free list, a next-link per row and the
+ * batches each row came from (its invoke's or read's, and its completion's).
+ */
 class Staging {
   data: Float64Array;
   next: Int32Array;
+  batchA: Int32Array;
+  batchB: Int32Array;
+  /** The key of each row. */
+  keyOf: Float64Array;
   /** 1 when the row has a text beside it (a trace, a read value that is not a write id). */
   text: Uint8Array;
   private free: Int32Array;
@@ -58,6 +76,9 @@ class Staging {
   ) {
     this.data = new Float64Array(cap * fields);
     this.next = new Int32Array(cap);
+    this.batchA = new Int32Array(cap);
+    this.batchB = new Int32Array(cap);
+    this.keyOf = new Float64Array(cap);
     this.text = new Uint8Array(cap);
     this.free = new Int32Array(cap);
   }
@@ -69,6 +90,9 @@ class Staging {
       const cap = this.next.length * 2;
       this.data = grownF64(this.data, cap * this.fields);
       this.next = grownI32(this.next, cap);
+      this.batchA = grownI32(this.batchA, cap);
+      this.batchB = grownI32(this.batchB, cap);
+      this.keyOf = grownF64(this.keyOf, cap);
       const t = new Uint8Array(cap);
       t.set(this.text);
       this.text = t;
@@ -84,60 +108,23 @@ class Staging {
   }
 }
 
-function grownF64(a: Float64Array, n: number): Float64Array {
-  const b = new Float64Array(n);
-  b.set(a);
-  return b;
-}
-
-function grownI32(a: Int32Array, n: number, fill?: number): Int32Array {
-  const b = new Int32Array(n);
-  if (fill !== undefined) b.fill(fill, a.length);
-  b.set(a);
-  return b;
-}
-
-/** Key ids the seal can index: the harness numbers keys 1, 2, ... */
-const MAX_KEY_ID = 2 ** 28;
-
-/** Per-key state, indexed by key_id (growable). */
-class KeyTable {
-  len = 0;
-  headW: Int32Array = new Int32Array(0);
-  tailW: Int32Array = new Int32Array(0);
-  headR: Int32Array = new Int32Array(0);
-  tailR: Int32Array = new Int32Array(0);
-  nW: Int32Array = new Int32Array(0);
-  nR: Int32Array = new Int32Array(0);
-  outstanding: Int32Array = new Int32Array(0);
-  last: Float64Array = new Float64Array(0);
-  /** 0 not seen, 1 open, 2 idle (ready to write), 3 written, 4 written and open again (a merge) */
-  state = new Uint8Array(0);
-
-  ensure(keyId: number): void {
-    if (!(Number.isInteger(keyId) && keyId >= 0 && keyId < MAX_KEY_ID)) throw new Error(`ledger: key id ${keyId} cannot be sealed (the harness numbers keys from 1)`);
-    if (keyId < this.len) return;
-    let n = Math.max(1024, this.len);
-    while (n <= keyId) n *= 2;
-    this.headW = grownI32(this.headW, n, -1);
-    this.tailW = grownI32(this.tailW, n, -1);
-    this.headR = grownI32(this.headR, n, -1);
-    this.tailR = grownI32(this.tailR, n, -1);
-    this.nW = grownI32(this.nW, n);
-    this.nR = grownI32(this.nR, n);
-    this.outstanding = grownI32(this.outstanding, n);
-    this.last = grownF64(this.last, n);
-    const st = new Uint8Array(n);
-    st.set(this.state);
-    this.state = st;
-    this.len = n;
-  }
+/** An open key: its staged rows (linked lists), writes in flight, last activity. */
+interface OpenKey {
+  headW: number;
+  tailW: number;
+  headR: number;
+  tailR: number;
+  nW: number;
+  nR: number;
+  outstanding: number;
+  last: number;
+  idle: boolean;
 }
 
 /** A FIFO of (key, time) activity marks, in nondecreasing time. */
 class ActivityQueue {
-  private keys: Int32Array = new Int32Array(1 << 16);
-  private times: Float64Array = new Float64Array(1 << 16);
+  private keys: Float64Array = new Float64Array(1 << 14);
+  private times: Float64Array = new Float64Array(1 << 14);
   private head = 0;
   private tail = 0;
 
@@ -149,7 +136,7 @@ class ActivityQueue {
         this.tail -= this.head;
         this.head = 0;
       } else {
-        this.keys = grownI32(this.keys, this.keys.length * 2);
+        this.keys = grownF64(this.keys, this.keys.length * 2);
         this.times = grownF64(this.times, this.times.length * 2);
       }
     }
@@ -164,6 +151,77 @@ class ActivityQueue {
       const t = this.times[this.head++];
       fn(k, t);
     }
+  }
+}
+
+/** A min-heap of key ids (lazy: entries of keys no longer open are skipped when they surface). */
+class MinHeap {
+  private a: number[] = [];
+  push(x: number): void {
+    const a = this.a;
+    a.push(x);
+    let i = a.length - 1;
+    while (i > 0) {
+      const p = (i - 1) >> 1;
+      if (a[p] <= x) break;
+      a[i] = a[p];
+      i = p;
+    }
+    a[i] = x;
+  }
+  peek(): number | undefined {
+    return this.a[0];
+  }
+  get size(): number {
+    return this.a.length;
+  }
+  pop(): void {
+    const a = this.a;
+    const last = a.pop()!;
+    if (a.length === 0) return;
+    let i = 0;
+    for (;;) {
+      const l = 2 * i + 1;
+      if (l >= a.length) break;
+      const r = l + 1;
+      const c = r < a.length && a[r] < a[l] ? r : l;
+      if (a[c] >= last) break;
+      a[i] = a[c];
+      i = c;
+    }
+    a[i] = last;
+  }
+}
+
+/** Counts per batch id (a ring by id, a map for collisions); a count of 0 frees its entry. */
+class BatchCounts {
+  private readonly mask = (1 << 18) - 1;
+  private readonly n = new Int32Array(1 << 18);
+  private readonly id = new Float64Array(1 << 18).fill(NaN);
+  private readonly other = new Map<number, number>();
+
+  /** Adds delta to batch's count; returns the new count. */
+  add(batch: number, delta: number): number {
+    const i = batch & this.mask;
+    if (this.id[i] === batch) {
+      const v = (this.n[i] += delta);
+      if (v === 0) this.id[i] = NaN;
+      return v;
+    }
+    if (this.id[i] !== this.id[i] && !this.other.has(batch)) {
+      this.id[i] = batch;
+      this.n[i] = delta;
+      if (delta === 0) this.id[i] = NaN;
+      return delta;
+    }
+    const v = (this.other.get(batch) ?? 0) + delta;
+    if (v === 0) this.other.delete(batch);
+    else this.other.set(batch, v);
+    return v;
+  }
+
+  has(batch: number): boolean {
+    return this.id[batch & this.mask] === batch || this.other.has(batch);
   }
 }
 
@@ -197,214 +255,143 @@ class Pending {
   }
 }
 
-/** Where the seal reads the hot rows from (schema `src`) and writes key_log and strings (schema `dst`). */
-interface SealIo {
-  db: Database.Database;
-  src: string;
-  dst: string;
-  phase?: (name: string, ms: number) => void;
-}
-
-/** Phase timings of a seal, ms (for the seal benchmark and the run's log). */
-export interface SealTimings {
-  copy: number;
-  pack: number;
-  swap: number;
-}
-
 const NULL = NaN;
 
-/** Columns of a table in a schema. */
-function columnsOf(db: Database.Database, schema: string, table: string): string[] {
-  return (db.prepare(`SELECT name FROM pragma_table_info(?, ?)`).all(table, schema) as Array<{ name: string }>).map((c) => c.name);
+/** Columns of a table. */
+function columnsOf(db: Database.Database, table: string): string[] {
+  return (db.prepare(`SELECT name FROM pragma_table_info(?)`).all(table) as Array<{ name: string }>).map((c) => c.name);
+}
+
+/** Sorts n rows of `fields` numbers in place (rarely needed: rows mostly arrive in order). */
+function sortRows(data: Float64Array, n: number, fields: number, cmp: (a: Float64Array, b: Float64Array) => number): void {
+  const rows: Float64Array[] = [];
+  for (let i = 0; i < n; i++) rows.push(data.slice(i * fields, (i + 1) * fields));
+  rows.sort(cmp);
+  rows.forEach((r, i) => data.set(r, i * fields));
+}
+
+/** Options of a {@link KeyPacker}. */
+export interface KeyPackerOptions {
+  /** Run time a key must stay idle before it is packed, ms (default {@link IDLE_MS}). */
+  idleMs?: number;
+  /** Rows held at most while an older key is open (default {@link STAGING_ROWS}). */
+  stagingRows?: number;
 }
 
 /**
- * The streaming seal over one connection (see the module comment).
- * @returns the number of writes sealed.
+ * Packs a ledger's hot rows into key_log (see the module comment), on the caller's connection.
+ * {@link step} packs what is committed so far for a bounded time (during the run);
+ * {@link finish} packs everything and empties the hot tables (the seal).
  */
-function sealStream(io: SealIo): number {
-  const { db, src, dst } = io;
-  const started = performance.now();
-  const has = (t: string): boolean => db.prepare(`SELECT 1 FROM ${src}.sqlite_master WHERE type = 'table' AND name = ?`).get(t) !== undefined;
-  const hasRows = (t: string): boolean => has(t) && db.prepare(`SELECT 1 FROM ${src}.${t} LIMIT 1`).get() !== undefined;
-  const legacyInvokes = hasRows('invokes');
-  const legacyReads = hasRows('read_log');
-  // a ledger from before fmt, rd and rdx existed lacks those columns
-  const batchCols = has('write_batches') ? new Set(columnsOf(db, src, 'write_batches')) : new Set<string>();
-  const opt = (c: string): string => (batchCols.has(c) ? c : `NULL AS ${c}`);
-  const batchIds = has('write_batches') ? (db.prepare(`SELECT id FROM ${src}.write_batches ORDER BY id`).pluck().all() as number[]) : [];
-  const batchAt = has('write_batches') ? db.prepare(`SELECT inv, cmp, dict, traces, ${opt('fmt')}, ${opt('rd')}, ${opt('rdx')} FROM ${src}.write_batches WHERE id = ?`) : null;
+export class KeyPacker {
+  private readonly idleMs: number;
+  private readonly stagingRows: number;
+  private cursor = 0;
+  private readonly keys = new Map<number, OpenKey>();
+  private readonly openHeap = new MinHeap();
+  private readonly idle = new MinHeap();
+  private readonly ws = new Staging(KW_FIELDS);
+  private readonly rs = new Staging(KR_FIELDS);
+  private readonly pending = new Pending();
+  private readonly traces = new Map<number, string>();
+  private readonly readTexts = new Map<number, string>();
+  private readonly activity = new ActivityQueue();
+  /** Rows of a processed batch not packed yet (batch id -> count); deleted at 0. */
+  private readonly unpacked = new BatchCounts();
+  private readonly doneBatches: number[] = [];
+  private readonly codes = new Map<string, number>();
+  private readonly texts: string[] = [];
+  private readonly newTexts: number[] = [];
+  /** The hot path's string codes -> the sealed ones. */
+  private readonly hotCode: number[] = [];
+  private now = -Infinity;
+  private finishing = false;
+  private nextRid = 1;
+  private packed = 0;
+  private scratchW = new Float64Array(KW_FIELDS * 128);
+  private scratchR = new Float64Array(KR_FIELDS * 128);
+  private readonly batchScratch: BatchScratch = {};
+  private readonly cf = new Float64Array(10);
+  private readonly st: {
+    batches: Database.Statement;
+    insert: Database.Statement;
+    existing: Database.Statement;
+    replace: Database.Statement;
+    deleteBatch: Database.Statement;
+    insString: Database.Statement;
+  };
 
-  // strings: the sealed table's codes (kept from an earlier seal), the batches' own codes mapped to them
-  const codes = new Map<string, number>();
-  const texts: string[] = [];
-  for (const [c, t] of db.prepare(`SELECT code, text FROM ${dst}.strings ORDER BY code`).raw().iterate() as Iterable<[number, string]>) {
-    codes.set(t, c);
-    texts[c] = t;
+  constructor(
+    private readonly db: Database.Database,
+    opts: KeyPackerOptions = {},
+  ) {
+    this.idleMs = opts.idleMs ?? IDLE_MS;
+    this.stagingRows = opts.stagingRows ?? STAGING_ROWS;
+    applySchema(db);
+    for (const [c, t] of db.prepare('SELECT code, text FROM strings ORDER BY code').raw().iterate() as Iterable<[number, string]>) {
+      this.codes.set(t, c);
+      this.texts[c] = t;
+    }
+    for (const [c, t] of db.prepare('SELECT code, text FROM hot_strings').raw().iterate() as Iterable<[number, string]>) this.hotCode[c] = this.code(t);
+    const maxRid = db.prepare('SELECT MAX(rid) FROM read_log').pluck().get() as number | null;
+    if (maxRid !== null) this.nextRid = maxRid + 1;
+    const cols = new Set(columnsOf(db, 'write_batches'));
+    this.st = {
+      batches: db.prepare(`SELECT id, inv, cmp, dict, traces, fmt, rd, rdx, ${cols.has('rid0') ? 'rid0' : 'NULL AS rid0'} FROM write_batches WHERE id > ? ORDER BY id LIMIT 64`),
+      insert: db.prepare('INSERT INTO key_log (key_id, writes, reads, extra) VALUES (?, ?, ?, ?) ON CONFLICT (key_id) DO NOTHING'),
+      existing: db.prepare('SELECT writes, reads, extra FROM key_log WHERE key_id = ?'),
+      replace: db.prepare('UPDATE key_log SET writes = ?, reads = ?, extra = ? WHERE key_id = ?'),
+      deleteBatch: db.prepare('DELETE FROM write_batches WHERE id = ?'),
+      insString: db.prepare('INSERT OR IGNORE INTO strings (code, text) VALUES (?, ?)'),
+    };
   }
-  let nextCode = texts.length;
-  const code = (t: string | null | undefined): number => {
+
+  /** Writes packed so far (this packer's). */
+  get sealed(): number {
+    return this.packed;
+  }
+
+  private code(t: string | null | undefined): number {
     if (t === null || t === undefined) return NULL;
-    let c = codes.get(t);
+    let c = this.codes.get(t);
     if (c === undefined) {
-      c = nextCode++;
-      codes.set(t, c);
-      texts[c] = t;
+      c = this.texts.length;
+      this.codes.set(t, c);
+      this.texts[c] = t;
+      this.newTexts.push(c);
     }
     return c;
-  };
-  const batchCode: number[] = [];
+  }
 
-  // the keys table's ids, in order: keys are written in this order as far as the open ones allow
-  const order = db.prepare(`SELECT key_id FROM ${src}.keys WHERE key_id >= 0 AND key_id < ${MAX_KEY_ID} ORDER BY key_id`).pluck().all() as number[];
-  let emitIdx = 0;
-  const keys = new KeyTable();
-  if (order.length > 0) keys.ensure(order[order.length - 1]);
-  const ws = new Staging(KW_FIELDS);
-  const rs = new Staging(KR_FIELDS);
-  const pending = new Pending();
-  const traces = new Map<number, string>();
-  const readTexts = new Map<number, string>();
-  const activity = new ActivityQueue();
-  const idle: number[] = [];
-  const insert = db.prepare(`INSERT INTO ${dst}.key_log (key_id, writes, reads, extra) VALUES (?, ?, ?, ?)`);
-  const existing = db.prepare(`SELECT writes, reads, extra FROM ${dst}.key_log WHERE key_id = ?`);
-  const replace = db.prepare(`UPDATE ${dst}.key_log SET writes = ?, reads = ?, extra = ? WHERE key_id = ?`);
-  let sealed = 0;
-  let now = -Infinity;
-  let scratchW = new Float64Array(KW_FIELDS * 128);
-  let scratchR = new Float64Array(KR_FIELDS * 128);
-  let order2 = new Int32Array(128);
+  private open(k: number): OpenKey {
+    let o = this.keys.get(k);
+    if (o === undefined) {
+      if (!Number.isSafeInteger(k)) throw new Error(`ledger: key id ${k} is not an integer`);
+      o = { headW: -1, tailW: -1, headR: -1, tailR: -1, nW: 0, nR: 0, outstanding: 0, last: -Infinity, idle: false };
+      this.keys.set(k, o);
+      this.openHeap.push(k);
+    }
+    return o;
+  }
 
-  const touch = (k: number): void => {
-    keys.last[k] = now;
-    activity.push(k, now);
-    const st = keys.state[k];
-    if (st === 0 || st === 2) keys.state[k] = 1;
-    else if (st === 3) keys.state[k] = 4;
-  };
+  private touch(k: number, o: OpenKey): void {
+    o.last = this.now;
+    if (o.idle) {
+      o.idle = false;
+      this.openHeap.push(k);
+    }
+    this.activity.push(k, this.now);
+  }
 
-  /** Writes key k's staged rows (merged with its row when it has one). */
-  const emit = (k: number): void => {
-    const st = keys.state[k];
-    if (st === 3 || st === 0) return;
-    const merge = st === 4;
-    keys.state[k] = 3;
-    let nW = keys.nW[k];
-    let nR = keys.nR[k];
-    if (nW === 0 && nR === 0) return;
-    const extra: KeyExtra = {};
-    let baseW = 0;
-    let baseR = 0;
-    let old: { writes: Buffer | null; reads: Buffer | null; extra: string | null } | undefined;
-    if (merge) {
-      old = existing.get(k) as typeof old;
-      if (old !== undefined) {
-        const oe = parseExtra(old.extra);
-        if (old.writes !== null) baseW = unpackRows(old.writes).n;
-        if (old.reads !== null) baseR = unpackRows(old.reads).n;
-        if (oe?.t) extra.t = [...oe.t];
-        if (oe?.x) extra.x = [...oe.x];
-      }
-    }
-    const totalW = baseW + nW;
-    const totalR = baseR + nR;
-    if (scratchW.length < totalW * KW_FIELDS) scratchW = new Float64Array(totalW * KW_FIELDS * 2);
-    if (scratchR.length < totalR * KR_FIELDS) scratchR = new Float64Array(totalR * KR_FIELDS * 2);
-    if (old?.writes) scratchW.set(unpackRows(old.writes).rows.subarray(0, baseW * KW_FIELDS));
-    if (old?.reads) scratchR.set(unpackRows(old.reads).rows.subarray(0, baseR * KR_FIELDS));
-    // writes: the staged rows after the old ones
-    const wd = ws.data;
-    let i = baseW;
-    let sorted = true;
-    for (let s = keys.headW[k]; s >= 0; ) {
-      const to = i * KW_FIELDS;
-      const from = s * KW_FIELDS;
-      for (let f = 0; f < KW_FIELDS; f++) scratchW[to + f] = wd[from + f];
-      if (i > 0 && scratchW[to] <= scratchW[to - KW_FIELDS]) sorted = false;
-      if (ws.text[s] === 1) {
-        (extra.t ??= []).push([wd[from], traces.get(s)!]);
-        traces.delete(s);
-      }
-      const next = ws.next[s];
-      ws.release(s);
-      s = next;
-      i++;
-    }
-    if (!sorted) sortRows(scratchW, totalW, KW_FIELDS, (a, b) => a[0] - b[0]);
-    // reads: in (invoke, recorded) order; their text by position after sorting
-    const rd = rs.data;
-    i = baseR;
-    if (order2.length < totalR) order2 = new Int32Array(totalR * 2);
-    const readText = new Map<number, string>();
-    for (const [pos, t] of extra.x ?? []) readText.set(scratchR[pos * KR_FIELDS], t);
-    for (let s = keys.headR[k]; s >= 0; ) {
-      const to = i * KR_FIELDS;
-      const from = s * KR_FIELDS;
-      for (let f = 0; f < KR_FIELDS; f++) scratchR[to + f] = rd[from + f];
-      if (rs.text[s] === 1) {
-        readText.set(rd[from], readTexts.get(s)!);
-        readTexts.delete(s);
-      }
-      const next = rs.next[s];
-      rs.release(s);
-      s = next;
-      i++;
-    }
-    if (totalR > 1) sortRows(scratchR, totalR, KR_FIELDS, (a, b) => a[1] - b[1] || a[0] - b[0]);
-    if (readText.size > 0) {
-      extra.x = [];
-      for (let j = 0; j < totalR; j++) {
-        const t = readText.get(scratchR[j * KR_FIELDS]);
-        if (t !== undefined) extra.x.push([j, t]);
-      }
-    }
-    if (extra.t !== undefined && !sorted) extra.t.sort((a, b) => a[0] - b[0]);
-    keys.headW[k] = keys.tailW[k] = keys.headR[k] = keys.tailR[k] = -1;
-    keys.nW[k] = 0;
-    keys.nR[k] = 0;
-    nW = totalW;
-    nR = totalR;
-    const p = packKey(scratchW, nW, scratchR, nR, extra);
-    if (old !== undefined) replace.run(p.writes, p.reads, p.extra, k);
-    else insert.run(k, p.writes, p.reads, p.extra);
-    sealed += nW - baseW;
-  };
+  private count(batch: number, delta: number): void {
+    if (batch < 0) return;
+    if (this.unpacked.add(batch, delta) === 0 && batch <= this.cursor) this.doneBatches.push(batch);
+  }
 
-  /** Keys idle since before now - IDLE_MS become ready; ready keys are written in key order. */
-  const advance = (end: boolean): void => {
-    activity.popBefore(end ? Infinity : now - IDLE_MS, (k, t) => {
-      if (keys.last[k] !== t || (keys.outstanding[k] > 0 && !end)) return;
-      const st = keys.state[k];
-      if (st === 1) {
-        keys.state[k] = 2;
-        idle.push(k);
-      } else if (st === 4) {
-        // a late write or read of a key already written: merged into its row now
-        emit(k);
-      }
-    });
-    while (emitIdx < order.length) {
-      const k = order[emitIdx];
-      const st = keys.state[k];
-      if (st === 2) emit(k);
-      else if (st === 1 || (st === 0 && !end)) break;
-      emitIdx++;
-    }
-    if (end || ws.used + rs.used > STAGING_ROWS) {
-      // the oldest open key holds up the order: write the idle keys past it
-      for (const k of idle.splice(0).sort((a, b) => a - b)) emit(k);
-    } else if (idle.length > 65_536) {
-      let j = 0;
-      for (const k of idle) if (keys.state[k] === 2) idle[j++] = k;
-      idle.length = j;
-    }
-  };
-
-  const addWrite = (w: number, keyId: number, seq: number, op: number, invoke: number): void => {
-    keys.ensure(keyId);
-    if (invoke > now) now = invoke;
+  private addWrite(batch: number, w: number, k: number, seq: number, op: number, invoke: number): void {
+    const o = this.open(k);
+    if (invoke > this.now) this.now = invoke;
+    const ws = this.ws;
     const s = ws.alloc();
     const d = ws.data;
     const b = s * KW_FIELDS;
@@ -413,34 +400,42 @@ function sealStream(io: SealIo): number {
     d[b + 2] = invoke;
     for (let f = 3; f < KW_FIELDS; f++) d[b + f] = NULL;
     ws.next[s] = -1;
-    if (keys.tailW[keyId] < 0) keys.headW[keyId] = s;
-    else ws.next[keys.tailW[keyId]] = s;
-    keys.tailW[keyId] = s;
-    keys.nW[keyId]++;
-    keys.outstanding[keyId]++;
-    pending.set(w, s * MAX_KEY_ID_BITS + keyId);
-    touch(keyId);
-  };
-  /** fields: complete, outcome, status, attempts, node, epoch, version, revision, mode, copies (sealed codes) */
-  const addCompletion = (w: number, f: ArrayLike<number>, trace: string | undefined): void => {
-    const p = pending.take(w);
-    if (p < 0) return;
-    const k = p % MAX_KEY_ID_BITS;
-    const s = (p - k) / MAX_KEY_ID_BITS;
+    ws.batchA[s] = batch;
+    ws.batchB[s] = -1;
+    ws.keyOf[s] = k;
+    if (o.tailW < 0) o.headW = s;
+    else ws.next[o.tailW] = s;
+    o.tailW = s;
+    o.nW++;
+    o.outstanding++;
+    this.count(batch, 1);
+    this.pending.set(w, s);
+    this.touch(k, o);
+  }
+
+  /** f: complete, outcome, status, attempts, node, epoch, version, revision, mode, copies (sealed codes). */
+  private addCompletion(batch: number, w: number, f: Float64Array, trace: string | undefined): void {
+    const s = this.pending.take(w);
+    if (s < 0) return;
     const b = s * KW_FIELDS;
-    const d = ws.data;
+    const d = this.ws.data;
     for (let i = 0; i < 10; i++) d[b + 3 + i] = f[i];
     if (trace !== undefined) {
-      traces.set(s, trace);
-      ws.text[s] = 1;
+      this.traces.set(s, trace);
+      this.ws.text[s] = 1;
     }
-    keys.outstanding[k]--;
-    touch(k);
-  };
-  let nextRid = 1;
-  const addRead = (rid: number, keyId: number, invoke: number, complete: number, outcome: number, node: number, vk: number, vs: number, kind: number, text: string | undefined): void => {
-    keys.ensure(keyId);
-    if (invoke > now) now = invoke;
+    this.ws.batchB[s] = batch;
+    this.count(batch, 1);
+    const k = this.ws.keyOf[s];
+    const o = this.keys.get(k)!;
+    o.outstanding--;
+    this.touch(k, o);
+  }
+
+  private addRead(batch: number, rid: number, k: number, invoke: number, complete: number, outcome: number, node: number, vk: number, vs: number, kind: number, text: string | undefined): void {
+    const o = this.open(k);
+    if (invoke > this.now) this.now = invoke;
+    const rs = this.rs;
     const s = rs.alloc();
     const d = rs.data;
     const b = s * KR_FIELDS;
@@ -453,199 +448,386 @@ function sealStream(io: SealIo): number {
     d[b + 6] = vs;
     d[b + 7] = kind;
     if (text !== undefined) {
-      readTexts.set(s, text);
+      this.readTexts.set(s, text);
       rs.text[s] = 1;
     }
     rs.next[s] = -1;
-    if (keys.tailR[keyId] < 0) keys.headR[keyId] = s;
-    else rs.next[keys.tailR[keyId]] = s;
-    keys.tailR[keyId] = s;
-    keys.nR[keyId]++;
-    if (rid >= nextRid) nextRid = rid + 1;
-    touch(keyId);
-  };
+    rs.batchA[s] = batch;
+    if (o.tailR < 0) o.headR = s;
+    else rs.next[o.tailR] = s;
+    o.tailR = s;
+    o.nR++;
+    if (batch >= 0) this.count(batch, 1);
+    if (rid >= this.nextRid) this.nextRid = rid + 1;
+    this.touch(k, o);
+  }
 
-  const opCode = (op: string): number => {
-    const i = OPS.indexOf(op as (typeof OPS)[number]);
-    if (i < 0) throw new Error(`ledger: unknown op ${op}`);
-    return i;
-  };
-  const outcomeCode = (o: string | null): number => (o === null ? NULL : OUTCOMES.indexOf(o as (typeof OUTCOMES)[number]) < 0 ? 2 : OUTCOMES.indexOf(o as (typeof OUTCOMES)[number]));
-  const cf = new Float64Array(10);
+  /** Packs key k's staged rows into its row (merged into the row it has: each write once by seq, each read once by rid). */
+  private emit(k: number, o: OpenKey): void {
+    this.keys.delete(k);
+    const ws = this.ws;
+    const rs = this.rs;
+    const nW = o.nW;
+    const nR = o.nR;
+    if (this.scratchW.length < nW * KW_FIELDS) this.scratchW = new Float64Array(nW * KW_FIELDS * 2);
+    if (this.scratchR.length < nR * KR_FIELDS) this.scratchR = new Float64Array(nR * KR_FIELDS * 2);
+    const sw = this.scratchW;
+    const sr = this.scratchR;
+    const extra: KeyExtra = {};
+    const wd = ws.data;
+    let i = 0;
+    let sorted = true;
+    for (let s = o.headW; s >= 0; ) {
+      const to = i * KW_FIELDS;
+      const from = s * KW_FIELDS;
+      for (let f = 0; f < KW_FIELDS; f++) sw[to + f] = wd[from + f];
+      if (i > 0 && sw[to] <= sw[to - KW_FIELDS]) sorted = false;
+      if (ws.text[s] === 1) {
+        (extra.t ??= []).push([wd[from], this.traces.get(s)!]);
+        this.traces.delete(s);
+      }
+      this.count(ws.batchA[s], -1);
+      if (ws.batchB[s] >= 0) this.count(ws.batchB[s], -1);
+      const next = ws.next[s];
+      ws.release(s);
+      s = next;
+      i++;
+    }
+    if (!sorted) {
+      sortRows(sw, nW, KW_FIELDS, (a, b) => a[0] - b[0]);
+      extra.t?.sort((a, b) => a[0] - b[0]);
+    }
+    const rd = rs.data;
+    const readText = new Map<number, string>();
+    i = 0;
+    for (let s = o.headR; s >= 0; ) {
+      const to = i * KR_FIELDS;
+      const from = s * KR_FIELDS;
+      for (let f = 0; f < KR_FIELDS; f++) sr[to + f] = rd[from + f];
+      if (rs.text[s] === 1) {
+        readText.set(rd[from], this.readTexts.get(s)!);
+        this.readTexts.delete(s);
+      }
+      if (rs.batchA[s] >= 0) this.count(rs.batchA[s], -1);
+      const next = rs.next[s];
+      rs.release(s);
+      s = next;
+      i++;
+    }
+    if (nR > 1) sortRows(sr, nR, KR_FIELDS, (a, b) => a[1] - b[1] || a[0] - b[0]);
+    if (readText.size > 0) {
+      extra.x = [];
+      for (let j = 0; j < nR; j++) {
+        const t = readText.get(sr[j * KR_FIELDS]);
+        if (t !== undefined) extra.x.push([j, t]);
+      }
+    }
+    const p = packKey(sw, nW, sr, nR, extra);
+    if (this.st.insert.run(k, p.writes, p.reads, p.extra).changes === 0) this.merge(k, sw, nW, sr, nR, extra);
+    else this.packed += nW;
+  }
 
-  // the plain writer's rows first (a ledger has these or batches; both only from a hand-made mix)
-  if (legacyInvokes) {
-    type Legacy = [number, number, number, string, number, number | null, string | null, string | null, number | null, string | null, number | null, number | null, number | null, string | null, string | null, number | null];
-    const hasCopies = db.prepare(`SELECT 1 FROM pragma_table_info('completions', '${src}') WHERE name = 'ack_copies'`).get() !== undefined;
-    const page = db
-      .prepare(
-        `SELECT i.w, i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace, ${hasCopies ? 'c.ack_copies' : 'NULL'}
-         FROM ${src}.invokes i LEFT JOIN ${src}.completions c ON c.w = i.w WHERE i.w > ? ORDER BY i.w LIMIT 65536`,
-      )
-      .raw();
-    // pages (.all): the seal writes between them, which an open iterator would not allow
-    for (let after = -Infinity, rows = page.all(after) as Legacy[]; rows.length > 0; after = rows[rows.length - 1][0], rows = page.all(after) as Legacy[]) {
-      for (const r of rows) {
-        addWrite(r[0], r[1], r[2], opCode(r[3]), r[4]);
-        if (r[5] !== null) {
-          cf[0] = r[5];
-          cf[1] = outcomeCode(r[6]);
-          cf[2] = code(r[7]);
-          cf[3] = r[8] ?? NULL;
-          cf[4] = code(r[9]);
-          cf[5] = r[10] ?? NULL;
-          cf[6] = r[11] ?? NULL;
-          cf[7] = r[12] ?? NULL;
-          cf[8] = r[13] === null ? NULL : r[13] === 'async' ? 1 : 0;
-          cf[9] = r[15] ?? NULL;
-          addCompletion(r[0], cf, r[14] ?? undefined);
+  /** Merges rows into key k's existing row: each write once (by seq), each read once (by rid). */
+  private merge(k: number, sw: Float64Array, nW: number, sr: Float64Array, nR: number, extra: KeyExtra): void {
+    const old = this.st.existing.get(k) as { writes: Buffer | null; reads: Buffer | null; extra: string | null };
+    const oe = parseExtra(old.extra) ?? {};
+    const ow = old.writes === null ? { n: 0, rows: new Float64Array(0) } : unpackRows(old.writes);
+    const or = old.reads === null ? { n: 0, rows: new Float64Array(0) } : unpackRows(old.reads);
+    const seqs = new Set<number>();
+    for (let i = 0; i < ow.n; i++) seqs.add(ow.rows[i * KW_FIELDS]);
+    const rids = new Set<number>();
+    for (let i = 0; i < or.n; i++) rids.add(or.rows[i * KR_FIELDS]);
+    const W = new Float64Array((ow.n + nW) * KW_FIELDS);
+    W.set(ow.rows.subarray(0, ow.n * KW_FIELDS));
+    let w = ow.n;
+    const traces = new Map<number, string>(oe.t ?? []);
+    const newTraces = new Map<number, string>(extra.t ?? []);
+    for (let i = 0; i < nW; i++) {
+      const seq = sw[i * KW_FIELDS];
+      if (seqs.has(seq)) continue;
+      seqs.add(seq);
+      W.set(sw.subarray(i * KW_FIELDS, (i + 1) * KW_FIELDS), w * KW_FIELDS);
+      const t = newTraces.get(seq);
+      if (t !== undefined) traces.set(seq, t);
+      w++;
+      this.packed++;
+    }
+    sortRows(W, w, KW_FIELDS, (a, b) => a[0] - b[0]);
+    const R = new Float64Array((or.n + nR) * KR_FIELDS);
+    R.set(or.rows.subarray(0, or.n * KR_FIELDS));
+    const readText = new Map<number, string>();
+    for (const [pos, t] of oe.x ?? []) readText.set(or.rows[pos * KR_FIELDS], t);
+    for (const [pos, t] of extra.x ?? []) readText.set(sr[pos * KR_FIELDS], t);
+    let r = or.n;
+    for (let i = 0; i < nR; i++) {
+      if (rids.has(sr[i * KR_FIELDS])) continue;
+      R.set(sr.subarray(i * KR_FIELDS, (i + 1) * KR_FIELDS), r * KR_FIELDS);
+      r++;
+    }
+    sortRows(R, r, KR_FIELDS, (a, b) => a[1] - b[1] || a[0] - b[0]);
+    const merged: KeyExtra = {};
+    if (traces.size > 0) merged.t = [...traces].sort((a, b) => a[0] - b[0]);
+    for (let j = 0; j < r; j++) {
+      const t = readText.get(R[j * KR_FIELDS]);
+      if (t !== undefined) (merged.x ??= []).push([j, t]);
+    }
+    const p = packKey(W, w, R, r, merged);
+    this.st.replace.run(p.writes, p.reads, p.extra, k);
+  }
+
+  /** Keys idle since before now - idleMs become ready; ready keys are packed in key order. */
+  private advance(end: boolean): void {
+    this.activity.popBefore(end ? Infinity : this.now - this.idleMs, (k, t) => {
+      const o = this.keys.get(k);
+      if (o === undefined || o.last !== t || o.idle || (o.outstanding > 0 && !end)) return;
+      o.idle = true;
+      this.idle.push(k);
+    });
+    if (this.idle.size === 0) return;
+    // the oldest key still open: idle keys below it are packed now, in key order
+    let watermark = Infinity;
+    if (!end) {
+      for (let top = this.openHeap.peek(); top !== undefined; top = this.openHeap.peek()) {
+        const o = this.keys.get(top);
+        if (o !== undefined && !o.idle) {
+          watermark = top;
+          break;
         }
+        this.openHeap.pop();
       }
-      advance(false);
+      if (this.ws.used + this.rs.used > this.stagingRows) watermark = Infinity;
     }
-  }
-  if (legacyReads) {
-    type LegacyRead = [number, number, number, number | null, string, string | null, string | null, number | null, number | null, string | null];
-    const page = db.prepare(`SELECT rid, key_id, invoke_ms, complete_ms, outcome, node, value, value_key_id, value_seq, kind FROM ${src}.read_log WHERE rid > ? ORDER BY rid LIMIT 65536`).raw();
-    for (let after = -Infinity, rows = page.all(after) as LegacyRead[]; rows.length > 0; after = rows[rows.length - 1][0], rows = page.all(after) as LegacyRead[]) {
-      for (const r of rows) {
-        const text = r[6] !== null && r[7] === null ? r[6] : undefined;
-        const kind = r[9] === null ? NULL : READ_KINDS.indexOf(r[9] as (typeof READ_KINDS)[number]);
-        addRead(r[0], r[1], r[2], r[3] ?? NULL, outcomeCode(r[4]), code(r[5]), r[6] === null ? NULL : r[7] === null ? KR_TEXT : r[7], r[8] ?? NULL, kind < 0 ? NULL : kind, text);
-      }
-      advance(false);
+    for (let k = this.idle.peek(); k !== undefined && k < watermark; k = this.idle.peek()) {
+      this.idle.pop();
+      const o = this.keys.get(k);
+      // a key touched again since it went idle is back in the open heap (and pushed here again when idle)
+      if (o !== undefined && o.idle) this.emit(k, o);
     }
   }
 
-  const scratch: BatchScratch = {};
-  for (const id of batchIds) {
-    const b = decodeBatch(batchAt!.get(id) as BatchRow, scratch);
-    for (const [c, t] of b.dict) batchCode[c] = code(t);
+  /** Processes one stored batch. */
+  private batch(row: BatchRow & { id: number; rid0: number | null }): void {
+    this.cursor = row.id;
+    const b = decodeBatch(row, this.batchScratch);
+    for (const [c, t] of b.dict) this.hotCode[c] = this.code(t);
+    const hot = this.hotCode;
+    const id = row.id;
     const inv = b.inv;
-    for (let i = 0; i < inv.length; i += INV_FIELDS) addWrite(inv[i], inv[i + 1], inv[i + 2], inv[i + 3], inv[i + 4]);
+    for (let i = 0; i < inv.length; i += INV_FIELDS) this.addWrite(id, inv[i], inv[i + 1], inv[i + 2], inv[i + 3], inv[i + 4]);
     const tr = b.traces.length === 0 ? null : new Map(b.traces);
     const cmp = b.cmp;
     const width = b.cmpFields;
+    const cf = this.cf;
     for (let i = 0; i < cmp.length; i += width) {
       const acked = cmp[i + 5] >= 0;
       const st = cmp[i + 3];
       cf[0] = cmp[i + 1];
       cf[1] = cmp[i + 2];
-      cf[2] = st >= 0 ? (batchCode[st] ?? NULL) : NULL;
+      cf[2] = st >= 0 ? (hot[st] ?? NULL) : NULL;
       cf[3] = cmp[i + 4];
-      cf[4] = acked ? (batchCode[cmp[i + 5]] ?? NULL) : NULL;
+      cf[4] = acked ? (hot[cmp[i + 5]] ?? NULL) : NULL;
       cf[5] = acked ? cmp[i + 6] : NULL;
       cf[6] = acked ? cmp[i + 7] : NULL;
       cf[7] = acked ? cmp[i + 8] : NULL;
       cf[8] = acked ? (cmp[i + 9] === 1 ? 1 : 0) : NULL;
       cf[9] = acked && width > 10 && cmp[i + 10] >= 0 ? cmp[i + 10] : NULL;
-      addCompletion(cmp[i], cf, tr === null ? undefined : tr.get(cmp[i]));
+      this.addCompletion(id, cmp[i], cf, tr === null ? undefined : tr.get(cmp[i]));
     }
     const rd = b.rd;
     const rdTexts = b.rdx.length === 0 ? null : new Map(b.rdx);
+    const rid0 = row.rid0 ?? this.nextRid;
     for (let i = 0, j = 0; i < rd.length; i += RD_FIELDS, j++) {
       const vk = rd[i + 5];
       const text = vk === RD_TEXT ? (rdTexts?.get(j) ?? undefined) : undefined;
       const value = vk === RD_ABSENT ? NULL : vk === RD_TEXT ? (text === undefined ? NULL : KR_TEXT) : vk;
       const node = rd[i + 4];
-      addRead(nextRid, rd[i], rd[i + 1], rd[i + 2], rd[i + 3], node >= 0 ? (batchCode[node] ?? NULL) : NULL, value, vk >= 0 ? rd[i + 6] : NULL, rd[i + 7] >= 0 ? rd[i + 7] : NULL, text);
+      this.addRead(id, rid0 + j, rd[i], rd[i + 1], rd[i + 2], rd[i + 3], node >= 0 ? (hot[node] ?? NULL) : NULL, value, vk >= 0 ? rd[i + 6] : NULL, rd[i + 7] >= 0 ? rd[i + 7] : NULL, text);
     }
-    advance(false);
+    // a batch none of whose rows waits (only completions of writes packed before it) is done now
+    if (!this.unpacked.has(id)) this.doneBatches.push(id);
   }
-  // the end: writes never completed stay indeterminate (outcome NULL)
-  advance(true);
-  const insString = db.prepare(`INSERT OR IGNORE INTO ${dst}.strings (code, text) VALUES (?, ?)`);
-  for (let c = 0; c < texts.length; c++) if (texts[c] !== undefined) insString.run(c, texts[c]);
-  io.phase?.('pack', performance.now() - started);
-  return sealed;
-}
 
-/** Packs (staging row, key) into one number for the pending map. */
-const MAX_KEY_ID_BITS = MAX_KEY_ID;
+  /** Deletes the batches every row of which is packed; writes the new strings. */
+  private settle(): void {
+    const done = this.doneBatches.splice(0);
+    // (the seal's finish empties the table at once)
+    if (!this.finishing) for (const id of done) if (!this.unpacked.has(id)) this.st.deleteBatch.run(id);
+    for (const c of this.newTexts.splice(0)) this.st.insString.run(c, this.texts[c]);
+  }
 
-/** Sorts n rows of `fields` numbers in place (rarely needed: rows mostly arrive in order). */
-function sortRows(data: Float64Array, n: number, fields: number, cmp: (a: Float64Array, b: Float64Array) => number): void {
-  const rows: Float64Array[] = [];
-  for (let i = 0; i < n; i++) rows.push(data.slice(i * fields, (i + 1) * fields));
-  rows.sort(cmp);
-  rows.forEach((r, i) => data.set(r, i * fields));
+  /**
+   * Packs the committed batches after the last one seen, for about `budgetMs` (at least one batch
+   * when any waits), in one transaction.
+   * @returns true when more batches wait.
+   */
+  step(budgetMs: number): boolean {
+    const deadline = performance.now() + budgetMs;
+    let more = false;
+    this.db.transaction(() => {
+      for (;;) {
+        const rows = this.st.batches.all(this.cursor) as Array<BatchRow & { id: number; rid0: number | null }>;
+        if (rows.length === 0) break;
+        for (const row of rows) {
+          this.batch(row);
+          this.advance(false);
+          if (performance.now() > deadline) {
+            more = true;
+            break;
+          }
+        }
+        if (more) break;
+      }
+      this.settle();
+    })();
+    return more;
+  }
+
+  /**
+   * Packs everything: the remaining batches, then the plain writer's rows, then every key still
+   * open (writes never completed stay indeterminate, outcome NULL); empties the hot tables. One
+   * transaction.
+   * @returns the writes this packer packed (in its steps and now).
+   */
+  finish(): number {
+    this.finishing = true;
+    this.db.transaction(() => {
+      for (let rows = this.st.batches.all(this.cursor) as Array<BatchRow & { id: number; rid0: number | null }>; rows.length > 0; rows = this.st.batches.all(this.cursor) as typeof rows) {
+        for (const row of rows) {
+          this.batch(row);
+          this.advance(false);
+        }
+      }
+      this.legacy();
+      this.advance(true);
+      this.settle();
+      this.doneBatches.length = 0;
+      for (const t of HOT_TABLES) this.db.exec(`DELETE FROM ${t}`);
+      this.db.exec('DELETE FROM hot_strings');
+    })();
+    return this.packed;
+  }
+
+  /** The plain SQLite writer's rows (invokes joined with completions, read_log), in pages. */
+  private legacy(): void {
+    const db = this.db;
+    const opCode = (op: string): number => {
+      const i = OPS.indexOf(op as (typeof OPS)[number]);
+      if (i < 0) throw new Error(`ledger: unknown op ${op}`);
+      return i;
+    };
+    const outcomeCode = (o: string | null): number => (o === null ? NULL : o === OUTCOMES[0] ? 0 : o === OUTCOMES[1] ? 1 : 2);
+    const cf = this.cf;
+    type Legacy = [number, number, number, string, number, number | null, string | null, string | null, number | null, string | null, number | null, number | null, number | null, string | null, string | null, number | null];
+    const hasCopies = columnsOf(db, 'completions').includes('ack_copies');
+    const page = db
+      .prepare(
+        `SELECT i.w, i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace, ${hasCopies ? 'c.ack_copies' : 'NULL'}
+         FROM invokes i LEFT JOIN completions c ON c.w = i.w WHERE i.w > ? ORDER BY i.w LIMIT 65536`,
+      )
+      .raw();
+    // pages (.all): the packer writes between them, which an open iterator would not allow
+    for (let after = -Infinity, rows = page.all(after) as Legacy[]; rows.length > 0; after = rows[rows.length - 1][0], rows = page.all(after) as Legacy[]) {
+      for (const r of rows) {
+        this.addWrite(-1, -r[0] - 1, r[1], r[2], opCode(r[3]), r[4]);
+        if (r[5] !== null) {
+          cf[0] = r[5];
+          cf[1] = outcomeCode(r[6]);
+          cf[2] = this.code(r[7]);
+          cf[3] = r[8] ?? NULL;
+          cf[4] = this.code(r[9]);
+          cf[5] = r[10] ?? NULL;
+          cf[6] = r[11] ?? NULL;
+          cf[7] = r[12] ?? NULL;
+          cf[8] = r[13] === null ? NULL : r[13] === 'async' ? 1 : 0;
+          cf[9] = r[15] ?? NULL;
+          this.addCompletion(-1, -r[0] - 1, cf, r[14] ?? undefined);
+        }
+      }
+      this.advance(false);
+    }
+    type LegacyRead = [number, number, number, number | null, string, string | null, string | null, number | null, number | null, string | null];
+    const reads = db.prepare('SELECT rid, key_id, invoke_ms, complete_ms, outcome, node, value, value_key_id, value_seq, kind FROM read_log WHERE rid > ? ORDER BY rid LIMIT 65536').raw();
+    for (let after = -Infinity, rows = reads.all(after) as LegacyRead[]; rows.length > 0; after = rows[rows.length - 1][0], rows = reads.all(after) as LegacyRead[]) {
+      for (const r of rows) {
+        const text = r[6] !== null && r[7] === null ? r[6] : undefined;
+        const kind = r[9] === null ? NULL : READ_KINDS.indexOf(r[9] as (typeof READ_KINDS)[number]);
+        this.addRead(-1, r[0], r[1], r[2], r[3] ?? NULL, outcomeCode(r[4]), this.code(r[5]), r[6] === null ? NULL : r[7] === null ? KR_TEXT : r[7], r[8] ?? NULL, kind < 0 ? NULL : kind, text);
+      }
+      this.advance(false);
+    }
+  }
 }
 
 /**
  * Seals a ledger in place, in one transaction (all or nothing): the hot rows become key_log rows
- * and are deleted. Idempotent. The file keeps the hot rows' pages as free space: for a file, use
- * {@link sealLedgerFile}.
+ * and are deleted. Idempotent. The file keeps the deleted rows' pages as free space (see
+ * {@link sealLedgerFile}).
  * @returns the number of writes sealed.
  */
 export function sealLedger(db: Database.Database): number {
   if (!needsSeal(db)) return 0;
-  applySchema(db);
-  return db.transaction(() => {
-    const n = sealStream({ db, src: 'main', dst: 'main' });
-    for (const t of HOT_TABLES) db.exec(`DELETE FROM ${t}`);
-    return n;
-  })();
+  return new KeyPacker(db).finish();
 }
 
-const quote = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+/** Phase timings of a seal, ms (for the seal benchmark and the run's log). */
+export interface SealTimings {
+  pack: number;
+  vacuum: number;
+}
 
 /**
- * Seals the ledger file at `path` into a new file and renames it over the old one (crash-safe:
- * until the rename the old file is untouched; a leftover `<path>.sealing` is removed first). Every
- * table but the hot ones is copied as it is; tables this code does not know are copied with
- * their own definition. No other connection may write to the ledger meanwhile; connections open
- * on the old file keep seeing the old file.
- * @returns the number of writes sealed (0, with no file written, when nothing needed sealing).
- * @throws Error (SQLite's, or one line) when the ledger cannot be read or the new file written.
+ * Free pages above this share of the file (and above {@link VACUUM_MIN_BYTES}) are given back by
+ * rewriting the file (a ledger sealed at once at the end, not during its run).
+ */
+export const VACUUM_FREE_SHARE = 0.25;
+export const VACUUM_MIN_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Rewrites the ledger file at `path` when its free pages are a large share of it (VACUUM INTO a
+ * new file beside it, renamed over it: until the rename the file is untouched; the new file is in
+ * WAL mode). No connection may be open on it.
+ * @returns true when the file was rewritten.
+ */
+export function vacuumIfSparse(path: string): boolean {
+  const db = new Database(path, { fileMustExist: true });
+  const tmp = `${path}.sealing`;
+  try {
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
+    const free = (db.pragma('freelist_count', { simple: true }) as number) * pageSize;
+    const total = (db.pragma('page_count', { simple: true }) as number) * pageSize;
+    if (!(free > VACUUM_MIN_BYTES && free > VACUUM_FREE_SHARE * total)) return false;
+    for (const s of ['', '-wal', '-shm', '-journal']) rmSync(tmp + s, { force: true });
+    db.prepare('VACUUM INTO ?').run(tmp);
+  } finally {
+    db.close();
+  }
+  const v = new Database(tmp);
+  v.pragma('journal_mode = WAL');
+  v.close();
+  for (const s of ['-wal', '-shm']) if (existsSync(path + s)) rmSync(path + s, { force: true });
+  renameSync(tmp, path);
+  return true;
+}
+
+/**
+ * Seals the ledger file at `path` ({@link sealLedger}), then gives back the free pages when they
+ * are a large share of it ({@link vacuumIfSparse}). No other connection may write to the ledger
+ * meanwhile; connections open on it keep seeing the old file when it is rewritten.
+ * @returns the number of writes sealed.
+ * @throws Error (SQLite's) when the ledger cannot be read or written.
  */
 export function sealLedgerFile(path: string, timings?: Partial<SealTimings>): number {
   const t0 = performance.now();
-  const tmp = `${path}.sealing`;
-  for (const s of ['', '-wal', '-shm', '-journal']) rmSync(tmp + s, { force: true });
-  const probe = new Database(path, { fileMustExist: true });
+  const db = new Database(path, { fileMustExist: true });
+  let sealed: number;
   try {
-    if (!needsSeal(probe)) return 0;
-    // the old file's WAL folded in, so that the rename leaves no WAL of the old file behind
-    probe.pragma('wal_checkpoint(TRUNCATE)');
+    sealed = sealLedger(db);
   } finally {
-    probe.close();
-  }
-  const db = new Database(tmp);
-  let sealed = 0;
-  let mark = 0;
-  try {
-    db.pragma('journal_mode = WAL');
-    db.pragma('synchronous = OFF');
-    db.pragma('cache_size = -32768');
-    applySchema(db);
-    db.prepare('ATTACH DATABASE ? AS src').run(path);
-    const ours = new Set(LEDGER_DDL.map((d) => /CREATE (?:TABLE|INDEX) IF NOT EXISTS (\w+)/.exec(d)?.[1]).filter((n): n is string => n !== undefined));
-    db.transaction(() => {
-      const tables = db.prepare("SELECT name, sql FROM src.sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'").all() as Array<{ name: string; sql: string }>;
-      for (const t of tables) {
-        if ((HOT_TABLES as readonly string[]).includes(t.name)) continue;
-        if (!ours.has(t.name)) db.exec(t.sql.replace(/^CREATE TABLE\s+("?[\w]+"?)/i, `CREATE TABLE main.$1`));
-        const have = new Set(columnsOf(db, 'main', t.name));
-        const cols = columnsOf(db, 'src', t.name).filter((c) => have.has(c)).map(quote);
-        if (cols.length > 0) db.exec(`INSERT INTO main.${quote(t.name)} (${cols.join(', ')}) SELECT ${cols.join(', ')} FROM src.${quote(t.name)}`);
-      }
-      const indexes = db.prepare("SELECT name, sql FROM src.sqlite_master WHERE type = 'index' AND sql IS NOT NULL").all() as Array<{ name: string; sql: string }>;
-      for (const i of indexes) if (!ours.has(i.name)) db.exec(i.sql.replace(/^CREATE (UNIQUE )?INDEX\s+/i, 'CREATE $1INDEX IF NOT EXISTS main.'));
-      if (timings) timings.copy = performance.now() - t0;
-      sealed = sealStream({ db, src: 'src', dst: 'main', phase: (name, ms) => timings && (timings[name as 'pack'] = ms) });
-      mark = performance.now();
-    })();
-    db.exec('DETACH DATABASE src');
-    db.pragma('synchronous = NORMAL');
-    db.pragma('wal_checkpoint(TRUNCATE)');
-  } catch (e) {
     db.close();
-    for (const s of ['', '-wal', '-shm', '-journal']) rmSync(tmp + s, { force: true });
-    throw e;
   }
-  db.close();
-  for (const s of ['-wal', '-shm']) if (existsSync(path + s)) rmSync(path + s, { force: true });
-  renameSync(tmp, path);
-  if (timings) timings.swap = performance.now() - mark;
+  const t1 = performance.now();
+  if (timings) timings.pack = t1 - t0;
+  vacuumIfSparse(path);
+  if (timings) timings.vacuum = performance.now() - t1;
   return sealed;
 }

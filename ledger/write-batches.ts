@@ -54,6 +54,8 @@ export interface WriteBatch {
   rd: Float64Array;
   /** Values of reads that are not harness write ids: [index of the read in rd, text]. */
   rdx: Array<[number, string]>;
+  /** The recorded order (rid) of the batch's first read; absent: counted from the batches before. */
+  rid0?: number;
 }
 
 /** The bytes of a float64 array (a view, no copy). */
