@@ -577,26 +577,30 @@ export class KeyPacker {
 
   /** Keys idle since before now - idleMs become ready; ready keys are packed in key order. */
   private advance(end: boolean): void {
-    this.activity.popBefore(end ? Infinity : this.now - this.idleMs, (k, t) => {
+    if (end) {
+      // every key still open, in key order (also those whose last mark was consumed while a write of theirs was in flight)
+      this.activity.popBefore(Infinity, () => undefined);
+      for (const k of [...this.keys.keys()].sort((a, b) => a - b)) this.emit(k, this.keys.get(k)!);
+      return;
+    }
+    this.activity.popBefore(this.now - this.idleMs, (k, t) => {
       const o = this.keys.get(k);
-      if (o === undefined || o.last !== t || o.idle || (o.outstanding > 0 && !end)) return;
+      if (o === undefined || o.last !== t || o.idle || o.outstanding > 0) return;
       o.idle = true;
       this.idle.push(k);
     });
     if (this.idle.size === 0) return;
     // the oldest key still open: idle keys below it are packed now, in key order
     let watermark = Infinity;
-    if (!end) {
-      for (let top = this.openHeap.peek(); top !== undefined; top = this.openHeap.peek()) {
-        const o = this.keys.get(top);
-        if (o !== undefined && !o.idle) {
-          watermark = top;
-          break;
-        }
-        this.openHeap.pop();
+    for (let top = this.openHeap.peek(); top !== undefined; top = this.openHeap.peek()) {
+      const o = this.keys.get(top);
+      if (o !== undefined && !o.idle) {
+        watermark = top;
+        break;
       }
-      if (this.ws.used + this.rs.used > this.stagingRows) watermark = Infinity;
+      this.openHeap.pop();
     }
+    if (this.ws.used + this.rs.used > this.stagingRows) watermark = Infinity;
     for (let k = this.idle.peek(); k !== undefined && k < watermark; k = this.idle.peek()) {
       this.idle.pop();
       const o = this.keys.get(k);
