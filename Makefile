@@ -28,7 +28,9 @@ build: dist/.built
 
 # vitest's exit code is make test's; every run, passed or failed, ends with what was NOT run and
 # why (test-support/not-run-reporter.ts) and the line "tests: N passed, N failed, N skipped".
+# the tests are typechecked too (tsconfig.json covers them; the build's tsconfig does not)
 test: build
+	npx tsc -p tsconfig.json --noEmit
 	npx vitest run
 
 # Variables reach the CLI as arguments built in the shell from the environment (make puts command-

@@ -72,6 +72,7 @@ function doc(node: string, items: Array<Partial<Own> & { partition: number }>, r
     multiKeyLongTailRetryThresholdsMs: '',
     ownerLeaseMs: 2_500,
     loop: null,
+    rejoining: false,
   } as Doc;
 }
 

@@ -164,6 +164,31 @@ describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)',
     expect(m.runtimeMap.every((e) => typeof e.revision === 'number')).toBe(true);
   });
 
+  it('metadata says rejoining from a restart until the node relearnt the map and caught up everywhere', () => {
+    const bus = healthyBus();
+    for (const n of ['n1', 'n2', 'n3']) expect(bus.meta(n).rejoining).toBe(false);
+    const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+    const peer = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
+    const core = bus.start(peer, `${peer}.1`);
+    expect(bus.meta(peer).rejoining).toBe(true);
+    let rejoinedSeen = false;
+    let caughtUpAt = -1;
+    for (let i = 0; i < 600 && caughtUpAt < 0; i++) {
+      bus.run(10);
+      const m = bus.meta(peer);
+      // still rejoining while some partition it is a replica of does not list it in sync yet
+      const inSyncEverywhere = m.runtimeMap.every((e) => !e.inSync.includes(peer) || e.inSyncIncs[e.inSync.indexOf(peer)] === `${peer}.1`) && leader.partitionKeys().every((p) => leader.committedEntry(p)!.inSync.some((x) => x.node === peer && x.inc === `${peer}.1`) || !leader.committedEntry(p)!.replicas.includes(peer));
+      if (!m.rejoining) {
+        caughtUpAt = bus.now;
+        expect(inSyncEverywhere).toBe(true);
+      } else if (m.term > 0 && m.leader !== null) rejoinedSeen = true;
+    }
+    expect(rejoinedSeen).toBe(true);
+    expect(caughtUpAt).toBeGreaterThan(0);
+    // latched: a later lag does not make it rejoining again
+    expect(core.rejoining).toBe(false);
+  });
+
   it('a restarted owner answers a status the seed-000 client refreshes its map on, never Unavailable', () => {
     const bus = healthyBus();
     const active = bus.activeOf('n1', 'sync3', 'k3');
@@ -184,3 +209,51 @@ describe('NodeCore: what an acknowledgement and a read say (issue 10 contract)',
     expect(bus.ask(active, { op: Op.Get, store: 'async3', key: 'k4' }).status).toBe(KvStatus.OwnershipChanging);
   });
 });
+
+describe('NodeCore: a dead incarnation is never revived (runs/evidence-stale-incarnation-seed14)', () => {
+  /** The leader, a restarted peer (not the leader) and the committed entry of that peer's RF1 partition, once the leader knows the restart. */
+  function restartedPeer(): { bus: Bus; leader: NodeCore; peer: string; rf1: string } {
+    const bus = healthyBus();
+    const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+    const peer = ['n1', 'n2', 'n3'].find((n) => n !== leader.id)!;
+    bus.start(peer, `${peer}.1`);
+    // the leader learns the restart, re-homes the peer's RF1 partition on the new incarnation
+    // (every copy of it is provably gone) and takes it back into every in-sync set
+    const rf1 = leader.partitionKeys().find((p) => p.startsWith('rf1/') && leader.committedEntry(p)!.replicas[0] === peer)!;
+    for (let i = 0; i < 100; i++) {
+      bus.run(100);
+      const keys = leader.partitionKeys();
+      if (keys.every((p) => leader.committedEntry(p)!.health === 'Healthy' && leader.committedEntry(p)!.inSync.every((m) => m.node !== peer || m.inc === `${peer}.1`))) break;
+    }
+    expect(leader.committedEntry(rf1)!.active).toEqual({ node: peer, inc: `${peer}.1` });
+    return { bus, leader, peer, rf1 };
+  }
+
+  it('a hello and a heartbeat reply of the killed incarnation, delivered after its successor spoke, change nothing', () => {
+    const { bus, leader, peer, rf1 } = restartedPeer();
+    const before = leader.committedEntry(rf1)!;
+    // what the killed process's kernel retransmits once a cut heals: its hello, then a reply
+    leader.onMessage(peer, { t: 'hello', inc: `${peer}.0`, term: 1 });
+    leader.onMessage(peer, { t: 'hb-r', term: leader.currentTerm, seq: 1, inc: `${peer}.0`, reports: [], at: 0, echo: 0 });
+    leader.onMessage(peer, { t: 'rep-ack', pkey: 'sync3/0', tag: 'x', rev: 1, at: 0, inc: `${peer}.0` });
+    bus.run(3 * (CONFIG.timing.suspectAfterMs + CONFIG.timing.escalationTimeoutMs));
+    // the live successor was never taken for dead: its RF1 partition was neither failed over nor re-homed
+    const after = leader.committedEntry(rf1)!;
+    expect(after.active).toEqual(before.active);
+    expect(after.mapVersion).toBe(before.mapVersion);
+    expect(after.activeSince).toBe(before.activeSince);
+    for (const p of leader.partitionKeys()) {
+      const e = leader.committedEntry(p)!;
+      expect(e.health).toBe('Healthy');
+      expect(e.inSync.filter((m) => m.node === peer)).toEqual(e.replicas.includes(peer) ? [{ node: peer, inc: `${peer}.1` }] : []);
+    }
+    expect(bus.ask(peer, put('rf1', keyOn(rf1), 'v')).status).toBe(KvStatus.Ok);
+  });
+});
+
+/** A key of partition `pkey` (`store/partition`). */
+function keyOn(pkey: string): string {
+  const [store, p] = pkey.split('/');
+  const st = CONFIG.stores.find((s) => s.name === store)!;
+  for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p)) return `k${i}`;
+}

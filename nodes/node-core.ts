@@ -235,6 +235,8 @@ export class NodeCore {
    * memory at once), there is nothing a wait could protect and it takes part at once.
    */
   private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
+  /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
+  private caughtUpOnce = false;
   private role: Role = 'follower';
   private leaderId: string | null = null;
   private electionDeadline = 0;
@@ -262,6 +264,8 @@ export class NodeCore {
 
   /** Self-test bug hits already logged. */
   private readonly bugLogged = new Set<string>();
+  /** Messages of dead incarnations already logged (node/inc/kind). */
+  private readonly staleLogged = new Set<string>();
 
   /** Counters for the node's own log and for tests. */
   readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
@@ -366,9 +370,31 @@ export class NodeCore {
     return r ? { value: r.value, version: r.version } : undefined;
   }
 
+  /**
+   * Is this incarnation still rejoining: it has not yet relearnt the committed runtime map from a
+   * leader (it neither votes nor accepts proposals, {@link rejoin}), or it has not yet been in
+   * sync, under this incarnation, in every partition it is a replica of that has a serving active
+   * (Healthy or Degraded) to catch up from. Once both held, false for the rest of the incarnation
+   * (a later lag is catching up, shown per partition by inSync, not rejoining).
+   */
+  get rejoining(): boolean {
+    if (this.rejoin) return true;
+    if (this.caughtUpOnce) return false;
+    for (const lp of this.parts.values()) {
+      const e = this.committed.get(lp.pkey);
+      if (!e) return true;
+      if (!e.replicas.includes(this.id) || e.inSync.some((m) => sameMember(m, this.me))) continue;
+      if (e.active && (e.health === 'Healthy' || e.health === 'Degraded')) return true;
+    }
+    this.caughtUpOnce = true;
+    this.env.log('caught-up', { term: this.term, sinceStartMs: Math.round(this.env.now() - this.startedAt) });
+    return false;
+  }
+
   /** Periodic work: elections, heartbeats, leader decisions, replication timeouts. Call every ~20-50 ms. */
   tick(): void {
     const now = this.env.now();
+    if (!this.caughtUpOnce) void this.rejoining;
     this.updateSuspicion(now);
     this.askRejoin(now);
     if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
@@ -380,6 +406,13 @@ export class NodeCore {
   onMessage(from: string, msg: ClusterMsg): void {
     const peer = this.peers.get(from);
     if (!peer) return;
+    // a message of an incarnation known to be gone says nothing about the node now: the bytes a
+    // killed process had written into a cut link are retransmitted by its kernel and delivered
+    // once the cut heals, possibly after its successor spoke (runs/evidence-stale-incarnation-
+    // seed14: taken for a restart, it made the leader believe the live successor dead). A dead
+    // incarnation is never revived; the shell also drops every message of a superseded connection
+    const inc = messageInc(msg);
+    if (inc !== null && peer.deadIncs.has(inc)) return this.dropStale(from, inc, msg.t);
     const now = this.env.now();
     peer.lastHeard = now;
     switch (msg.t) {
@@ -590,6 +623,7 @@ export class NodeCore {
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
       ownerLeaseMs: ownerLeaseMs(this.config.timing),
       loop: this.env.loopDelay ? this.env.loopDelay() : null,
+      rejoining: this.rejoining,
     };
   }
 
@@ -880,6 +914,16 @@ export class NodeCore {
     return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
   }
 
+  /** A message of a dead incarnation was dropped: logged once per incarnation and kind. */
+  private dropStale(node: string, inc: string, kind: ClusterMsg['t']): void {
+    const key = `${node}/${inc}/${kind}`;
+    if (this.staleLogged.has(key)) return;
+    if (this.staleLogged.size >= 256) this.staleLogged.clear();
+    this.staleLogged.add(key);
+    this.env.log('stale-incarnation', { node, inc, msg: kind, current: this.peers.get(node)?.inc ?? null });
+  }
+
+  /** A peer speaks as incarnation `inc` (never one in deadIncs: onMessage dropped those). */
   private noteIncarnation(node: string, inc: string): void {
     const peer = this.peers.get(node);
     if (!peer) return;
@@ -1509,11 +1553,20 @@ export class NodeCore {
     if (i > 0) act.opTimes.splice(0, i);
     if (act.pending.length === 0) return;
     const e = this.committed.get(lp.pkey)!;
+    // DESIGN.md §2: at RF > 1 a sync write is never acknowledged on the active's copy alone.
+    // Pending writes were admitted while another member was in sync; when the leader has since
+    // dropped every other member (lagging, down), they wait until a member holding them is in
+    // the in-sync set again, or time out as indeterminate (history-format.md v2
+    // under-replicated-ack; every certify run on main was FAILED by it)
+    const twoCopies = lp.store.replicationFactor > 1;
     let n = 0;
     while (n < act.pending.length && act.pending[n].rev <= acked) {
       const p = act.pending[n];
+      const copies = this.copiesHolding(lp, e, p.rev);
+      // copies only fall with the revision: no later pending write has two either
+      if (twoCopies && copies < 2) break;
       p.res.info.epoch = e.epoch;
-      p.res.info.copies = this.copiesHolding(lp, e, p.rev);
+      p.res.info.copies = copies;
       this.counters.writesAcked++;
       this.env.respond(p.token, p.res);
       n++;
@@ -1878,6 +1931,25 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+  /**
+   * This incarnation is still rejoining after its start: it has not yet relearnt the committed
+   * runtime map (it takes no part in votes or proposals), or not yet been in sync once in every
+   * partition it is a replica of that has a serving active ({@link NodeCore.rejoining}).
+   */
+  rejoining: boolean;
+}
+
+/** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */
+function messageInc(msg: ClusterMsg): string | null {
+  switch (msg.t) {
+    case 'hello':
+    case 'hb-r':
+    case 'rep-ack':
+    case 'sync-req':
+      return msg.inc;
+    default:
+      return null;
+  }
 }
 
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {

@@ -4,7 +4,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DEFAULT_TIMING, ownerLeaseMs, validateClusterConfig } from './cluster-config.js';
 import { NodeConnection } from './client/node-connection.js';
 import { decodeResponse, Op } from './client-protocol.js';
-import { FrameReader } from './framing.js';
+import { encodeBatch, encodeHello } from './cluster-codec.js';
+import { FrameReader, FrameWriter } from './framing.js';
 import { KvStatus } from './kv-status.js';
 import type { MetadataDoc } from './node-core.js';
 import { NodeShell } from './node-shell.js';
@@ -134,5 +135,96 @@ describe('node client port', () => {
     expect(doc.loop!.windowMs).toBeGreaterThanOrEqual(5_000);
     expect(doc.loop!.maxMs).toBeGreaterThanOrEqual(0);
     expect(doc.loop!.p99Ms).toBeLessThanOrEqual(doc.loop!.maxMs);
+  });
+});
+
+/**
+ * Stale connections of a dead process (runs/evidence-stale-incarnation-seed14): a killed node's
+ * kernel keeps retransmitting what the process had written into a cut link (its hello, replies)
+ * and delivers it once the cut heals, possibly after the node's next incarnation said hello on a
+ * connection of its own. The shell drops it: a connection accepted before the newest one a peer
+ * said hello on carries nothing of today's peer.
+ */
+describe('node cluster port: a connection older than the peer\'s newest hello is stale', () => {
+  const block = loopbackBlock(randomBytes(4).toString('hex'));
+  const host = (i: number): string => `${block}.${11 + i}`;
+  const clusterPort = 7200;
+  const logs: Array<{ event: string; fields: Record<string, unknown> }> = [];
+  let shell: NodeShell;
+  beforeAll(async () => {
+    const config = validateClusterConfig({
+      cluster: 't',
+      nodes: [0, 1, 2].map((i) => ({ id: `n${i + 1}`, host: host(i), clientPort: 7100, clusterPort })),
+      stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 4 }],
+      timing: DEFAULT_TIMING,
+    });
+    shell = new NodeShell(config, 'n1', (event, fields) => logs.push({ event, fields: fields ?? {} }));
+    await shell.start();
+  });
+  afterAll(async () => {
+    await shell?.stop();
+  });
+
+  /**
+   * A raw connection to n1's cluster port from `from`, connected; `read` resolves once n1
+   * acknowledged bytes read on it (its link-ack: what was written before has been handled).
+   */
+  async function dial(from: string): Promise<{ sock: net.Socket; closed: Promise<void>; read: Promise<void> }> {
+    const sock = net.connect({ host: host(0), port: clusterPort, localAddress: from });
+    sock.on('error', () => undefined);
+    const closed = new Promise<void>((r) => sock.once('close', () => r()));
+    const read = new Promise<void>((r) => sock.once('data', () => r()));
+    await new Promise((r) => sock.once('connect', r));
+    return { sock, closed, read };
+  }
+
+  function hello(inc: string, term: number): Buffer {
+    const w = new FrameWriter(256);
+    encodeHello(w, 'n2', inc, term);
+    encodeBatch(w, [{ t: 'rep-nack', pkey: 'none/0', tag: 'none', reason: 'test' }]);
+    return w.take();
+  }
+
+  /** Did `p` settle within `ms`. */
+  function within(p: Promise<void>, ms: number): Promise<boolean> {
+    return Promise.race([p.then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), ms))]);
+  }
+
+  /** Waits until n1's log has an event that `match` accepts (or 5 s). */
+  async function logged(match: (l: { event: string; fields: Record<string, unknown> }) => boolean): Promise<boolean> {
+    for (let i = 0; i < 100; i++) {
+      if (logs.some(match)) return true;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    return false;
+  }
+
+  it('a hello-less connection from the peer\'s address is closed when a newer one says hello', async () => {
+    const old = await dial(host(1));
+    const fresh = await dial(host(1));
+    fresh.sock.write(hello('inc-b', 1));
+    expect(await within(old.closed, 5_000)).toBe(true);
+    // what the dead process wrote arrives too late: nothing reads it
+    expect(old.sock.destroyed).toBe(true);
+    expect(fresh.sock.destroyed).toBe(false);
+    fresh.sock.destroy();
+    await fresh.closed;
+  });
+
+  it('a hello on a connection accepted before the newest hello is dropped with its connection', async () => {
+    logs.length = 0;
+    // from another address (the address rule cannot tell), so only the accept order decides
+    const old = await dial(`${block}.99`);
+    const fresh = await dial(host(1));
+    fresh.sock.write(hello('inc-d', 2));
+    await fresh.read;
+    old.sock.write(hello('inc-c', 2));
+    expect(await within(old.closed, 5_000)).toBe(true);
+    expect(await logged((l) => l.event === 'stale-connection' && l.fields.inc === 'inc-c')).toBe(true);
+    // the core only ever heard of inc-d replacing inc-b (the first test's), never of inc-c
+    expect(logs.filter((l) => l.event === 'incarnation').map((l) => [l.fields.old, l.fields.inc])).toEqual([['inc-b', 'inc-d']]);
+    expect(fresh.sock.destroyed).toBe(false);
+    fresh.sock.destroy();
+    await fresh.closed;
   });
 });

@@ -50,6 +50,8 @@ interface InboundLink {
   acker: LinkAcker;
   /** Replaced by a newer connection of the same peer: closing it is not a NodeLeft signal. */
   superseded: boolean;
+  /** Accept order (1, 2, …): a connection accepted later was dialled later. */
+  seq: number;
 }
 
 /** A structured logger: one JSON line per event. */
@@ -70,6 +72,11 @@ export class NodeShell {
   private readonly clientConns = new Set<ClientConn>();
   private readonly dirtyClients = new Set<ClientConn>();
   private readonly inbound = new Set<InboundLink>();
+  private acceptSeq = 0;
+  /** Per peer: the accept order of the newest connection whose hello we read. */
+  private readonly helloSeq = new Map<string, number>();
+  /** Every node has an IP address of its own: a connection's source address names the peer that dialled it. */
+  private readonly ownAddresses: boolean;
   private readonly linkAcks = new FrameWriter(64);
   private flushScheduled = false;
   private ticker: NodeJS.Timeout | null = null;
@@ -88,6 +95,7 @@ export class NodeShell {
     const self = config.nodes.find((n) => n.id === id);
     if (!self) throw new Error(`node id "${id}" is not in the cluster config (nodes: ${config.nodes.map((n) => n.id).join(', ')})`);
     this.self = self;
+    this.ownAddresses = config.nodes.every((n) => net.isIP(n.host)) && new Set(config.nodes.map((n) => n.host)).size === config.nodes.length;
     this.core = new NodeCore(id, inc, config, {
       now: () => performance.now() - this.t0,
       random: Math.random,
@@ -200,7 +208,7 @@ export class NodeShell {
 
   private acceptCluster(socket: net.Socket): void {
     socket.setNoDelay(true);
-    const link: InboundLink = { socket, from: null, acker: new LinkAcker(), superseded: false };
+    const link: InboundLink = { socket, from: null, acker: new LinkAcker(), superseded: false, seq: ++this.acceptSeq };
     this.inbound.add(link);
     const reader = new FrameReader(MAX_CLUSTER_FRAME_BYTES);
     socket.on('data', (chunk) => {
@@ -212,14 +220,28 @@ export class NodeShell {
           const fr = decodeClusterFrame(f);
           if (fr.kind === 'hello') {
             if (!this.peers.has(fr.node)) throw new Error(`hello from unknown node ${fr.node}`);
+            // a peer dials a new connection only after giving up its previous one (closed, reset
+            // as stalled, or its process died): what arrives on an older connection is stale. A
+            // hello on a connection accepted before the newest one this peer said hello on comes
+            // from a dead process (its kernel retransmitted what it had written into a cut once
+            // the cut healed; runs/evidence-stale-incarnation-seed14): drop it and its connection
+            const newest = this.helloSeq.get(fr.node) ?? 0;
+            if (link.seq < newest) {
+              this.log('stale-connection', { node: this.self.id, peer: fr.node, inc: fr.inc, accepted: link.seq, newest });
+              link.superseded = true;
+              socket.destroy();
+              return;
+            }
             link.from = fr.node;
-            // a peer dials a new connection only after giving up its previous one (closed, or
-            // reset as stalled): what may still arrive on an older one is stale, drop it
+            this.helloSeq.set(fr.node, link.seq);
             for (const other of this.inbound) {
-              if (other !== link && other.from === fr.node && !other.superseded) {
-                other.superseded = true;
-                other.socket.destroy();
-              }
+              if (other === link || other.superseded) continue;
+              // older connections of this peer, and older ones from its address that never said
+              // hello (their hello is stuck behind a cut, from a process that is gone)
+              const older = other.from === fr.node || (this.ownAddresses && other.from === null && other.seq < link.seq && sameRemote(other.socket, socket));
+              if (!older) continue;
+              other.superseded = true;
+              other.socket.destroy();
             }
             this.core.onMessage(fr.node, { t: 'hello', inc: fr.inc, term: fr.term });
             continue;
@@ -382,6 +404,11 @@ export class NodeShell {
     }
     this.dirtyClients.clear();
   }
+}
+
+/** Both connections come from the same address (a peer dials from its own address, DESIGN.md §3). */
+function sameRemote(a: net.Socket, b: net.Socket): boolean {
+  return a.remoteAddress !== undefined && a.remoteAddress === b.remoteAddress;
 }
 
 function listen(server: net.Server, host: string, port: number): Promise<void> {

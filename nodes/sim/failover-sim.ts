@@ -704,6 +704,7 @@ class Simulator {
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
       if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
+      this.checkCopies(x, token.pkey!, res.info.copies, res.info.revision);
     }
     const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
     if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
@@ -717,6 +718,22 @@ class Simulator {
       cl.pending.delete(token.serial);
       done({ kind: 'response', res: copy });
     });
+  }
+
+  /**
+   * A sync ack at RF > 1 names at least two copies (DESIGN.md §2: never on the active's copy
+   * alone; history-format.md v2 under-replicated-ack), and the claim is honest: no more than
+   * the members of the acking node's committed in-sync set that hold the write's revision now,
+   * or that crashed since (a copy that acknowledged and then died cannot be checked).
+   */
+  private checkCopies(x: SimNode, pkey: string, copies: number, rev: number): void {
+    const store = this.config.stores.find((st) => st.name === pkey.slice(0, pkey.lastIndexOf('/')))!;
+    if (store.ackMode !== 'sync' || store.replicationFactor < 2) return;
+    const e = x.core!.committedEntry(pkey)!;
+    const holding = e.inSync.filter((m) => !this.current(m) || this.byId.get(m.node)!.core!.revisionOf(pkey) >= rev).length;
+    if (copies < 2 || holding < copies) {
+      this.violate('under-replicated-ack', `${x.id} acknowledged a sync write of ${pkey} (revision ${rev}) naming ${copies} copies; ${holding} in-sync members of its entry ${describeEntry(e)} hold it`);
+    }
   }
 
   private pkeyOf(store: string, key: string): string {

@@ -36,6 +36,7 @@ function metadata(node: string, active: string, epoch: number): MetadataDoc {
     multiKeyLongTailRetryThresholdsMs: '',
     ownerLeaseMs: 1_600,
     loop: null,
+    rejoining: false,
   };
 }
 

@@ -343,4 +343,23 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{ name: string; schedule: SimSc
       bootStaggerMs: 50,
     },
   },
+  {
+    // Every certify run on main was FAILED by under-replicated-ack: n1 (active of sync3/0) was cut
+    // off from what its replicas sent; it asked the leader to drop them as lagging, one by one,
+    // and once its in-sync set was n1 alone, the writes it had admitted while a replica was still
+    // in sync were acknowledged with copies 1 (DESIGN.md §2: never on the active's copy alone).
+    // They now wait for a member that holds them to be in sync again, or end indeterminate.
+    name: 'a sync write is never acknowledged on the active\'s copy alone when the in-sync set shrinks under it',
+    schedule: {
+      seed: 14,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 2011,
+      escalationTimeoutMs: 2003,
+      net: { minDelayMs: 0.09056322263589384, maxDelayMs: 5.090563222635906, resetProbability: 0.004999999999999993, clientMinDelayMs: 0.119146153356675, clientMaxDelayMs: 0.119146153356675 },
+      workload: { writersPerStore: 2, keysPerWriter: 1, thinkMinMs: 4, thinkMaxMs: 8, readFraction: 4e-323, deleteFraction: 4e-323, maxAttempts: 6, attemptTimeoutMs: 153, deadlineMs: 1009 },
+      faults: [{ atMs: 2, kind: 'isolate-in', target: { kind: 'node', index: 0 }, durationMs: 3997 }],
+      bootStaggerMs: 6,
+    },
+  },
 ];
