@@ -10,6 +10,7 @@ import { transitionsBetween } from './epoch-history.js';
 import type { HtmlSection } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, reportContext } from './html-kit.js';
 import type { ResultFinding, Results } from './results.js';
+import { firstViolationSentence, type Incident } from './incidents.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
 import type { WritesRow } from '../ledger/schema.js';
 import { KeyLogReader } from '../ledger/key-log.js';
@@ -67,9 +68,11 @@ const verdictSection: HtmlSection = {
   title: 'Verdict',
   render: ({ results: r }) => {
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    const first = firstViolationSentence(r.incidents ?? []);
+    const firstHtml = first === null ? '' : `<p class="reason"><a href="#incident-${esc(r.incidents.find((i) => (i.classes.violation ?? 0) > 0)?.id)}">${esc(first)}</a></p>`;
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },
@@ -246,6 +249,40 @@ export function evidenceText(cls: FindingClass, kind: string, d: Record<string, 
   }
 }
 
+const INCIDENTS_HELP =
+  'Every finding (all classes) grouped by what lost it: its store and partition, and the crash or ownership change after which the writes were missing (read findings: the ownership change that put the partition at the epoch the read saw; acks that are no loss: the node and epoch that acknowledged; runtime-map findings: their kind). One line each: the findings, the cause, the window of the lost acks, the last fault before it, the runtime-map transition. Each opens into one key of it.';
+
+/** Incidents drilled down (the rest are listed as lines). */
+export const INCIDENTS_DRILLED = 100;
+
+function incidentDrill(db: Database.Database, inc: Incident, keyLog: KeyLogReader): string {
+  const e = inc.example;
+  if (e.key === null) {
+    const d = db.prepare('SELECT detail FROM findings WHERE kind = ? AND store = ? AND partition IS ? AND key IS NULL LIMIT 1').pluck().get(e.kind, inc.store, inc.partition) as string | undefined;
+    return `<p class="story">${esc(partitionEvidenceText(e.kind, (parseJson(d) ?? {}) as Record<string, unknown>))}</p>`;
+  }
+  const f: ResultFinding = { class: e.class, kind: e.kind, store: inc.store, key: e.key, write: e.write };
+  return `<p>Key ${esc(inc.store)}/${esc(e.key)} (${esc(e.kind)}, ${esc(e.class)}${e.read === undefined ? '' : `, read ${esc(e.read)}`}):</p>\n${drillDown(db, f, keyLog)}`;
+}
+
+const incidentsSection: HtmlSection = {
+  id: 'incidents',
+  title: 'Incidents (findings grouped by what lost them)',
+  render: ({ db, results: r, memo }) => {
+    const list = r.incidents ?? [];
+    const help = `<p class="howto">${esc(INCIDENTS_HELP)}</p>`;
+    if (list.length === 0) return `${help}\n<p>None.</p>`;
+    const keyLog = memo('key-log', () => new KeyLogReader(db));
+    const items = list.map((inc, i) => {
+      const head = `<span class="c-${esc(inc.class)}">${esc(inc.line)}</span>`;
+      return i < INCIDENTS_DRILLED
+        ? `<details id="incident-${esc(inc.id)}"><summary>${head}</summary>\n${incidentDrill(db, inc, keyLog)}\n</details>`
+        : `<div class="plain" id="incident-${esc(inc.id)}">${head}</div>`;
+    });
+    return `${help}\n<p>${esc(list.length)} incident${list.length === 1 ? '' : 's'} of ${esc(list.reduce((n, i) => n + i.count, 0))} findings.</p>\n${items.join('\n')}`;
+  },
+};
+
 const READ_KINDS: ReadonlySet<string> = new Set(READ_FINDING_KINDS);
 const PARTITION_KINDS: ReadonlySet<string> = new Set(PARTITION_FINDING_KINDS);
 /** A key's own finding (not a read's, not the runtime map's). */
@@ -350,12 +387,13 @@ function classSection(cls: FindingClass): HtmlSection {
 }
 
 /**
- * The report's sections, in order: verdict (with how to read each class), run, counts, one per
+ * The report's sections, in order: verdict (with how to read each class), incidents, run, counts, one per
  * class (violations first, then rf1, async-ack, beyond-budget, info), charts over time, the
  * fault timeline with failover times, the per-partition epoch history, client attempts by status.
  */
 export const HTML_SECTIONS: HtmlSection[] = [
   verdictSection,
+  incidentsSection,
   runSection,
   countsSection,
   classSection('violation'),
@@ -385,7 +423,7 @@ ol.trace{margin:0;padding-left:1.2em;font:12px ui-monospace,monospace}ul.fo{marg
 .h-Healthy{color:#1e7b34}.h-Degraded,.h-Recovering{color:#b86e00;font-weight:bold}.h-Unavailable{color:#b00020;font-weight:bold}
 .k{font-weight:bold;padding:0 .3em}.sw{display:inline-block;width:1.6em;height:.9em;margin:0 .3em 0 .8em;border:1px solid #bbb;vertical-align:middle}
 section{scroll-margin-top:2.5em}td:first-child{white-space:nowrap}
-.story{font-weight:bold}.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
+.story{font-weight:bold}.c-violation{color:#b00020;font-weight:bold}.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
 
 /**
  * Renders the self-contained report.html (DESIGN.md §6): no external resource (the uPlot chart

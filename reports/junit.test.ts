@@ -29,6 +29,7 @@ function results(over: Partial<Results> = {}): Results {
       { class: 'violation', kind: 'unexpected', store: 'sync3', key: 'b\u0001', write: 'x' },
       { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'w3' },
     ],
+    incidents: [],
     retries: {},
     ...over,
   };

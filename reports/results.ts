@@ -5,6 +5,7 @@ import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
+import { buildIncidents, type Incident } from './incidents.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -78,6 +79,8 @@ export interface Results {
   stores: ResultStore[];
   /** At most {@link FINDINGS_PER_CLASS} per class; by class (report order), store, partition findings first, key. */
   findings: ResultFinding[];
+  /** The findings (all of them, every class) grouped by what lost them (reports/incidents.ts), in time order. */
+  incidents: Incident[];
   /** Client attempts per status name, summed over stats.statuses, keys sorted. */
   retries: Record<string, number>;
   /** The workload client's retry options and the ZARIS_* variables that set them (run config), when recorded. */
@@ -190,6 +193,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
       summary: { ...s.summary },
     })),
     findings,
+    incidents: buildIncidents(db),
     retries,
   };
   const client = runConfigOf(db).clientOptions;

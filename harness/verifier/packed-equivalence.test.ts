@@ -11,13 +11,14 @@ import { countWrites } from '../../ledger/key-log.js';
 import { sealLedgerFile } from '../../ledger/seal.js';
 import { V2_FIXTURES } from '../../ledger/test-support/fixtures.js';
 import { buildV2, planV2Arb } from '../../ledger/test-support/random-history-v2.js';
+import { buildIncidents } from '../../reports/incidents.js';
 import { verifyLedger } from './verifier.js';
 
 /**
  * The sealed form (one packed key_log row per key: ledger/key-log.ts) is judged exactly like the
  * rows of the `writes` and `reads` tables: a history imported as rows, and the same ledger with
  * those rows moved into the hot tables and sealed (ledger/seal.ts), give the same verdict,
- * counts, findings and evidence, and export to the same bytes.
+ * counts, findings and evidence, incidents, and export to the same bytes.
  */
 const dir = mkdtempSync(join(tmpdir(), 'zaris-certify-packed-test-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -72,6 +73,7 @@ function compare(h: History): void {
   const rows = importHistory(harnessIds(h), a);
   const va = verifyLedger(rows);
   const fa = findingsOf(rows);
+  const ia = buildIncidents(rows);
   exportHistory(rows, `${a}.json`);
   const writes = countWrites(rows);
   rows.close();
@@ -87,6 +89,7 @@ function compare(h: History): void {
     const vb = verifyLedger(packed);
     expect(vb).toEqual(va);
     expect(findingsOf(packed)).toEqual(fa);
+    expect(buildIncidents(packed)).toEqual(ia);
     exportHistory(packed, `${b}.json`);
     expect(readFileSync(`${b}.json`, 'utf8')).toBe(readFileSync(`${a}.json`, 'utf8'));
   } finally {
