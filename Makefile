@@ -1,6 +1,6 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
 #   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
-#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
+#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [STALL=5s] [BUG=lose-on-promotion]
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make bench | make bench-verify | make bench-seal [DURATION=4h] | make sim RUNS=N | make image
@@ -46,6 +46,7 @@ certify: build
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
 	if [ -n "$${ASYNC_LAG:-}" ]; then args+=(--async-lag "$$ASYNC_LAG"); fi; \
+	if [ -n "$${STALL:-}" ]; then args+=(--stall "$$STALL"); fi; \
 	exec $(CLI) certify "$${args[@]}"
 
 analyze: build

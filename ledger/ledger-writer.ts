@@ -66,6 +66,18 @@ export interface SampleRow {
   replicas?: string[];
 }
 
+/**
+ * One node's line of a runtime-map sample (issue 11, stall findings): did it answer the
+ * harness's metadata request, and its own event-loop delay (metadata `loop`, ms; null when it did
+ * not answer or does not measure).
+ */
+export interface NodeSampleRow {
+  node: string;
+  answered: boolean;
+  loopMaxMs: number | null;
+  loopP99Ms: number | null;
+}
+
 /** How a read was made: a single get, one key of a batch get, or a probe of one replica. */
 export type ReadKind = 'get' | 'getMany' | 'probe';
 
@@ -151,6 +163,8 @@ export interface Ledger {
   /** Records when a restarted node was back in sync. */
   faultCaughtUp(id: number, ms: number): void;
   sample(tMs: number, rows: SampleRow[]): void;
+  /** Records, per node, whether it answered the sample's metadata request and its event-loop delay. */
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void;
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void;
   stats(row: StatsRow): void;
   event(tMs: number, kind: string, detail?: unknown): void;
@@ -283,6 +297,7 @@ export class SqliteLedger implements Ledger {
       faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
       faultEffective: this.db.prepare('UPDATE faults SET effective_ms = ? WHERE id = ?'),
       faultCaughtUp: this.db.prepare('UPDATE faults SET caught_up_ms = ? WHERE id = ?'),
+      nodeSample: this.db.prepare('INSERT INTO node_samples(t_ms, node, answered, loop_max_ms, loop_p99_ms) VALUES (?, ?, ?, ?, ?)'),
       sample: this.db.prepare(
         'INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -444,6 +459,10 @@ export class SqliteLedger implements Ledger {
     }
   }
 
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void {
+    for (const r of rows) this.other.push([this.st.nodeSample, [tMs, r.node, r.answered ? 1 : 0, r.loopMaxMs, r.loopP99Ms]]);
+  }
+
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
     this.other.push([this.st.finalRead, [keyId, value, resolved ? resolved.keyId : null, resolved ? resolved.seq : null, unreadable ? 1 : 0, tMs]]);
     if (this.other.length >= MAX_BATCH) this.flush();
@@ -543,6 +562,7 @@ export class NullLedger implements Ledger {
   faultEffective(): void {}
   faultCaughtUp(): void {}
   sample(): void {}
+  nodeSample(): void {}
   finalRead(): void {}
   stats(): void {}
   event(): void {}

@@ -186,6 +186,17 @@ export const LEDGER_DDL: readonly string[] = [
      detail       TEXT,
      isolated     TEXT
    )`,
+  // per node and runtime-map sample (issue 11, stall findings): whether the node answered the
+  // harness's metadata request, and its own event-loop delay over its rolling window (metadata
+  // `loop`: the longest delay and the highest slice p99, ms; NULL when it did not answer or does
+  // not measure)
+  `CREATE TABLE IF NOT EXISTS node_samples (
+     t_ms        REAL NOT NULL,
+     node        TEXT NOT NULL,
+     answered    INTEGER NOT NULL,
+     loop_max_ms REAL,
+     loop_p99_ms REAL
+   )`,
   // runtime-map samples, at least every 500 ms. node: NULL = the harness's merged view, else the
   // node whose own committed entry the row is. in_sync: JSON array of node ids (active included),
   // NULL unknown. revisions: JSON object node -> last revision that node reported holding, NULL

@@ -10,6 +10,7 @@ import {
   type Ledger,
   type ReadRecord,
   type SampleRow,
+  type NodeSampleRow,
   type StatsRow,
   type WriteCompletion,
   type WriteOp,
@@ -21,6 +22,7 @@ type Call =
   | ['faultEffective', number, number]
   | ['faultCaughtUp', number, number]
   | ['sample', number, SampleRow[]]
+  | ['nodeSample', number, NodeSampleRow[]]
   | ['finalRead', number, string | null, { keyId: number; seq: number } | null, boolean, number]
   | ['stats', StatsRow]
   | ['event', number, string, unknown];
@@ -310,6 +312,9 @@ export class WorkerLedger implements Ledger {
   sample(tMs: number, rows: SampleRow[]): void {
     this.queue(['sample', tMs, rows]);
   }
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void {
+    this.queue(['nodeSample', tMs, rows]);
+  }
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
     this.queue(['finalRead', keyId, value, resolved, unreadable, tMs]);
   }
@@ -363,6 +368,9 @@ function runWorker(): void {
           break;
         case 'sample':
           l.sample(c[1], c[2]);
+          break;
+        case 'nodeSample':
+          l.nodeSample(c[1], c[2]);
           break;
         case 'finalRead':
           l.finalRead(c[1], c[2], c[3], c[4], c[5]);

@@ -11,6 +11,7 @@ import type { HtmlSection } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, reportContext } from './html-kit.js';
 import type { ResultFinding, Results } from './results.js';
 import { firstViolationSentence, type Incident } from './incidents.js';
+import { stallText } from '../harness/verifier/stalls.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
 import type { WritesRow } from '../ledger/schema.js';
 import { KeyLogReader } from '../ledger/key-log.js';
@@ -63,6 +64,14 @@ const VERDICT_TEXT: Readonly<Record<string, string>> = {
   INCONCLUSIVE: 'No violation was found, but the run cannot certify the store.',
 };
 
+/** The availability line of the banner (issue 11): stalls fail it, apart from the durability verdict. */
+function availabilityHtml(r: Results): string {
+  const a = r.availability;
+  if (a === undefined || !a.measured) return '';
+  if (a.stalls.length === 0) return `<p>Availability OK: no node silent and no partition Unavailable longer than ${esc(fmtMs(a.boundMs))} ms with no fault touching it.</p>`;
+  return `<p class="reason"><a href="#stalls">Availability FAILED: ${esc(a.stalls.length)} stall${a.stalls.length === 1 ? '' : 's'}; the first: ${esc(stallText(a.stalls[0]))}.</a></p>`;
+}
+
 const verdictSection: HtmlSection = {
   id: 'verdict',
   title: 'Verdict',
@@ -72,7 +81,7 @@ const verdictSection: HtmlSection = {
     const firstHtml = first === null ? '' : `<p class="reason"><a href="#incident-${esc(r.incidents.find((i) => (i.classes.violation ?? 0) > 0)?.id)}">${esc(first)}</a></p>`;
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}${availabilityHtml(r)}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },

@@ -30,6 +30,7 @@ function results(over: Partial<Results> = {}): Results {
       { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'w3' },
     ],
     incidents: [],
+    availability: { verdict: 'OK', boundMs: 5000, measured: true, stalls: [] },
     retries: {},
     ...over,
   };

@@ -83,7 +83,7 @@ describe('buildResults', () => {
     const r = buildResults(db, verifyLedger(db));
     expect(Object.keys(r)).toEqual([
       'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
-      'readsChecked', 'stores', 'findings', 'incidents', 'retries', 'clientOptions',
+      'readsChecked', 'stores', 'findings', 'incidents', 'availability', 'retries', 'clientOptions',
     ]);
     expect(r).toEqual({
       verdict: 'FAILED',
@@ -116,6 +116,7 @@ describe('buildResults', () => {
         { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1' },
       ],
       incidents: expect.any(Array),
+      availability: { verdict: 'OK', boundMs: 5000, measured: false, stalls: [] },
       retries: { Conflict: 1, Ok: 15, Unavailable: 5 },
       clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] },
     });

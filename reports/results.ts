@@ -6,6 +6,7 @@ import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, Wr
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
 import { buildIncidents, type Incident } from './incidents.js';
+import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -81,6 +82,12 @@ export interface Results {
   findings: ResultFinding[];
   /** The findings (all of them, every class) grouped by what lost them (reports/incidents.ts), in time order. */
   incidents: Incident[];
+  /**
+   * Availability apart from losses (issue 11): every stretch longer than the bound (STALL=) where a
+   * node did not answer or a partition was Unavailable while no fault touched it is a stall; any
+   * stall makes it FAILED. The durability verdict and the exit code do not depend on it.
+   */
+  availability: Availability;
   /** Client attempts per status name, summed over stats.statuses, keys sorted. */
   retries: Record<string, number>;
   /** The workload client's retry options and the ZARIS_* variables that set them (run config), when recorded. */
@@ -194,6 +201,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     })),
     findings,
     incidents: buildIncidents(db),
+    availability: findStalls(db),
     retries,
   };
   const client = runConfigOf(db).clientOptions;
