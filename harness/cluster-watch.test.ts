@@ -1,3 +1,4 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { mergeMetadata, type ClusterView, type ZarisClient } from '../nodes/client/zaris-client.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
@@ -68,7 +69,7 @@ function doc(node: string, items: Array<Partial<Own> & { partition: number }>, r
     nodes: [],
     stores: [],
     partitionMap: { version: 1, partitions: items.map((it) => ({ store: 's', partition: it.partition, replicas, mapVersion: 1 })) },
-    runtimeMap: items.map((it) => ({ store: 's', active: 'n1', activeInc: 'a', epoch: 3, health: 'Healthy', inSync: ['n1', 'n2', 'n3'], inSyncIncs: ['a', 'b', 'c'], handoffTo: null, replicatedRevision: null, revision: 0, ...it })),
+    runtimeMap: items.map((it) => ({ store: 's', active: 'n1', activeInc: 'n1-i', epoch: 3, health: 'Healthy', inSync: ['n1', 'n2', 'n3'], inSyncIncs: ['n1-i', 'n2-i', 'n3-i'], handoffTo: null, replicatedRevision: null, revision: 0, ...it })),
     multiKeyLongTailRetryThresholdsMs: '',
     ownerLeaseMs: 2_500,
     loop: null,
@@ -85,7 +86,7 @@ describe('cluster watch: runtime-map sample rows', () => {
       doc('n1', [{ partition: 0, revision: 40, replicatedRevision: 38 }]),
       doc('n2', [{ partition: 0, revision: 38 }]),
       // n3 missed the commit of epoch 3: its own entry still names epoch 2 and n3 as active
-      doc('n3', [{ partition: 0, revision: 35, epoch: 2, active: 'n3', health: 'Degraded', inSync: ['n3', 'n1'] }]),
+      doc('n3', [{ partition: 0, revision: 35, epoch: 2, active: 'n3', health: 'Degraded', inSync: ['n3', 'n1'], inSyncIncs: ['n3-i', 'n1-i'] }]),
     ];
     const v = mergeMetadata(docs);
     const rows = sampleRows(v, docs, base);
@@ -109,6 +110,51 @@ describe('cluster watch: runtime-map sample rows', () => {
       ['n1', { n1: 7 }],
       ['merged', { n1: 7 }],
     ]);
+  });
+
+  it('records no revision for a node the entry lists in sync under an incarnation it no longer runs', () => {
+    // n3 restarted (incarnation n3-i2, empty) before the map could drop its old incarnation n3-i:
+    // its revision 0 is not the listed member's (runs seed 4101 read it as replication lag)
+    const restarted = { ...doc('n3', [{ partition: 0, revision: 0, inSync: ['n1', 'n3'], inSyncIncs: ['n1-i', 'n3-i'] }]), inc: 'n3-i2' };
+    const docs = [doc('n1', [{ partition: 0, revision: 50, inSync: ['n1', 'n3'], inSyncIncs: ['n1-i', 'n3-i'] }]), doc('n2', [{ partition: 0, revision: 44, inSync: ['n1', 'n3'], inSyncIncs: ['n1-i', 'n3-i'] }]), restarted];
+    const rows = sampleRows(mergeMetadata(docs), docs, base);
+    expect(rows.map((r) => [r.node ?? 'merged', r.inSync, r.revisions])).toEqual([
+      ['n1', ['n1', 'n3'], { n1: 50 }],
+      // n2 is not in sync (not listed at all): its own revision is what it holds
+      ['n2', ['n1', 'n3'], { n2: 44 }],
+      ['n3', ['n1', 'n3'], undefined],
+      ['merged', ['n1', 'n3'], { n1: 50, n2: 44 }],
+    ]);
+    // once the entry names the new incarnation, its revision is recorded again
+    const back = [docs[0], docs[1], { ...doc('n3', [{ partition: 0, revision: 50, inSync: ['n1', 'n3'], inSyncIncs: ['n1-i', 'n3-i2'] }]), inc: 'n3-i2' }];
+    back[0] = doc('n1', [{ partition: 0, revision: 50, inSync: ['n1', 'n3'], inSyncIncs: ['n1-i', 'n3-i2'] }]);
+    expect(sampleRows(mergeMetadata(back), back, base).map((r) => r.revisions)).toEqual([{ n1: 50 }, { n2: 44 }, { n3: 50 }, { n1: 50, n2: 44, n3: 50 }]);
+  });
+
+  it('property: a revision recorded for an in-sync member is always that of the incarnation listed', () => {
+    const nodes = ['n1', 'n2', 'n3'] as const;
+    fc.assert(
+      fc.property(
+        fc.tuple(...nodes.map(() => fc.constantFrom('i1', 'i2'))),
+        fc.tuple(...nodes.map(() => fc.record({ inSync: fc.subarray([...nodes]), listedIncs: fc.tuple(fc.constantFrom('i1', 'i2'), fc.constantFrom('i1', 'i2'), fc.constantFrom('i1', 'i2')), revision: fc.nat(100) }))),
+        (runs, entries) => {
+          const docs = nodes.map((n, k) => {
+            const e = entries[k];
+            const inSyncIncs = e.inSync.map((m) => `${m}-${e.listedIncs[nodes.indexOf(m)]}`);
+            return { ...doc(n, [{ partition: 0, revision: e.revision, inSync: e.inSync, inSyncIncs }]), inc: `${n}-${runs[k]}` };
+          });
+          const incOf = new Map(docs.map((d) => [d.node, d.inc]));
+          const v = mergeMetadata(docs);
+          for (const r of sampleRows(v, docs, base)) {
+            const entry = r.node ? docs.find((d) => d.node === r.node)!.runtimeMap[0] : v.runtime.get('s/0')!;
+            for (const n of Object.keys(r.revisions ?? {})) {
+              const i = entry.inSync.indexOf(n);
+              if (i >= 0) expect(entry.inSyncIncs[i]).toBe(incOf.get(n));
+            }
+          }
+        },
+      ),
+    );
   });
 
   it('names the replicas only where the partition map of the moment differs from the registered one', () => {

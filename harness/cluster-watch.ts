@@ -24,6 +24,13 @@ type SampleRow = Parameters<Ledger['sample']>[1][number];
  *   names every member's revision.
  * `replicas` is set only where the partition map of the moment differs from `baseReplicas` (the
  * partitions registered at the start; NULL in the ledger means "as registered").
+ * A revision is recorded for a node only when the entry does not list that node in sync under an
+ * incarnation other than the one it runs now (metadata `inSyncIncs` vs the node's `inc`): a node
+ * restarted before the map could change (no majority, or faster than suspicion) runs a new, empty
+ * incarnation while the entry still names its old one; the new one's revision (0) is not the
+ * listed member's, and read as such it made a replication-lag finding of an async partition in a
+ * 10-minute run (runs seed 4101: n3 stopped 0.7 s while n1 was just back from a pause, listed in
+ * sync for 3.5 s after its restart with no majority to commit it out).
  */
 export function sampleRows(view: ClusterView, docs: readonly MetadataDoc[], baseReplicas?: ReadonlyMap<string, readonly string[]>): SampleRow[] {
   const rows: SampleRow[] = [];
@@ -48,7 +55,7 @@ export function sampleRows(view: ClusterView, docs: readonly MetadataDoc[], base
         health: r.health,
         replicatedRevision: r.replicatedRevision ?? 0,
         inSync: r.inSync,
-        ...(replicas.includes(d.node) ? { revisions: { [d.node]: r.revision } } : {}),
+        ...(replicas.includes(d.node) && !listedUnderOtherInc(r.inSync, r.inSyncIncs, d.node, d.inc) ? { revisions: { [d.node]: r.revision } } : {}),
         ...replicasField(key, replicas),
       });
     }
@@ -57,7 +64,7 @@ export function sampleRows(view: ClusterView, docs: readonly MetadataDoc[], base
     const revisions: Record<string, number> = {};
     for (const n of e.replicas) {
       const r = own.get(n)?.get(key);
-      if (r) revisions[n] = r.revision;
+      if (r && !listedUnderOtherInc(e.inSync, e.inSyncIncs, n, view.incs.get(n))) revisions[n] = r.revision;
     }
     rows.push({ store: e.store, partition: e.partition, active: e.active, epoch: e.epoch, health: e.health, replicatedRevision: e.replicatedRevision ?? 0, inSync: e.inSync, revisions, ...replicasField(key, e.replicas) });
   }
@@ -80,6 +87,12 @@ export function nodeSampleRows(nodes: Iterable<string>, docs: readonly MetadataD
     const loop = d?.loop ?? null;
     return { node, answered: d !== undefined, loopMaxMs: loop === null ? null : loop.maxMs, loopP99Ms: loop === null ? null : loop.p99Ms };
   });
+}
+
+/** `node` is in `inSync` under an incarnation (same index of `incs`) other than `inc`, the one it runs now. */
+function listedUnderOtherInc(inSync: readonly string[], incs: readonly string[] | undefined, node: string, inc: string | undefined): boolean {
+  const i = inSync.indexOf(node);
+  return i >= 0 && incs !== undefined && inc !== undefined && incs[i] !== undefined && incs[i] !== inc;
 }
 
 function sameList(a: readonly string[], b: readonly string[]): boolean {

@@ -78,8 +78,9 @@ export interface NodeSampleRow {
   loopP99Ms: number | null;
 }
 
-/** How a read was made: a single get, one key of a batch get, or a probe of one replica. */
-export type ReadKind = 'get' | 'getMany' | 'probe';
+/** How a read was made (history-format.ts: a single get, one key of a batch get, a probe of one replica). */
+export type { ReadKind } from './history-format.js';
+import type { ReadKind } from './history-format.js';
 
 /**
  * One read the workload made during the run (history-format.md v2 `reads[]`; CONTRACT.md

@@ -7,6 +7,7 @@ import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifi
 import { runConfigOf } from '../harness/verifier/run-facts.js';
 import { buildIncidents, type Incident } from './incidents.js';
 import { findStalls, type Availability } from '../harness/verifier/stalls.js';
+import type { RuleFinding } from '../ledger/history-rules.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -16,18 +17,7 @@ export const FINDINGS_PER_CLASS = 1_000;
  * finding names its key and write; a read finding also the read (`write` the value read, null
  * when absent); a partition finding the partition (key and write null).
  */
-export interface ResultFinding {
-  class: FindingClass;
-  kind: FindingKind;
-  store: string;
-  key: string | null;
-  /** The named write's id (the read value for phantom, unexpected, recovered and read findings). */
-  write: string | null;
-  /** Partition findings (the runtime map judged): the partition. */
-  partition?: number;
-  /** Read findings: the read's id. */
-  read?: string;
-}
+export type ResultFinding = RuleFinding;
 
 /** One store's line in results.json. */
 export interface ResultStore {

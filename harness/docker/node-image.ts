@@ -4,7 +4,7 @@ import { dirname, join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { BASE_IMAGE, ensureBaseImage, PROJECT_LABEL } from './base-image.js';
-import { DockerCliError, firstLine, imageExists } from './docker-cli.js';
+import { docker, DockerCliError, firstLine, imageExists } from './docker-cli.js';
 
 /** Repository (name) of the node images; the tag is a content digest (see nodeImageTag). */
 export const NODE_IMAGE_REPO = 'zaris-certify-node';
@@ -85,6 +85,72 @@ export interface EnsureNodeImageOptions {
   baseImage?: string;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
+  /**
+   * After a build, how many older node images to keep beside the new one (default
+   * {@link KEEP_OLD_NODE_IMAGES}); the rest are removed (each ~285 MB; a tag is a digest of
+   * dist/, so every change of the code builds a new one).
+   */
+  keepOld?: number;
+}
+
+/** Older node images kept by {@link ensureNodeImage} after a build (other checkouts' may be in use). */
+export const KEEP_OLD_NODE_IMAGES = 3;
+
+/** One row of `docker images zaris-certify-node`: the tag and its creation time (ms since epoch). */
+export interface NodeImageRow {
+  tag: string;
+  createdMs: number;
+}
+
+/**
+ * The node image tags to remove after building `current`: every tag but `current` and the
+ * `keepOld` most recently created others (ties broken by tag, so the choice is stable).
+ * Pure; `keepOld` < 0 is taken as 0.
+ */
+export function staleNodeImageTags(rows: readonly NodeImageRow[], current: string, keepOld: number): string[] {
+  const others = rows.filter((r) => r.tag !== current && r.tag !== '<none>');
+  others.sort((a, b) => b.createdMs - a.createdMs || (a.tag < b.tag ? -1 : a.tag > b.tag ? 1 : 0));
+  return others.slice(Math.max(0, keepOld)).map((r) => r.tag);
+}
+
+/**
+ * Rows of `docker images --format '{{.Tag}}\t{{.CreatedAt}}'` (CreatedAt like
+ * "2026-11-30 18:31:02 +0000 UTC"); a time that does not parse counts as 0 (oldest).
+ */
+export function parseNodeImageRows(text: string): NodeImageRow[] {
+  return text
+    .split('\n')
+    .filter((l) => l.includes('\t'))
+    .map((l) => {
+      const [tag, created] = l.split('\t') as [string, string];
+      const m = /^(\d{4}-\d\d-\d\d) (\d\d:\d\d:\d\d) ([+-]\d{4})/.exec(created.trim());
+      const ms = m ? Date.parse(`${m[1]}T${m[2]}${m[3]}`) : Number.NaN;
+      return { tag: tag.trim(), createdMs: Number.isNaN(ms) ? 0 : ms };
+    });
+}
+
+/**
+ * Removes older node images (see {@link staleNodeImageTags}) without force: an image a
+ * container still uses stays. Never throws; returns the references removed.
+ */
+export async function pruneNodeImages(current: string, keepOld: number = KEEP_OLD_NODE_IMAGES): Promise<string[]> {
+  let out: string;
+  try {
+    out = await docker(['images', NODE_IMAGE_REPO, '--format', '{{.Tag}}\t{{.CreatedAt}}'], { timeoutMs: 30_000 });
+  } catch {
+    return [];
+  }
+  const rows = parseNodeImageRows(out);
+  const removed: string[] = [];
+  for (const tag of staleNodeImageTags(rows, current.slice(current.indexOf(':') + 1), keepOld)) {
+    try {
+      await docker(['rmi', `${NODE_IMAGE_REPO}:${tag}`], { timeoutMs: 60_000 });
+      removed.push(`${NODE_IMAGE_REPO}:${tag}`);
+    } catch {
+      // in use by a container, or gone meanwhile: keep going
+    }
+  }
+  return removed;
 }
 
 /** What {@link ensureNodeImage} did; times are wall milliseconds. */
@@ -102,7 +168,8 @@ export interface EnsureNodeImageResult {
  * offline base first when it is the default one and missing, then `docker build -f
  * nodes/Dockerfile` from the repository root (classic builder unless DOCKER_BUILDKIT is set;
  * intermediate containers removed even when a step fails;
- * the image is labelled zaris-certify). Quick (a digest and an inspect) when the image exists.
+ * the image is labelled zaris-certify), then removes all but the newest older node images
+ * ({@link pruneNodeImages}). Quick (a digest and an inspect) when the image exists.
  * @throws NodeImageError (dist/ missing, build failed), BaseImageError, DockerCliError.
  */
 export async function ensureNodeImage(opts: EnsureNodeImageOptions): Promise<EnsureNodeImageResult> {
@@ -144,5 +211,7 @@ export async function ensureNodeImage(opts: EnsureNodeImageOptions): Promise<Ens
   }
   const ms = performance.now() - t1;
   log(`node image ${image} built in ${(ms / 1000).toFixed(1)} s`);
+  const removed = await pruneNodeImages(image, opts.keepOld ?? KEEP_OLD_NODE_IMAGES);
+  if (removed.length > 0) log(`removed ${removed.length} older node image(s): ${removed.join(', ')}`);
   return { image, built: true, ms, baseImage, baseBuilt, baseMs };
 }
