@@ -58,6 +58,8 @@ describe('incidents', () => {
     expect(stale.cause).toMatchObject({ kind: 'ownership-change', node: 'n2', epoch: 4, atMs: 6000 });
     expect(stale.windowMs).toEqual({ from: 7500, to: 7500 });
     expect(stale.faultBefore).toMatchObject({ fault: 'f2', kind: 'kill' });
+    // the map at the cause: just before n2's epoch 4 was sampled, then n2@e4
+    expect(stale.transition).toEqual({ from: { active: 'n1', epoch: 3 }, to: { active: 'n2', epoch: 4, atMs: 6000 } });
     expect(stale.example).toEqual({ class: 'violation', kind: 'stale-read', key: 'd1', write: 'd1.1', read: 'r1' });
     // c1: no crash of its acking node n2, missing after the ownership change to n3
     expect(owner.cause).toMatchObject({ kind: 'ownership-change', node: 'n3', epoch: 5, atMs: 9000 });

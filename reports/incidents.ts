@@ -40,9 +40,9 @@ export interface IncidentCause {
 
 /** The runtime map (harness view) of the partition before and after the incident's cause. */
 export interface IncidentTransition {
-  /** Active owner and epoch at the start of the window (null: no sample before it). */
+  /** Active owner and epoch at the cause (a crash's instant, just before an ownership change), else at the start of the window (null: no sample before it). */
   from: { active: string | null; epoch: number } | null;
-  /** The first sample after the window start with another active or epoch (null: none). */
+  /** The first sample after that with another active or epoch (null: none). */
   to: { active: string | null; epoch: number; atMs: number } | null;
 }
 
@@ -373,7 +373,10 @@ const owner = (s: { active: string | null; epoch: number } | null | undefined): 
 function finish(facts: IncidentFacts, g: Group, id: number): Incident {
   const start = g.from ?? g.cause.atMs;
   const faultBefore = start === null ? null : facts.faultBefore(start);
-  const transition = g.partition === null || start === null ? null : facts.transition(g.store, g.partition, start);
+  // the map around the cause (a crash: from its instant; an ownership change: from just before
+  // the sample that showed it), else from the window's start
+  const anchor = g.cause.atMs !== null && g.cause.kind === 'crash' ? g.cause.atMs : g.cause.atMs !== null && g.cause.kind === 'ownership-change' ? g.cause.atMs - 1e-3 : start;
+  const transition = g.partition === null || anchor === null ? null : facts.transition(g.store, g.partition, anchor);
   const cls = worstClass(g.classes);
   const inc: Incident = {
     id,
