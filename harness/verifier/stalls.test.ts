@@ -18,8 +18,9 @@ afterEach(() => {
  *   the fault reaches to 27 s (catch-up + the bound), so 27-34 s is a 7 s stall;
  * - n1 silent from 30 s to 42 s with no fault, then reports an 11.8 s event-loop delay (one
  *   stall, not two); silent again 45-49 s (4 s: none);
- * - n3 answers throughout but reports a 6 s loop delay at 50 s (a stall 44-50 s; its rolling
- *   window repeats the figure: one stall), then 4 s (none);
+ * - n3 has no line from 44 s to 50 s, then reports a 6 s loop delay (a stall 44-50 s; its
+ *   rolling window repeats the figure: one stall), then 4 s (none), then at 58 s 1,000 s while it
+ *   answered every sample before (no silence backs it: none);
  * - sync3/0 Unavailable from 30.25 s to 41 s (no fault on its replicas: a stall); rf1/0 (replica
  *   n2) Unavailable from 10.1 s to 21 s (n2's kill: none).
  */
@@ -44,7 +45,9 @@ function stallLedger(): Database.Database {
       line.run(t, 'n1', n1Silent ? 0 : 1, n1Silent ? null : t >= 42_000 ? 11_800 : 2, n1Silent ? null : 1);
       const n2Silent = t >= 10_000 && t < 34_000;
       line.run(t, 'n2', n2Silent ? 0 : 1, n2Silent ? null : 2, n2Silent ? null : 1);
-      line.run(t, 'n3', 1, t >= 55_000 ? 4_000 : t >= 50_000 ? 6_000 : 2, 1);
+      // n3: no line at all from 44 s to 50 s (no sample of it was taken), then a 6 s delay; at 58 s
+      // a 1,000 s figure while it answered every sample (a clock fault's jump, say): no stall
+      if (t <= 44_000 || t >= 50_000) line.run(t, 'n3', 1, t >= 58_000 ? 1_000_000 : t >= 55_000 ? 4_000 : t >= 50_000 ? 6_000 : 2, 1);
       sample.run(t, 'sync3', t >= 30_250 && t < 41_000 ? null : 'n1', t >= 30_250 && t < 41_000 ? 'Unavailable' : 'Healthy');
       sample.run(t, 'rf1', t >= 10_100 && t < 21_000 ? null : 'n2', t >= 10_100 && t < 21_000 ? 'Unavailable' : 'Healthy');
     }

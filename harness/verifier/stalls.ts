@@ -25,7 +25,7 @@ export interface Stall {
   fromMs: number;
   toMs: number;
   durationMs: number;
-  /** kind node: the longest event-loop delay the node reported during or right after the stretch, ms (null: none reported). */
+  /** kind node: the longest event-loop delay the node reported from the stretch's start through its first answer after it, ms (null: none reported). */
   loopMaxMs?: number | null;
 }
 
@@ -97,7 +97,8 @@ export function stallBoundOf(db: Database.Database): number {
  * runtime-map sample): the stretches from its first unanswered sample to its next answered one
  * (to its last sample when it never answered again), and for each new event-loop delay of at
  * least the bound it reported (loop_max_ms, a rolling window: a value is new when it differs from
- * the node's previous one) the stretch of that length ending at the sample. Per partition, from
+ * the node's previous one) the stretch of that length ending at the sample, cut to begin at the
+ * node's previous answer (a blocked loop answers nothing). Per partition, from
  * the merged `samples` (node NULL): the stretches from a sample showing Unavailable to the next
  * one that does not. From each stretch the reach of every fault touching it is taken away (a
  * node's own faults; for a partition, the faults touching any of its replicas: those of the
@@ -122,6 +123,7 @@ export function findStalls(db: Database.Database, boundMs = stallBoundOf(db)): A
       let since: number | null = null;
       let last = -Infinity;
       let prevLoop: number | null = null;
+      let prevAnswered = -Infinity;
       const loops: Array<[number, number]> = [];
       for (const [t, answered, loop] of lines.iterate(node) as IterableIterator<[number, number, number | null]>) {
         last = t;
@@ -133,16 +135,24 @@ export function findStalls(db: Database.Database, boundMs = stallBoundOf(db)): A
         since = null;
         if (loop !== null) {
           loops.push([t, loop]);
-          if (loop >= boundMs && loop !== prevLoop) blocked.push([t - loop, t]);
+          // a loop blocked since t - loop answered nothing since then: the stretch starts after the
+          // node's previous answer (a figure no silence backs, e.g. a clock fault's jump, is no stall)
+          if (loop >= boundMs && loop !== prevLoop) blocked.push([Math.max(t - loop, prevAnswered), t]);
           prevLoop = loop;
         }
+        prevAnswered = t;
       }
       if (since !== null && last > since) silent.push([since, last]);
       const cut = reachOf(new Set([node]));
       const loopNear = (a: number, b: number): number | null => {
+        // the node reports a blocked stretch at its first answer after it: the figures from a
+        // through that answer
         let m: number | null = null;
-        // the node's rolling window (30 s) reports a blocked stretch at its first answer after it
-        for (const [t, l] of loops) if (t >= a && t <= b + 30_000 && (m === null || l > m)) m = l;
+        for (const [t, l] of loops) {
+          if (t < a) continue;
+          if (m === null || l > m) m = l;
+          if (t >= b) break;
+        }
         return m;
       };
       const silentLeft = subtract(merge(silent), cut);
