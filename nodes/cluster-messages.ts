@@ -45,6 +45,11 @@ export interface RuntimeEntry {
   replicas: string[];
   /** Partition-map version of this partition (bumped by a planned regeneration). */
   mapVersion: number;
+  /**
+   * The last map-version bump was an admin regeneration that kept the in-sync members' copies
+   * (node-admin.ts); absent or false: an eviction, where every copy starts empty.
+   */
+  keepCopies?: boolean;
 }
 
 /**

@@ -2,6 +2,7 @@ import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } 
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
+import { handleAdmin, type AdminContext } from './node-admin.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -531,6 +532,11 @@ export class NodeCore {
         return this.env.respond(token, { op: Op.Metadata, reqId: req.reqId, status: KvStatus.Ok, flags: 0, json: JSON.stringify(this.metadata()) });
       case Op.Ping:
         return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
+      case Op.Admin: {
+        const { status, answer } = handleAdmin(this.adminContext(), req.command);
+        this.env.log('admin', { command: req.command.slice(0, 200), ok: answer.ok, message: answer.message });
+        return this.env.respond(token, { op: Op.Admin, reqId: req.reqId, status, flags: 0, json: JSON.stringify(answer) });
+      }
     }
   }
 
@@ -561,6 +567,31 @@ export class NodeCore {
         }
       }
     }
+  }
+
+  /** What the admin request (node-admin.ts) may see and do: the leader's committed map and its proposals. */
+  private adminContext(): AdminContext {
+    const now = this.env.now();
+    return {
+      node: this.id,
+      isLeader: this.role === 'leader',
+      leader: this.leaderId,
+      stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
+      nodes: this.config.nodes.map((n) => n.id),
+      committed: (pkey) => this.committed.get(pkey),
+      inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
+      liveMember: (node) => {
+        const inc = this.incOf(node);
+        if (inc === null) return null;
+        const m = { node, inc };
+        return this.live(m, now) ? m : null;
+      },
+      propose: (entry, newTenure) => {
+        if (!this.leader || this.leader.inflight.has(entry.pkey)) return null;
+        this.propose(entry, newTenure, now);
+        return this.leader.inflight.get(entry.pkey)?.entry.epoch ?? null;
+      },
+    };
   }
 
   /** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read). */
@@ -623,6 +654,7 @@ export class NodeCore {
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
       ownerLeaseMs: ownerLeaseMs(this.config.timing),
       loop: this.env.loopDelay ? this.env.loopDelay() : null,
+      suspected: this.role === 'leader' ? [...this.peers].filter(([, p]) => p.suspectedSince !== null).map(([id]) => id).sort() : [],
       rejoining: this.rejoining,
     };
   }
@@ -1263,7 +1295,7 @@ export class NodeCore {
     const replicas = liveNodes.slice(0, rf);
     const active: Member = { node: replicas[0], inc: this.incOf(replicas[0])! };
     this.env.log('regenerate', { pkey: e.pkey, replicas, lost: e.inSync.map((m) => m.node) });
-    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1 }, true, now);
+    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1, keepCopies: false }, true, now);
   }
 
   private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
@@ -1318,8 +1350,9 @@ export class NodeCore {
     if (!lp) return;
     const e = this.committed.get(pkey);
     if (e && e.mapVersion > lp.mapVersion) {
-      // a planned regeneration: the partition starts empty on its new replicas
-      if (lp.mapVersion !== 0) {
+      // a regeneration: the partition starts empty on its new replicas, but for the in-sync
+      // members an admin regeneration kept (node-admin.ts)
+      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.me)))) {
         this.resign(lp, 'regenerated');
         lp.data.clear(0);
         lp.followTag = '';
@@ -1931,6 +1964,12 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+  /**
+   * The leader only: the peers it suspects now (silent past suspectAfterMs, seed 002's first step
+   * before the escalation timeout confirms them down); [] on every other node. Optional: older
+   * nodes lack it.
+   */
+  suspected?: string[];
   /**
    * This incarnation is still rejoining after its start: it has not yet relearnt the committed
    * runtime map (it takes no part in votes or proposals), or not yet been in sync once in every

@@ -75,13 +75,28 @@ function availabilityHtml(r: Results): string {
 const verdictSection: HtmlSection = {
   id: 'verdict',
   title: 'Verdict',
-  render: ({ results: r }) => {
+  render: ({ db, results: r }) => {
+    const shrunkText = metaValue(db, META.shrunk);
+    let shrunk = '';
+    if (shrunkText !== null) {
+      try {
+        const sh = JSON.parse(shrunkText) as { file: string; faults: string[]; replays: number };
+        shrunk = `<p class="reason">Shrunk by make shrink (${esc(sh.replays)} replays) to ${esc(sh.faults.length)} fault${sh.faults.length === 1 ? '' : 's'} (${esc(sh.faults.join('; '))}): scenario <code>${esc(sh.file)}</code></p>`;
+      } catch {
+        shrunk = '';
+      }
+    }
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    const sc = r.scenario;
+    const expected = sc ? `${sc.expected.verdict}${sc.expected.allow === undefined ? '' : sc.expected.allow.length === 0 ? ' (no allowed losses)' : ` (allow ${sc.expected.allow.join(', ')})`}` : '';
+    const scenario = sc
+      ? `<p class="reason">Scenario <b>${esc(sc.name)}</b> (${esc(sc.file)}) expected ${esc(expected)}: ${sc.held ? '<b>held</b>' : `<b>did not hold</b>: ${esc(sc.reasons.join('; '))}`}</p>`
+      : '';
     const first = firstViolationSentence(r.incidents ?? []);
     const firstHtml = first === null ? '' : `<p class="reason"><a href="#incident-${esc(r.incidents.find((i) => (i.classes.violation ?? 0) > 0)?.id)}">${esc(first)}</a></p>`;
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}${availabilityHtml(r)}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}${scenario}${shrunk}${availabilityHtml(r)}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },

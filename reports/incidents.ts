@@ -430,7 +430,7 @@ export function causeText(c: IncidentCause): string {
  */
 export function incidentLine(inc: Incident): string {
   const where = `${inc.store}/${inc.partition ?? '?'}`;
-  const window = inc.windowMs === null ? '' : inc.windowMs.from === inc.windowMs.to ? `; at ${sec(inc.windowMs.from)}` : `; from ${sec(inc.windowMs.from)} to ${sec(inc.windowMs.to)}`;
+  const window = inc.windowMs === null ? '' : sec(inc.windowMs.from) === sec(inc.windowMs.to) ? `; at ${sec(inc.windowMs.from)}` : `; from ${sec(inc.windowMs.from)} to ${sec(inc.windowMs.to)}`;
   const fault = inc.faultBefore === null ? '; no fault before' : `; fault before: ${inc.faultBefore.fault} ${inc.faultBefore.kind} of ${inc.faultBefore.nodes.join(', ')} at ${sec(inc.faultBefore.startMs)}`;
   const t = inc.transition;
   const map =
@@ -447,7 +447,7 @@ export function firstViolationSentence(incidents: readonly Incident[]): string |
   if (first === undefined) return null;
   const n = first.classes.violation ?? 0;
   const kinds = Object.keys(first.kinds).join(', ');
-  const window = first.windowMs === null ? '' : first.windowMs.from === first.windowMs.to ? ` at ${sec(first.windowMs.from)}` : ` between ${sec(first.windowMs.from)} and ${sec(first.windowMs.to)}`;
+  const window = first.windowMs === null ? '' : sec(first.windowMs.from) === sec(first.windowMs.to) ? ` at ${sec(first.windowMs.from)}` : ` between ${sec(first.windowMs.from)} and ${sec(first.windowMs.to)}`;
   const t = first.transition;
   const map = t?.to ? `; the runtime map went ${owner(t.from)} → ${owner(t.to)} at ${sec(t.to.atMs)}` : '';
   return `First violation (incident #${first.id}): ${n} violation${n === 1 ? '' : 's'} (${kinds}) of ${first.store}/${first.partition ?? '?'}${window}, ${causeText(first.cause)}${map}.`;

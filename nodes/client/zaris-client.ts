@@ -2,6 +2,7 @@ import { performance } from 'node:perf_hooks';
 import { Op, type ClientResponse, type WriteInfo } from '../client-protocol.js';
 import { KvStatus } from '../kv-status.js';
 import type { MetadataDoc, RuntimeMapItem } from '../node-core.js';
+import type { AdminAnswer } from '../node-admin.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import { getManyWithLongTailRetry, type LongTailRetryResult } from '../multikey/long-tail-retry.js';
 import { MultiKeyRetryPolicyState } from '../multikey/policy-refresh.js';
@@ -174,6 +175,28 @@ export class ZarisClient {
     const res = await this.conn(node).request({ op: Op.Get, store, key, local: true }, this.attemptTimeoutMs);
     if (res.op !== Op.Get) throw new TransportError('Transport', { message: `unexpected response op ${res.op}` });
     return { status: res.status, node: res.node || node, epoch: res.epoch, version: res.version, value: res.value };
+  }
+
+  /**
+   * An admin request (nodes/node-admin.ts), e.g. `handoff sync3/0 to n2`: sent to the leader of a
+   * fresh view; a node that answers `Moved` names the leader it knows, which is asked next (at
+   * most 3 nodes in all). Never retried otherwise: a refusal (Unavailable, InvalidInput) is the
+   * answer.
+   * @returns the status and the node's JSON answer.
+   * @throws TransportError when no node could be asked or none answered within the attempt timeout.
+   */
+  async admin(command: string): Promise<{ status: KvStatus; answer: AdminAnswer }> {
+    const view = await this.fetchView();
+    let target = view.leader ?? [...view.nodes.keys()][0];
+    const asked = new Set<string>();
+    for (;;) {
+      asked.add(target);
+      const res = await this.conn(target).request({ op: Op.Admin, command }, this.attemptTimeoutMs);
+      if (res.op !== Op.Admin) throw new TransportError('Transport', { message: `unexpected response op ${res.op}` });
+      const answer = JSON.parse(res.json) as AdminAnswer;
+      if (res.status !== KvStatus.Moved || !answer.leader || asked.has(answer.leader) || asked.size >= 3) return { status: res.status, answer };
+      target = answer.leader;
+    }
   }
 
   /**
