@@ -34,6 +34,8 @@ import { UsageError } from './usage-error.js';
 import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
+import { startMetricsSampler, type MetricsSampler } from './metrics-sampler.js';
+import { describePolicyFollow, POLICY_STORE, POLICY_TABLES, setStorePolicy, type SetPolicyRecord } from './policy-change.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 
@@ -279,6 +281,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
   let monitor: RunMonitor | null = null;
+  let metrics: MetricsSampler | null = null;
+  /** Aborted when the run ends however it ends: a pending mid-run policy change is dropped. */
+  const runOver = new AbortController();
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
@@ -322,6 +327,18 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
+    // seed 004 in certification: a non-empty multi-key retry policy on one store from the start (a
+    // scenario plays its own script: none there); it changes halfway through the fault phase
+    const policySets: SetPolicyRecord[] = [];
+    const withPolicy = !sc && config.stores.some((s) => s.name === POLICY_STORE);
+    const hc0 = harnessClient;
+    const setPolicy = async (table: string): Promise<void> => {
+      const r = await setStorePolicy(POLICY_STORE, table, { admin: (cmd) => hc0.admin(cmd), now: () => clock.now(), sleep: (ms) => sleep(ms), ledger });
+      policySets.push(r);
+      log(r.ok ? `seed 004: ${POLICY_STORE} multi-key retry policy set to "${table}" (${r.message})` : `seed 004: set-policy ${POLICY_STORE} "${table}" not accepted after ${r.attempts} attempts: ${r.message}`);
+    };
+    if (withPolicy) await setPolicy(POLICY_TABLES[0]);
+
     // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
     client = new ZarisClient({ seeds });
     await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
@@ -361,6 +378,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (scenarioRec) log(`scenario ${scenarioRec.name}: ${schedule.faults.length} steps, expected ${describeExpectation(scenarioRec.expect)}; the fault phase ends ${(schedule.tailMs ?? 0) / 1000} s after the last step (at most ${schedule.durationMs / 1000} s)`);
 
     watch.start();
+    // every node's counters (its metrics endpoint) into the ledger every 5 s: the report charts them
+    metrics = startMetricsSampler({ endpoints: config.nodes.filter((n) => n.metricsPort).map((n) => ({ node: n.id, host: n.host, port: n.metricsPort! })), now: () => clock.now(), ledger });
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
@@ -387,6 +406,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         () => endPhase.abort(),
       );
     }
+    const policyChange = withPolicy
+      ? sleep(phaseDurationMs / 2, AbortSignal.any([endPhase.signal, runOver.signal]))
+          .then(() => (endPhase.signal.aborted || runOver.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1])))
+          .catch(() => undefined)
+      : Promise.resolve();
     // a replay runs as long as the recorded run did
     try {
       await sleep(phaseDurationMs, endPhase.signal);
@@ -397,6 +421,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       o.signal?.removeEventListener('abort', onAbort);
       o.signal?.removeEventListener('abort', onEndPhase);
     }
+    await policyChange;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
@@ -414,8 +439,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
     if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
+    for (const line of describePolicyFollow(policySets, workload.policyChanges)) log(line);
     watch.stop();
     await watch.sample();
+    await metrics.sampleNow();
+    await metrics.stop();
 
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
@@ -434,7 +462,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
     throw e;
   } finally {
+    runOver.abort();
     monitor?.stop();
+    await metrics?.stop();
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();

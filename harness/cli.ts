@@ -224,14 +224,30 @@ export function buildCli(): Command {
     });
 
   program
+    .command('admin')
+    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .argument('[args...]', "the verb's arguments")
+    .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
+    .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
+    .option('--json', 'print JSON instead of a table', false)
+    .addOption(new Option('--timeout <duration>', 'per-request timeout').argParser(parseDuration).default(2_000, '2s'))
+    .action(async (verb: string, args: string[], opts: { seeds?: string; run: string; json: boolean; timeout: number }) => {
+      const { runAdmin, parseSeeds, seedsOfRun } = await import('./commands/admin.js');
+      const seeds = opts.seeds !== undefined ? parseSeeds(opts.seeds) : seedsOfRun(opts.run);
+      await runAdmin(verb, args, { seeds, json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
+    });
+
+  program
     .command('node')
     .description('start one store node')
     .requiredOption('--config <file>', 'cluster config (JSON)')
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
-    .action(async (opts: { config: string; id: string; run?: string }) => {
+    .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
     });
   return program;
 }
@@ -240,7 +256,7 @@ export function buildCli(): Command {
 export async function main(argv: string[]): Promise<void> {
   if (argv.length === 0) {
     buildCli().outputHelp();
-    fail('no command given (certify, scenarios, shrink, analyze, export, node)', USAGE_EXIT_CODE);
+    fail('no command given (certify, scenarios, shrink, analyze, export, admin, node)', USAGE_EXIT_CODE);
   }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
@@ -250,6 +266,9 @@ export async function main(argv: string[]): Promise<void> {
       fail(e.message.replace(/^error: /, ''), USAGE_EXIT_CODE);
     }
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
+    // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
+    if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
+    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }
