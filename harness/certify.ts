@@ -9,6 +9,7 @@ import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
+import { DEFAULT_STALL_BOUND_MS } from './verifier/stalls.js';
 import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
 import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
@@ -82,6 +83,12 @@ export interface CertifyOptions {
    * {@link DEFAULT_ASYNC_LAG_MS}.
    */
   asyncLagMaxMs?: number;
+  /**
+   * Stall bound (`STALL=`, issue 11): a node silent or a partition Unavailable longer than this
+   * with no fault touching it is a stall finding (results.json `availability`), ms; default
+   * {@link DEFAULT_STALL_BOUND_MS}.
+   */
+  stallBoundMs?: number;
   /** A deliberate store bug (self-test: the run must come out FAILED). */
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
@@ -182,6 +189,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
   checkClientEnv();
   const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
+  const stallBoundMs = o.stallBoundMs ?? DEFAULT_STALL_BOUND_MS;
+  if (!(Number.isFinite(stallBoundMs) && stallBoundMs > 0)) throw new UsageError(`STALL must be a duration above zero, got ${stallBoundMs} ms`);
   if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
   const sc = o.scenario;
@@ -290,7 +299,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
@@ -503,6 +512,8 @@ export interface RunConfig extends RunRulesConfig {
   evictionTimeoutMs: number;
   selfTestBug: SelfTestBug | null;
   asyncLagMaxMs: number;
+  /** The stall bound (STALL=), ms. */
+  stallBoundMs: number;
   leaseMs: number | null;
   clientOptions: ClientOptionsRecord | null;
   multiKeyLongTailRetryThresholdsMs: string;

@@ -75,8 +75,9 @@ export function buildCli(): Command {
     .addOption(new Option('--keys <n>', 'keys each writer writes at a time (each its own sequential loop)').argParser(parseIntArg('--keys', 1)).default(16))
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
+    .addOption(new Option('--stall <duration>', 'longest a node may stay silent (or a partition Unavailable) with no fault touching it before it is a stall finding (availability)').argParser(parseDuration).default(5_000, '5s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }, cmd: Command) => {
+    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
       let scenario;
       if (opts.scenario !== undefined) {
         // a scenario names its cluster, faults and timings: the same options beside it are a mistake
@@ -118,6 +119,7 @@ export function buildCli(): Command {
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
         asyncLagMaxMs: opts.asyncLag,
+        stallBoundMs: opts.stall,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
         log: (line) => output.log(line),

@@ -1,5 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { KeyFindingKind, ReadFindingKind } from '../../ledger/history-rules.js';
+import { unpackRows } from '../../ledger/column-pack.js';
+import { hasTable, KR_FIELDS, KR_TEXT, KW_FIELDS, loadStrings, parseExtra } from '../../ledger/key-log.js';
 
 /**
  * What a chunk scan needs to know besides the ledger (plain data: it is also sent to the
@@ -50,6 +52,8 @@ export interface ChunkResult {
   keys: number;
   candidates: KeyCandidate[];
   reads: ReadFindingRow[];
+  /** Reads of the range held in the packed form (key_log; the `reads` table's are counted in SQL). */
+  packedReads: number;
 }
 
 const REGRESSION_UDF = 'zaris_first_regression';
@@ -134,8 +138,12 @@ function grow(a: Float64Array): Float64Array<ArrayBuffer> {
   return b;
 }
 
-/** A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq and the value's seq (stale). */
-type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null, valueSeq: number | null];
+/**
+ * A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq and the value's seq
+ * (stale); for a packed read also what the `reads` row would say (looked up in SQL otherwise).
+ */
+type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null, valueSeq: number | null, row?: PackedReadRow];
+type PackedReadRow = { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
 
 /**
  * Stale reads kept per key for the main thread to judge (a stale read whose missed writes were all
@@ -174,7 +182,40 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  const keyStep = (
+  const keyStep = makeKeyStep(arena);
+  db.aggregate<KeyFacts | null>(KEY_UDF, {
+    start: null,
+    step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
+    result: (s: KeyFacts | null) => {
+      if (s === null) return null;
+      sink.push(s);
+      return sink.length - 1;
+    },
+  });
+}
+
+
+/**
+ * One step of a key's facts ({@link KeyFacts}) over its writes in seq order: (facts so far or
+ * null, seq, code: 0 ok / 1 fail / 2 indeterminate, +4 for a delete, version, epoch, ack node,
+ * copies, invoke ms, complete ms). The `zaris_key` aggregate and the packed scan share it.
+ * @throws Error when the writes are not in seq order.
+ */
+export type KeyStep = (
+  s: KeyFacts | null,
+  seq: number,
+  code: number,
+  version: number | null,
+  epoch: number | null,
+  node: string | null,
+  copies: number | null,
+  invoke: number,
+  complete: number | null,
+) => KeyFacts;
+
+/** Builds the key step (see {@link KeyStep}), recording ok writes and deletes in `arena` (v2 reads) when given. */
+export function makeKeyStep(arena: TimeArena | null): KeyStep {
+  return (
     s: KeyFacts | null,
     seq: number,
     code: number,
@@ -233,15 +274,6 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     }
     return s;
   };
-  db.aggregate<KeyFacts | null>(KEY_UDF, {
-    start: null,
-    step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
-    result: (s: KeyFacts | null) => {
-      if (s === null) return null;
-      sink.push(s);
-      return sink.length - 1;
-    },
-  });
 }
 
 /** Whether a key's writes include `seq`. */
@@ -359,6 +391,13 @@ export class ChunkScanner {
   private lastRead: [keyId: number, invoke: number] = [-1, -Infinity];
   private lastHitKey = -1;
   private staleHitsOfKey = 0;
+  /** The packed form (key_log): its range statement, the string table, the key step, scratch rows. */
+  private readonly packedSt: Database.Statement | null;
+  private readonly strings: string[];
+  private readonly keyStep: KeyStep;
+  private scratch: Float64Array = new Float64Array(KW_FIELDS * 256);
+  /** The packed reads of the chunk being scanned, judged after its writes. */
+  private readonly packedReads: Array<{ keyId: number; reads: Buffer; extra: string | null }> = [];
 
   constructor(
     db: Database.Database,
@@ -373,6 +412,9 @@ export class ChunkScanner {
     this.finalsSt = db.prepare(FINALS_SQL).raw(true);
     this.readsSt = ctx.v2 ? db.prepare(READS_SQL).pluck() : null;
     this.readAt = db.prepare('SELECT complete_ms, node, value, id FROM reads WHERE key_id = ? AND invoke_ms = ? AND rid = ?');
+    this.packedSt = hasTable(db, 'key_log') ? db.prepare('SELECT key_id, writes, reads, extra FROM key_log WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id').raw(true) : null;
+    this.strings = this.packedSt === null ? [] : loadStrings(db);
+    this.keyStep = makeKeyStep(ctx.v2 ? this.arena : null);
     for (const [store, partition, epoch, list] of ctx.actives) {
       const k = `${store}\u0000${partition}`;
       let m = this.actives.get(k);
@@ -402,7 +444,8 @@ export class ChunkScanner {
     this.sink.length = 0;
     this.arena.reset();
     this.byKey.clear();
-    const writes = this.writesSt.all(range) as WritesRow[];
+    this.packedReads.length = 0;
+    const writes = this.mergePacked(this.writesSt.all(range) as WritesRow[], range);
     const keyRows = this.keysSt.all(range) as KeysRow[];
     const finals = this.finalsSt.all(range) as FinalsRow[];
     let keys = 0;
@@ -442,10 +485,59 @@ export class ChunkScanner {
       const cand = this.keyKind(store, partition, f === null || f[1] !== 0, !absent && named === null, matched, k, absent);
       if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: cand[0] === 'unverified' || cand[0] === 'unexpected' ? null : matched });
     }
+    let packedReads = 0;
+    for (const p of this.packedReads) packedReads += p.reads.readUInt32LE(2);
     const reads = this.readsSt === null ? [] : this.readFindings(range, stores, keyRows);
     this.sink.length = 0;
     this.byKey.clear();
-    return { counts: [...counts.values()], keys, candidates, reads };
+    this.packedReads.length = 0;
+    return { counts: [...counts.values()], keys, candidates, reads, packedReads };
+  }
+
+  /**
+   * The range's packed keys (key_log) through the same key step as the `zaris_key` aggregate,
+   * merged by key_id with the aggregate's rows of the `writes` table; their reads are kept for
+   * the read pass.
+   * @throws Error when a key has writes in both forms.
+   */
+  private mergePacked(rows: WritesRow[], range: { lo: number; hi: number }): WritesRow[] {
+    if (this.packedSt === null) return rows;
+    const packed = this.packedSt.all(range) as Array<[number, Buffer | null, Buffer | null, string | null]>;
+    if (packed.length === 0) return rows;
+    const out: WritesRow[] = [];
+    let i = 0;
+    const strings = this.strings;
+    for (const [keyId, w, r, extra] of packed) {
+      while (i < rows.length && rows[i][0] < keyId) out.push(rows[i++]);
+      if (i < rows.length && rows[i][0] === keyId) throw new Error(`ledger: key ${keyId} has rows in writes and in key_log`);
+      if (r !== null) this.packedReads.push({ keyId, reads: r, extra });
+      if (w === null) continue;
+      const { n, rows: d } = unpackRows(w, this.scratch);
+      if (d.length > this.scratch.length) this.scratch = d;
+      let facts: KeyFacts | null = null;
+      for (let j = 0; j < n; j++) {
+        const b = j * KW_FIELDS;
+        const outcome = d[b + 4];
+        const code = (outcome === 0 ? OK : outcome === 1 ? FAIL : INDETERMINATE) + (d[b + 1] === 3 ? DELETE_BIT : 0);
+        const node = d[b + 7];
+        facts = this.keyStep(
+          facts,
+          d[b],
+          code,
+          d[b + 9] !== d[b + 9] ? null : d[b + 9],
+          d[b + 8] !== d[b + 8] ? null : d[b + 8],
+          node !== node ? null : (strings[node] ?? null),
+          d[b + 12] !== d[b + 12] ? null : d[b + 12],
+          d[b + 2],
+          d[b + 3] !== d[b + 3] ? null : d[b + 3],
+        );
+      }
+      if (facts === null) continue;
+      this.sink.push(facts);
+      out.push([keyId, this.sink.length - 1]);
+    }
+    while (i < rows.length) out.push(rows[i++]);
+    return out;
   }
 
   /**
@@ -505,6 +597,32 @@ export class ChunkScanner {
     return 1;
   }
 
+  /** The chunk's packed `ok` reads through `zaris_read`'s judge, in key, invoke, recorded order. */
+  private judgePackedReads(): void {
+    this.lastRead = [-1, -Infinity];
+    for (const p of this.packedReads) {
+      const { n, rows: d } = unpackRows(p.reads);
+      let texts: Map<number, string> | null = null;
+      for (let i = 0; i < n; i++) {
+        const b = i * KR_FIELDS;
+        if (d[b + 3] !== 0) continue;
+        const vk = d[b + 5];
+        const absent = vk !== vk;
+        const before = this.hits.length;
+        this.judgeRead(p.keyId, d[b + 1], d[b + 2], absent || vk < 0 ? null : vk, absent || vk < 0 ? null : d[b + 6], absent, d[b]);
+        if (this.hits.length > before) {
+          let value: string | null = null;
+          if (vk === KR_TEXT) {
+            texts ??= new Map(parseExtra(p.extra)?.x ?? []);
+            value = texts.get(i) ?? null;
+          } else if (!absent) value = `w${vk}.${d[b + 6]}`;
+          const node = d[b + 4];
+          this.hits[before][6] = { complete_ms: d[b + 2] !== d[b + 2] ? null : d[b + 2], node: node !== node ? null : (this.strings[node] ?? null), value, id: null };
+        }
+      }
+    }
+  }
+
   /**
    * The read findings of a range, in key then invoke order: per key, the earliest read that has
    * one, and when that is a stale read, the key's later read findings too (up to
@@ -515,9 +633,13 @@ export class ChunkScanner {
     this.lastRead = [-1, -Infinity];
     this.lastHitKey = -1;
     this.readsSt!.get(range);
+    const fromSql = this.hits.length;
+    this.judgePackedReads();
+    // the two forms hold different keys: back to key order (stable: each key's hits stay in order)
+    if (fromSql > 0 && this.hits.length > fromSql) this.hits.sort((a, b) => a[0] - b[0]);
     const out: ReadFindingRow[] = [];
-    for (const [keyId, invokeMs, rid, kind, wSeq, valueSeq] of this.hits) {
-      const r = this.readAt.get(keyId, invokeMs, rid) as { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
+    for (const [keyId, invokeMs, rid, kind, wSeq, valueSeq, packed] of this.hits) {
+      const r = packed ?? (this.readAt.get(keyId, invokeMs, rid) as PackedReadRow);
       const store = stores.get(keyId) ?? keyRows.find((x) => x[0] === keyId)?.[1];
       if (store === undefined) throw new Error(`ledger: read of key ${keyId}, which has no row in keys`);
       const row: ReadFindingRow = { keyId, store, kind, read: r.id ?? `r${rid}`, value: r.value, invokeMs, completeMs: r.complete_ms, node: r.node };

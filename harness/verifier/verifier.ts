@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-rules.js';
 import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
 import { writeId, type RulesVersion } from '../../ledger/schema.js';
+import { hasTable, KeyLogReader } from '../../ledger/key-log.js';
 import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
 import { LossClassifier, type AckRow } from './loss-classifier.js';
 import { loadRunFacts, runConfigOf, type RunFacts } from './run-facts.js';
@@ -174,7 +175,9 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
   };
   const details = new FindingDetails(db, facts, sampleFacts);
   let keys = 0;
+  let packedReads = 0;
   const take = (r: ChunkResult): void => {
+    packedReads += r.packedReads;
     for (const [store, attempted, acknowledged, failed] of r.counts) {
       const c = storeOf(store).counts;
       c.attempted += attempted;
@@ -199,7 +202,7 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
   // (.all(): at most `chunk` keys), so that findings can be written between statements
   // (MIN and MAX one table at a time: each is one B-tree descent; inside a UNION they scan it all)
   const bounds = { lo: null as number | null, hi: null as number | null };
-  for (const table of ['writes', 'final_reads', 'reads']) {
+  for (const table of ['writes', 'final_reads', 'reads', ...(hasTable(db, 'key_log') ? ['key_log'] : [])]) {
     const lo = db.prepare(`SELECT MIN(key_id) FROM ${table}`).pluck().get() as number | null;
     const hi = db.prepare(`SELECT MAX(key_id) FROM ${table}`).pluck().get() as number | null;
     if (lo !== null && (bounds.lo === null || lo < bounds.lo)) bounds.lo = lo;
@@ -225,7 +228,7 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
     counts.indeterminate += s.counts.indeterminate;
   }
   const faultsInjected = facts.faults.length;
-  const reads = facts.v2 ? (db.prepare('SELECT COUNT(*) FROM reads').pluck().get() as number) : 0;
+  const reads = facts.v2 ? (db.prepare('SELECT COUNT(*) FROM reads').pluck().get() as number) + packedReads : 0;
   const reasons = verdictReasons(facts, kinds.unverified, faultsInjected, counts.acknowledged, summary.violation);
   const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
   return {
@@ -272,10 +275,8 @@ type Finding = { cls: FindingClass; kind: FindingKind; store: string; key: strin
 /** Looks up a finding's details (point queries) and classifies losses. */
 class FindingDetails {
   private readonly keyAt: Database.Statement;
-  private readonly writeAt: Database.Statement;
+  private readonly writes: KeyLogReader;
   private readonly classifier: LossClassifier;
-  private readonly lastDeleteAtOrBefore: Database.Statement;
-  private readonly okWritesIn: Database.Statement;
 
   constructor(
     db: Database.Database,
@@ -283,18 +284,12 @@ class FindingDetails {
     private readonly samples: SampleFacts | null,
   ) {
     this.keyAt = db.prepare('SELECT k.key, k.partition, fr.value FROM keys k LEFT JOIN final_reads fr ON fr.key_id = k.key_id WHERE k.key_id = ?');
-    this.writeAt = db.prepare(
-      'SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, ack_copies FROM writes WHERE key_id = ? AND seq = ?',
-    );
+    this.writes = new KeyLogReader(db);
     this.classifier = new LossClassifier(db, facts, samples);
-    this.lastDeleteAtOrBefore = db.prepare("SELECT MAX(seq) FROM writes WHERE key_id = ? AND seq <= ? AND op = 'delete' AND outcome IS NOT 'fail'").pluck();
-    this.okWritesIn = db.prepare(
-      "SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq > ? AND seq <= ? AND outcome = 'ok' ORDER BY seq",
-    );
   }
 
   private at(keyId: number, seq: number): (AckRow & { ack_copies: number | null }) | undefined {
-    return this.writeAt.get(keyId, seq) as (AckRow & { ack_copies: number | null }) | undefined;
+    return this.writes.write(keyId, seq);
   }
 
   private id(keyId: number, seq: number, row?: { wid: string | null }): string {
@@ -353,8 +348,12 @@ class FindingDetails {
   staleReadExcused(r: ReadFindingRow): boolean {
     if (r.wSeq === undefined) return false;
     const k = this.keyAt.get(r.keyId) as { partition: number };
-    const base = r.valueSeq ?? ((this.lastDeleteAtOrBefore.get(r.keyId, r.wSeq) as number | null) ?? 0);
-    const missed = this.okWritesIn.all(r.keyId, base, r.wSeq) as AckRow[];
+    const all = this.writes.writes(r.keyId);
+    const wSeq = r.wSeq;
+    let lastDelete = 0;
+    for (const w of all) if (w.seq <= wSeq && w.op === 'delete' && w.outcome !== 'fail' && w.seq > lastDelete) lastDelete = w.seq;
+    const base = r.valueSeq ?? lastDelete;
+    const missed: AckRow[] = all.filter((w) => w.seq > base && w.seq <= wSeq && w.outcome === 'ok');
     return missed.length > 0 && missed.every((l) => this.classifier.classify(r.store, k.partition, l).rule !== 'violation');
   }
 

@@ -604,3 +604,57 @@ export function fixture(name: string): Fixture {
 export function historyOf(name: string): History {
   return JSON.parse(JSON.stringify(fixture(name).history)) as History;
 }
+
+/**
+ * Losses told as incidents (reports/incidents.ts), the project's own: a pause of n3 (f1), then n1
+ * killed (f2, effective 5,012 ms). rf1 loses a1, a2 (acked by n1 before the kill: allowed, one
+ * incident); sync3 loses b1..b3 (acked by n1 at epoch 3 before the kill: violations, one
+ * incident; the runtime map went n1@e3 -> n2@e4 at 6,000); c1, acked by n2 at epoch 4, is missing
+ * after the ownership change to n3 at epoch 5 (9,000, no crash); a read of d1 from n2 at 7,500
+ * returns d1.1 after d1.2 was acknowledged (a stale read in epoch 4, the epoch n2 took at 6,000).
+ */
+export const INCIDENTS_FIXTURE: Fixture = {
+  name: 'incidents',
+  why: 'Losses of two stores after one crash, one after an ownership change, one stale read: four incidents.',
+  history: v2(['sync3', 'rf1'], {
+    faults: [fault('f1', 'pause', ['n3'], 1000, 1500), fault('f2', 'kill', ['n1'], 5010, 8000, { effective: 5012 })],
+    ownership: [
+      own(0, 'sync3', 'n1', 3),
+      own(6000, 'sync3', 'n2', 4, { health: 'Degraded' }),
+      own(9000, 'sync3', 'n3', 5, { health: 'Degraded' }),
+      own(0, 'rf1', 'n1', 1),
+    ],
+    writes: [
+      w('a1', 'rf1', 'a1', 1, 4000, 4004, 'ok'),
+      w('a2', 'rf1', 'a2', 1, 4500, 4504, 'ok'),
+      w('b1', 'sync3', 'b1', 1, 4100, 4104, 'ok', { epoch: 3 }),
+      w('b2', 'sync3', 'b2', 1, 4400, 4404, 'ok', { epoch: 3 }),
+      w('b3', 'sync3', 'b3', 1, 4900, 4904, 'ok', { epoch: 3 }),
+      w('c1', 'sync3', 'c1', 1, 8000, 8004, 'ok', { node: 'n2', epoch: 4 }),
+      w('d1.1', 'sync3', 'd1', 1, 6100, 6104, 'ok', { node: 'n2', epoch: 4 }),
+      w('d1.2', 'sync3', 'd1', 2, 7000, 7004, 'ok', { node: 'n2', epoch: 4 }),
+      w('e1', 'sync3', 'e1', 1, 100, 104, 'ok', { epoch: 3 }),
+    ],
+    reads: [rd('r1', 'sync3', 'd1', 7500, 7502, 'd1.1', 'ok', 'n2')],
+    finalReads: [
+      { store: 'rf1', key: 'a1', value: null },
+      { store: 'rf1', key: 'a2', value: null },
+      { store: 'sync3', key: 'b1', value: null },
+      { store: 'sync3', key: 'b2', value: null },
+      { store: 'sync3', key: 'b3', value: null },
+      { store: 'sync3', key: 'c1', value: null },
+      { store: 'sync3', key: 'd1', value: 'd1.2' },
+      { store: 'sync3', key: 'e1', value: 'e1' },
+    ],
+  }),
+  verdict: 'FAILED',
+  findings: [
+    lost('rf1', 'rf1', 'a1', 'a1'),
+    lost('rf1', 'rf1', 'a2', 'a2'),
+    lost('violation', 'sync3', 'b1', 'b1'),
+    lost('violation', 'sync3', 'b2', 'b2'),
+    lost('violation', 'sync3', 'b3', 'b3'),
+    lost('violation', 'sync3', 'c1', 'c1'),
+    { class: 'violation', kind: 'stale-read', store: 'sync3', key: 'd1', write: 'd1.1', read: 'r1' },
+  ],
+};
