@@ -1,7 +1,9 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
 #   make certify DURATION=4h [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
+#                [SCENARIO=scenarios/<name>.yaml]
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
+#   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make bench | make bench-verify | make sim RUNS=N | make image
 SHELL := /bin/bash
@@ -9,7 +11,7 @@ NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify analyze export bench bench-verify sim image clean
+.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify sim image clean
 
 all: build
 
@@ -42,11 +44,23 @@ certify: build
 	if [ -n "$${NODES:-}" ]; then args+=(--nodes "$$NODES"); fi; \
 	case "$${BEYOND_BUDGET:-}" in 1|true|yes) args+=(--beyond-budget);; esac; \
 	if [ -n "$${REPLAY:-}" ]; then args+=(--replay "$$REPLAY"); fi; \
+	if [ -n "$${SCENARIO:-}" ]; then args+=(--scenario "$$SCENARIO"); fi; \
 	if [ -n "$${RATE:-}" ]; then args+=(--rate "$$RATE"); fi; \
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
 	if [ -n "$${ASYNC_LAG:-}" ]; then args+=(--async-lag "$$ASYNC_LAG"); fi; \
 	exec $(CLI) certify "$${args[@]}"
+
+# every scenario of scenarios/ (or ONLY=name,...), one at a time: a table and runs/scenarios.json
+scenarios: build
+	@args=(--runtime "$${RUNTIME:-auto}"); if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
+	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	exec $(CLI) scenarios "$${args[@]}"
+
+# delta debugging of a FAILED run's recorded faults: writes <run>/shrunk.yaml (a scenario)
+shrink: build
+	@if [ -z "$${RUN:-}" ]; then echo 'make shrink RUN=runs/<a failed run> [MAX_RUNS=16] [RUNTIME=...]' >&2; exit 64; fi; \
+	args=(--runtime "$${RUNTIME:-auto}" --max-runs "$${MAX_RUNS:-16}"); exec $(CLI) shrink "$$RUN" "$${args[@]}"
 
 analyze: build
 	@if [ -n "$${HISTORY:-}" ]; then exec $(CLI) analyze --history "$$HISTORY" --out "$${OUT:-$${HISTORY%.json}-analysis}"; \

@@ -1,3 +1,4 @@
+import { getEventListeners } from 'node:events';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -63,7 +64,10 @@ describe('certify end to end (process runtime)', () => {
   }, 60_000);
 
   it('replays the recorded schedule: same scheduleDigest', async () => {
-    const out = await certify({ ...base, seed: 999, replay: first!.runDir, durationMs: 1_000 });
+    const stop = new AbortController();
+    const out = await certify({ ...base, seed: 999, replay: first!.runDir, durationMs: 1_000, signal: stop.signal });
+    // make scenarios and make shrink pass one signal to many runs: a run leaves no listener on it
+    expect(getEventListeners(stop.signal, 'abort')).toHaveLength(0);
     expect(out.results!.scheduleDigest).toBe(first!.results.scheduleDigest);
     expect(out.results!.seed).toBe(11);
     expect(out.results!.durationMs).toBe(20_000);

@@ -16,7 +16,9 @@ import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis } from './nemesis/nemesis.js';
 import { createPrng } from './nemesis/prng.js';
-import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
+import { ADMIN_KINDS, planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, validateSchedule, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
+import { compileScenario, describeExpectation, scenarioRecord, type Scenario, type ScenarioRecord } from './scenario/scenario.js';
+import { scenarioExitCode } from './scenario/expectation.js';
 import { defaultClockModes, hostClockFaultsUnavailable } from './runtime/faketime.js';
 import { checkNetAdmin } from './runtime/iptables.js';
 import { nodeProcessSweeper } from './runtime/process-sweeper.js';
@@ -31,6 +33,8 @@ import { UsageError } from './usage-error.js';
 import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
+import { startMetricsSampler, type MetricsSampler } from './metrics-sampler.js';
+import { describePolicyFollow, POLICY_STORE, POLICY_TABLES, setStorePolicy, type SetPolicyRecord } from './policy-change.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 
@@ -57,6 +61,13 @@ export interface CertifyOptions {
   beyondBudget: boolean;
   /** A run directory whose planned schedule to re-apply. */
   replay?: string;
+  /**
+   * A scenario (SCENARIO=, harness/scenario): its cluster, stores, timings and steps replace the
+   * random schedule; the run says whether its expectation held (results.json `scenario`, exit code).
+   */
+  scenario?: Scenario;
+  /** The stores of the run (default {@link DEFAULT_STORES}; a scenario names its own). */
+  stores?: StoreConfig[];
   /** Parent of run directories (default runs/). */
   runsDir: string;
   /** Target write rate over all stores, writes/s (0 = as fast as possible). */
@@ -173,14 +184,22 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
   if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
-  const nodeCount = o.nodes ?? 3;
+  const sc = o.scenario;
+  if (sc && o.replay) throw new UsageError('give SCENARIO= or REPLAY=, not both (a scenario run replays with REPLAY= like any run)');
+  const nodeCount = sc ? sc.nodes : (o.nodes ?? 3);
   if (nodeCount !== 3 && nodeCount !== 5) throw new UsageError(`NODES must be 3 or 5, got ${nodeCount}`);
   const NODE_IDS = nodeIdsOf(nodeCount);
-  let kinds = [...o.faults];
+  let kinds = sc ? [...new Set(sc.faults.map((f) => f.kind))].filter((k) => !(ADMIN_KINDS as readonly string[]).includes(k)) : [...o.faults];
+  const faultsExplicit = sc ? true : o.faultsExplicit;
+  const beyondBudget = sc ? sc.beyondBudget : o.beyondBudget;
+  let escalationTimeoutMs = sc ? sc.escalationTimeoutMs : o.escalationTimeoutMs;
+  let evictionTimeoutMs = sc ? sc.evictionTimeoutMs : DEFAULT_TIMING.evictionTimeoutMs;
+  let stores = sc ? sc.stores : (o.stores ?? DEFAULT_STORES);
+  const selfTestBug = o.selfTestBug ?? sc?.bug;
   // a power failure within the budget must leave a majority up: two nodes of five, never of three
-  if (kinds.includes('power') && !o.beyondBudget && nodeCount < 5) {
+  if (!sc && kinds.includes('power') && !beyondBudget && nodeCount < 5) {
     const why = 'the fault budget allows power failures only with NODES=5 (two nodes at once) or BEYOND_BUDGET=1';
-    if (o.faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for power failures, but ${why}`);
+    if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for power failures, but ${why}`);
     kinds = kinds.filter((k) => k !== 'power');
     log(`power failures left out: ${why}`);
   }
@@ -190,7 +209,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (kinds.includes('clock')) {
       const why = hostClockFaultsUnavailable();
       if (why) {
-        if (o.faultsExplicit) throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
+        if (faultsExplicit) throw new UsageError(`${sc ? `scenario ${sc.name} has clock steps` : 'FAULTS asks for clock faults'}, but ${why}`);
         kinds = kinds.filter((k) => k !== 'clock');
         log(`clock faults left out: ${why}`);
       }
@@ -199,12 +218,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (net.length === 0) return false;
     const why = await checkNetAdmin();
     if (!why) return true;
-    if (o.faultsExplicit) throw new UsageError(`FAULTS asks for ${net.join(' and ')}, but ${why}`);
+    if (faultsExplicit) throw new UsageError(`${sc ? `scenario ${sc.name} has ${net.join(' and ')} steps` : `FAULTS asks for ${net.join(' and ')}`}, but ${why}`);
     kinds = kinds.filter((k) => k !== 'partition' && k !== 'client-cut');
     log(`partitions and client cuts left out: ${why}`);
     return false;
   };
   let replayed: Schedule | null = null;
+  let scenarioRec: ScenarioRecord | null = sc ? scenarioRecord(sc) : null;
   if (o.replay) {
     const ledgerPath = path.join(o.replay, 'ledger.sqlite');
     if (!existsSync(ledgerPath)) throw new UsageError(`REPLAY=${o.replay}: no ledger.sqlite there`);
@@ -214,6 +234,15 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       const row = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.schedule) as { value: string } | undefined;
       if (!row) throw new UsageError(`REPLAY=${o.replay}: the run recorded no schedule`);
       replayed = scheduleFromJson(row.value);
+      // a scenario run replays as a scenario (its expectation judged again), with its stores and timings
+      const scRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.scenario) as { value: string } | undefined;
+      if (scRow) scenarioRec = JSON.parse(scRow.value) as ScenarioRecord;
+      const cfgRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.runConfig) as { value: string } | undefined;
+      const cfg = cfgRow ? (JSON.parse(cfgRow.value) as Partial<RunConfig>) : {};
+      if (Array.isArray(cfg.stores) && cfg.stores.length > 0) stores = cfg.stores;
+      escalationTimeoutMs = replayed.escalationTimeoutMs;
+      evictionTimeoutMs = replayed.evictionTimeoutMs;
+      kinds = replayed.kinds.filter((k) => !(ADMIN_KINDS as readonly string[]).includes(k));
     } finally {
       db.close();
     }
@@ -223,7 +252,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const runTag = `r${randomBytes(3).toString('hex')}`;
   const { runtime, reason } = await makeRuntime(o.runtime, runTag, processPartitions, log);
   mkdirSync(o.runsDir, { recursive: true });
-  const seed = replayed ? replayed.seed : o.seed;
+  // a scenario's own seed (when it names one) seeds its live choices and the workload
+  const seed = replayed ? replayed.seed : (sc?.seed ?? o.seed);
   const runDir = path.resolve(o.runsDir, `${utcStamp()}-${seed}`);
   mkdirSync(runDir, { recursive: true });
   const latest = path.join(o.runsDir, 'latest');
@@ -242,20 +272,25 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
   let monitor: RunMonitor | null = null;
+  let metrics: MetricsSampler | null = null;
+  /** Aborted when the run ends however it ends: a pending mid-run policy change is dropped. */
+  const runOver = new AbortController();
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
     ledger.setMeta(META.seed, String(seed));
     ledger.setMeta(META.runtime, runtime.kind);
     ledger.setMeta(META.startedAtUtc, new Date().toISOString());
-    ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : o.durationMs));
+    const scenarioSchedule = sc ? validateSchedule(compileScenario(sc, seed)) : null;
+    ledger.setMeta(META.durationMs, String(replayed ? replayed.durationMs : scenarioSchedule ? scenarioSchedule.durationMs : o.durationMs));
+    if (scenarioRec) ledger.setMeta(META.scenario, JSON.stringify(scenarioRec));
     ledger.setMeta(META.versions, JSON.stringify({ node: process.version, zarisCertify: pkg.version }));
-    const planned = replayed ?? null;
+    const planned = replayed ?? scenarioSchedule;
     const runKinds = planned ? planned.kinds : kinds;
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { durationMs: o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: o.beyondBudget, replay: o.replay ?? null, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs: o.escalationTimeoutMs, selfTestBug: o.selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     const started = clock.now();
@@ -264,7 +299,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       runDir,
       nodeIds,
       // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
-      template: { ...(o.selfTestBug ? { selfTestBug: o.selfTestBug } : {}), cluster: `zaris-${runTag}`, stores: DEFAULT_STORES, timing: { ...DEFAULT_TIMING, escalationTimeoutMs: o.escalationTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
+      template: { ...(selfTestBug ? { selfTestBug } : {}), cluster: `zaris-${runTag}`, stores, timing: { ...DEFAULT_TIMING, escalationTimeoutMs, evictionTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
       ...(clockModes ? { clockModes } : {}),
     });
     if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
@@ -283,6 +318,18 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
     log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
 
+    // seed 004 in certification: a non-empty multi-key retry policy on one store from the start (a
+    // scenario plays its own script: none there); it changes halfway through the fault phase
+    const policySets: SetPolicyRecord[] = [];
+    const withPolicy = !sc && config.stores.some((s) => s.name === POLICY_STORE);
+    const hc0 = harnessClient;
+    const setPolicy = async (table: string): Promise<void> => {
+      const r = await setStorePolicy(POLICY_STORE, table, { admin: (cmd) => hc0.admin(cmd), now: () => clock.now(), sleep: (ms) => sleep(ms), ledger });
+      policySets.push(r);
+      log(r.ok ? `seed 004: ${POLICY_STORE} multi-key retry policy set to "${table}" (${r.message})` : `seed 004: set-policy ${POLICY_STORE} "${table}" not accepted after ${r.attempts} attempts: ${r.message}`);
+    };
+    if (withPolicy) await setPolicy(POLICY_TABLES[0]);
+
     // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
     client = new ZarisClient({ seeds });
     await waitUntil(async () => !!(await client!.connect().then(() => true).catch(() => false)), 20_000, 'the workload client to discover the cluster');
@@ -292,55 +339,80 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     log(`workload client: ${describeClientOptions(runConfig.clientOptions)}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
 
     const view = harnessClient.clusterView;
-    const stores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
+    const workloadStores: WorkloadStore[] = config.stores.map((s) => ({ name: s.name, segments: s.segments, partitions: view.stores.get(s.name)!.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode }));
     const rng = createPrng(seed ^ 0x5eed);
     // sync-ack probes read the other in-sync members of the ack's epoch through the harness's client
     const w0 = watch;
     const hc = harnessClient;
     const prober: AckProber = { inSyncAt: (store, partition, epoch) => w0.inSyncAt(store, partition, epoch), getLocal: (node, store, key) => hc.getLocal(node, store, key) };
-    workload = new Workload(client, ledger, clock, { stores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
+    workload = new Workload(client, ledger, clock, { stores: workloadStores, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, ratePerSec: o.rate, random: () => rng.next(), ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : { prober }) });
     workload.onAck(watch.onAck);
 
     const schedule: Schedule =
       replayed ??
+      scenarioSchedule ??
       planSchedule({
         seed,
         durationMs: o.durationMs,
         kinds,
         preset: o.faultPreset ?? 'random',
-        escalationTimeoutMs: o.escalationTimeoutMs,
-        evictionTimeoutMs: DEFAULT_TIMING.evictionTimeoutMs,
+        escalationTimeoutMs,
+        evictionTimeoutMs,
         nodeCount: NODE_IDS.length,
         partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
-        beyondBudget: o.beyondBudget,
+        beyondBudget,
       });
     const digest = scheduleDigest(schedule);
     ledger.setMeta(META.schedule, scheduleToJson(schedule));
     ledger.setMeta(META.scheduleDigest, digest);
     log(`schedule: ${schedule.faults.length} planned faults (${schedule.kinds.join(',') || 'none'}${schedule.preset !== 'random' ? `, preset ${schedule.preset}` : ''}), digest ${digest.slice(0, 16)}`);
+    if (scenarioRec) log(`scenario ${scenarioRec.name}: ${schedule.faults.length} steps, expected ${describeExpectation(scenarioRec.expect)}; the fault phase ends ${(schedule.tailMs ?? 0) / 1000} s after the last step (at most ${schedule.durationMs / 1000} s)`);
 
     watch.start();
+    // every node's counters (its metrics endpoint) into the ledger every 5 s: the report charts them
+    metrics = startMetricsSampler({ endpoints: config.nodes.filter((n) => n.metricsPort).map((n) => ({ node: n.id, host: n.host, port: n.metricsPort! })), now: () => clock.now(), ledger });
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: replayed ? replayed.beyondBudget : o.beyondBudget, pollMs: 100 });
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: schedule.beyondBudget, pollMs: 100 });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
-    const phaseDurationMs = replayed ? replayed.durationMs : o.durationMs;
+    const phaseDurationMs = replayed ? replayed.durationMs : scenarioSchedule ? scenarioSchedule.durationMs : o.durationMs;
     // the fault phase ends at its duration, on SIGINT, or when the disk guard says so
     const endPhase = new AbortController();
-    o.signal?.addEventListener('abort', () => endPhase.abort(), { once: true });
+    const onEndPhase = (): void => endPhase.abort();
+    o.signal?.addEventListener('abort', onEndPhase, { once: true });
     let diskLow: string | null = null;
     monitor = watchRunMeans(o, runDir, ledger, clock, faultPhaseStart, phaseDurationMs, workload, nemesis, (reason) => {
       diskLow = reason;
       endPhase.abort();
     });
     const nemesisRun = nemesis.run(stopFaults.signal);
+    // a scenario's phase ends `tailMs` after its last step ended (at most its duration)
+    if (schedule.tailMs !== undefined) {
+      const tail = schedule.tailMs;
+      void nemesisRun.then(
+        () => sleep(tail, endPhase.signal).then(() => endPhase.abort()),
+        () => endPhase.abort(),
+      );
+    }
+    const policyChange = withPolicy
+      ? sleep(phaseDurationMs / 2, AbortSignal.any([endPhase.signal, runOver.signal]))
+          .then(() => (endPhase.signal.aborted || runOver.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1])))
+          .catch(() => undefined)
+      : Promise.resolve();
     // a replay runs as long as the recorded run did
-    await sleep(phaseDurationMs, endPhase.signal);
-    stopFaults.abort();
-    await nemesisRun;
+    try {
+      await sleep(phaseDurationMs, endPhase.signal);
+      stopFaults.abort();
+      await nemesisRun;
+    } finally {
+      // the caller's signal outlives this run (make scenarios, make shrink: one signal, many runs)
+      o.signal?.removeEventListener('abort', onAbort);
+      o.signal?.removeEventListener('abort', onEndPhase);
+    }
+    await policyChange;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
@@ -358,8 +430,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
     if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
+    for (const line of describePolicyFollow(policySets, workload.policyChanges)) log(line);
     watch.stop();
     await watch.sample();
+    await metrics.sampleNow();
+    await metrics.stop();
 
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
@@ -378,7 +453,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
     throw e;
   } finally {
+    runOver.abort();
     monitor?.stop();
+    await metrics?.stop();
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
@@ -391,7 +468,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let exitCode = 0;
   if (!o.skipVerify && !o.ledgerOff) {
     results = analyzeRunDir(runDir);
-    exitCode = results.exitCode;
+    exitCode = results.scenario ? scenarioExitCode(results.scenario.held, results.exitCode) : results.exitCode;
   }
   return { runDir, exitCode, results, ackedPerSec, failoverMs: watch?.failoverMs ?? [], runtime: runtime.kind };
 }
@@ -414,10 +491,16 @@ export interface RunConfig extends RunRulesConfig {
   nodes: number;
   beyondBudget: boolean;
   replay: string | null;
+  /** The scenario's name (SCENARIO=), or null. */
+  scenario: string | null;
+  /** The stores the run started (replays of scenario runs start the same). */
+  stores: StoreConfig[];
   rate: number;
   writersPerStore: number;
   keysPerWriter: number;
   escalationTimeoutMs: number;
+  /** The nodes' eviction timeout, ms (seed 002; a scenario may set it). */
+  evictionTimeoutMs: number;
   selfTestBug: SelfTestBug | null;
   asyncLagMaxMs: number;
   leaseMs: number | null;

@@ -68,6 +68,7 @@ export function buildCli(): Command {
     .addOption(new Option('--nodes <n>', 'cluster size').choices(['3', '5']).default('3'))
     .option('--beyond-budget', 'let faults overlap past the fault budget', false)
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
+    .option('--scenario <file>', 'play a scenario (scenarios/<name>.yaml) instead of a random schedule; it names the cluster, stores, timings and what it expects')
     .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
     .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores (0 = unthrottled)').argParser(parseIntArg('--rate', 0)).default(3000))
     .addOption(new Option('--writers <n>', 'writers per store').argParser(parseIntArg('--writers', 1)).default(8))
@@ -75,7 +76,15 @@ export function buildCli(): Command {
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }) => {
+    .action(async (opts: { selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }, cmd: Command) => {
+      let scenario;
+      if (opts.scenario !== undefined) {
+        // a scenario names its cluster, faults and timings: the same options beside it are a mistake
+        const clash = (['faults', 'nodes', 'beyondBudget', 'escalation', 'replay'] as const).filter((k) => cmd.getOptionValueSource(k) === 'cli');
+        if (clash.length > 0) throw new UsageError(`--scenario names its own cluster, faults and timings: drop ${clash.map((k) => `--${k.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`).join(', ')}`);
+        const { loadScenario } = await import('./scenario/scenario.js');
+        scenario = loadScenario(opts.scenario);
+      }
       const { certify } = await import('./certify.js');
       const { createProgressOutput } = await import('./run-progress.js');
       // on a terminal the progress line is redrawn in place, the run's lines printed above it
@@ -102,6 +111,7 @@ export function buildCli(): Command {
         nodes: Number(opts.nodes),
         beyondBudget: opts.beyondBudget,
         replay: opts.replay,
+        ...(scenario ? { scenario } : {}),
         runsDir: opts.runsDir,
         rate: opts.rate,
         writersPerStore: opts.writers,
@@ -121,8 +131,58 @@ export function buildCli(): Command {
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
             `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );
+        if (r.scenario) {
+          const e = r.scenario.expected;
+          process.stdout.write(`scenario ${r.scenario.name}: expected ${e.verdict}${e.allow ? ` (allow ${e.allow.join(', ') || 'none'})` : ''}: ${r.scenario.held ? 'held' : `did NOT hold: ${r.scenario.reasons.join('; ')}`}\n`);
+        }
       }
       process.exitCode = out.exitCode;
+    });
+
+  program
+    .command('scenarios')
+    .description('play every scenario of a folder, one at a time; print a table and write runs/scenarios.json')
+    .option('--dir <dir>', 'the folder of scenario files', 'scenarios')
+    .option('--only <names>', 'only the files whose names contain one of these (comma-separated)')
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
+    .option('--runs-dir <dir>', 'parent folder of run directories', 'runs')
+    .addOption(new Option('--seed <n>', 'seed of scenarios that name none').argParser(parseIntArg('--seed', 0)))
+    .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores').argParser(parseIntArg('--rate', 0)).default(3000))
+    .action(async (opts: { dir: string; only?: string; runtime: 'auto' | 'process' | 'docker'; runsDir: string; seed?: number; rate: number }) => {
+      const { runScenarios } = await import('./commands/scenarios.js');
+      const { certify } = await import('./certify.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => (ac.signal.aborted ? fail('SIGINT again: forced exit', 130) : ac.abort()));
+      const report = await runScenarios({
+        dir: opts.dir,
+        ...(opts.only ? { only: opts.only } : {}),
+        base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: opts.rate, writersPerStore: 8, keysPerWriter: 16, signal: ac.signal, ...(opts.seed !== undefined ? { seed: opts.seed } : {}) },
+        certify,
+        print: (l) => process.stdout.write(`${l}\n`),
+      });
+      process.exitCode = report.failed > 0 ? 1 : 0;
+    });
+
+  program
+    .command('shrink')
+    .description('shrink a FAILED run to the fewest recorded faults that still make it fail (delta debugging), written as a scenario beside the run')
+    .argument('<run-dir>', 'a FAILED run directory (runs/<utc>-<seed>)')
+    .addOption(new Option('--max-runs <n>', 'at most this many replays').argParser(parseIntArg('--max-runs', 1)).default(16))
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
+    .addOption(new Option('--rate <writes-per-sec>', 'target write rate over all stores').argParser(parseIntArg('--rate', 0)).default(3000))
+    .action(async (runDir: string, opts: { maxRuns: number; runtime: 'auto' | 'process' | 'docker'; rate: number }) => {
+      const { shrinkRun } = await import('./commands/shrink.js');
+      const { certify } = await import('./certify.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => (ac.signal.aborted ? fail('SIGINT again: forced exit', 130) : ac.abort()));
+      const r = await shrinkRun({
+        run: runDir,
+        maxTests: opts.maxRuns,
+        base: { runtime: opts.runtime, rate: opts.rate, writersPerStore: 8, keysPerWriter: 16, signal: ac.signal },
+        certify,
+        print: (l) => process.stdout.write(`${l}\n`),
+      });
+      process.exitCode = r.scenarioFile ? 0 : 2;
     });
 
   program
@@ -162,14 +222,30 @@ export function buildCli(): Command {
     });
 
   program
+    .command('admin')
+    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .argument('[args...]', "the verb's arguments")
+    .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
+    .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
+    .option('--json', 'print JSON instead of a table', false)
+    .addOption(new Option('--timeout <duration>', 'per-request timeout').argParser(parseDuration).default(2_000, '2s'))
+    .action(async (verb: string, args: string[], opts: { seeds?: string; run: string; json: boolean; timeout: number }) => {
+      const { runAdmin, parseSeeds, seedsOfRun } = await import('./commands/admin.js');
+      const seeds = opts.seeds !== undefined ? parseSeeds(opts.seeds) : seedsOfRun(opts.run);
+      await runAdmin(verb, args, { seeds, json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
+    });
+
+  program
     .command('node')
     .description('start one store node')
     .requiredOption('--config <file>', 'cluster config (JSON)')
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
-    .action(async (opts: { config: string; id: string; run?: string }) => {
+    .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
     });
   return program;
 }
@@ -178,7 +254,7 @@ export function buildCli(): Command {
 export async function main(argv: string[]): Promise<void> {
   if (argv.length === 0) {
     buildCli().outputHelp();
-    fail('no command given (certify, analyze, export, node)', USAGE_EXIT_CODE);
+    fail('no command given (certify, scenarios, shrink, analyze, export, admin, node)', USAGE_EXIT_CODE);
   }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
@@ -188,6 +264,9 @@ export async function main(argv: string[]): Promise<void> {
       fail(e.message.replace(/^error: /, ''), USAGE_EXIT_CODE);
     }
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
+    // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
+    if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
+    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }

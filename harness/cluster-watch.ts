@@ -1,4 +1,5 @@
 import type { ClusterView, ZarisClient } from '../nodes/client/zaris-client.js';
+import { KvStatus } from '../nodes/kv-status.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
 import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
@@ -146,10 +147,14 @@ export class ClusterWatch implements ClusterProbe {
   }
 
   private async fresh(): Promise<ClusterView> {
-    const { view: v, docs } = await this.client.fetchViewAndDocs();
-    this.latest = v;
-    this.noteLease(docs);
-    return v;
+    return (await this.freshDocs()).view;
+  }
+
+  private async freshDocs(): Promise<{ view: ClusterView; docs: MetadataDoc[] }> {
+    const r = await this.client.fetchViewAndDocs();
+    this.latest = r.view;
+    this.noteLease(r.docs);
+    return r;
   }
 
   /**
@@ -190,9 +195,11 @@ export class ClusterWatch implements ClusterProbe {
    * runs now (a restarted node the map still lists under its old incarnation holds nothing yet).
    */
   async snapshot(): Promise<ClusterSnapshot> {
-    const v = await this.fresh();
+    const { view: v, docs } = await this.freshDocs();
+    const leaderDoc = docs.find((d) => d.isLeader);
     return {
       leader: v.leader,
+      ...(leaderDoc && Array.isArray(leaderDoc.suspected) ? { suspected: [...leaderDoc.suspected] } : {}),
       answered: [...v.incs.keys()].sort(),
       partitions: [...v.runtime.values()].map((e) => ({
         store: e.store,
@@ -205,6 +212,15 @@ export class ClusterWatch implements ClusterProbe {
         handoffTo: e.handoffTo,
       })),
     };
+  }
+
+  /**
+   * The nemesis's admin requests (handoff, regenerate: nodes/node-admin.ts), through the harness's
+   * own client to the leader. `status` is the KvStatus name of the answer.
+   */
+  async admin(command: string): Promise<{ ok: boolean; message: string; status: string }> {
+    const r = await this.client.admin(command);
+    return { ok: r.answer.ok, message: r.answer.message, status: KvStatus[r.status] ?? String(r.status) };
   }
 
   /**

@@ -95,6 +95,25 @@ interface SecondBucket {
   statuses: Record<string, number>;
 }
 
+/** The ledger event of a batch get that ran under a multi-key retry policy other than the store's previous batch get's (seed 004). */
+export const BATCH_GET_POLICY_EVENT = 'batch-get-policy';
+
+/**
+ * A change of the server policy a store's batch gets run under, as the client under test had
+ * published it when the batch get started (seed 004: the request captures its delay once).
+ */
+export interface BatchGetPolicySeen {
+  store: string;
+  /** The published server table (canonical text), or null when none was published. */
+  policy: string | null;
+  /** The delay this request captured, ms (null: no lookup). */
+  delayMs: number | null;
+  /** Distinct keys of the request. */
+  keys: number;
+  /** Run clock at the request's start, ms. */
+  atMs: number;
+}
+
 /** Receives every acknowledged write (the failover meter listens here). */
 export type AckListener = (store: string, partition: number, node: string, epoch: number, tMs: number) => void;
 
@@ -141,6 +160,11 @@ export class Workload {
   private tokens = 0;
   private tokenWaiters: Array<() => void> = [];
   private refill: NodeJS.Timeout | null = null;
+
+  /** Per store: the server policy its last batch get ran under (seed 004). */
+  private readonly policySeen = new Map<string, string | null>();
+  /** Every change of the policy a store's batch gets ran under, in order (also `batch-get-policy` ledger events). */
+  readonly policyChanges: BatchGetPolicySeen[] = [];
 
   constructor(
     private readonly client: ZarisClient,
@@ -266,11 +290,19 @@ export class Workload {
     const store = keys[0].store;
     this.totals.readRequests++;
     const invokeMs = this.clock.now();
+    const policy = this.client.policyState(store).serverPolicy()?.toString() ?? null;
     let res: LongTailRetryResult<ReadResult> | null = null;
     try {
       res = await this.client.getMany(store, keys.map((k) => k.key));
     } catch (e) {
       if (e instanceof BatchGetIncompleteError) res = (e as BatchGetIncompleteError<ReadResult>).partial;
+    }
+    if (res && (!this.policySeen.has(store) || this.policySeen.get(store) !== policy)) {
+      // seed 004 in certification: when the batch gets of a store start following another policy
+      this.policySeen.set(store, policy);
+      const seen: BatchGetPolicySeen = { store, policy, delayMs: res.delayMs, keys: new Set(keys.map((k) => k.key)).size, atMs: invokeMs };
+      this.policyChanges.push(seen);
+      this.ledger.event(invokeMs, BATCH_GET_POLICY_EVENT, seen);
     }
     const completeMs = this.clock.now();
     let unanswered = 0;

@@ -351,6 +351,10 @@ export const META = {
   scheduleDigest: 'schedule_digest',
   /** JSON: the planned fault schedule (kinds, targets, relative times), for replay. */
   schedule: 'schedule',
+  /** JSON: the scenario of a scenario run (harness/scenario: name, file, expect, step names, YAML source). */
+  scenario: 'scenario',
+  /** JSON: where `make shrink` wrote the smallest failing schedule of this run ({ file, faults, replays }). */
+  shrunk: 'shrunk',
   durationMs: 'duration_ms',
   /** Why the run is inconclusive beyond the verifier's rules (e.g. the cluster never healed). */
   inconclusiveReason: 'inconclusive_reason',

@@ -19,12 +19,14 @@ import { KvStatus } from './kv-status.js';
  * - GetMany (4):  str8 store, u8 flags (1 allowReplica), u16 n, n x str16 key
  * - Metadata (5): nothing; answered with a JSON document (schema 5)
  * - Ping (6):     nothing
+ * - Admin (7):    str16 command (one line of text; node-admin.ts: answered by the leader)
  * Responses:
  * - Put/Delete: str8 node, u16 partition, f64 epoch, f64 version, f64 revision, u8 ackMode
  *   (0 sync, 1 async), u16 copies. On Conflict, version is the key's current version.
  * - Get: str8 node, f64 epoch, f64 version, bytes32 value (empty unless Ok)
  * - GetMany: str8 node, u16 n, n x (u8 status, f64 version, bytes32 value)
  * - Metadata: bytes32 JSON
+ * - Admin: bytes32 JSON (node-admin.ts AdminAnswer)
  * - Error (op 0): status InvalidInput, str16 message; the node then closes the connection.
  * Response flag bit 0 (INDETERMINATE): the write was applied somewhere and its fate is unknown
  * (the owner lost ownership or could not complete replication in time); the client must treat
@@ -38,6 +40,7 @@ export const Op = {
   GetMany: 4,
   Metadata: 5,
   Ping: 6,
+  Admin: 7,
 } as const;
 export type OpCode = (typeof Op)[keyof typeof Op];
 
@@ -51,7 +54,9 @@ export type ClientRequest =
   | { op: typeof Op.Delete; reqId: number; store: string; key: string; ifMatchVersion?: number }
   | { op: typeof Op.GetMany; reqId: number; store: string; keys: string[]; allowReplica: boolean }
   | { op: typeof Op.Metadata; reqId: number }
-  | { op: typeof Op.Ping; reqId: number };
+  | { op: typeof Op.Ping; reqId: number }
+  /** An operator request (node-admin.ts): one line such as `handoff sync3/0 to n2`. */
+  | { op: typeof Op.Admin; reqId: number; command: string };
 
 /** What an Ok write response tells the ledger (DESIGN.md §2). */
 export interface WriteInfo {
@@ -80,6 +85,7 @@ export type ClientResponse =
   | { op: typeof Op.GetMany; reqId: number; status: KvStatus; flags: number; node: string; items: GetManyItem[] }
   | { op: typeof Op.Metadata; reqId: number; status: KvStatus; flags: number; json: string }
   | { op: typeof Op.Ping; reqId: number; status: KvStatus; flags: number }
+  | { op: typeof Op.Admin; reqId: number; status: KvStatus; flags: number; json: string }
   | { op: typeof Op.Error; reqId: number; status: KvStatus; flags: number; message: string };
 
 /** A request the node cannot parse; answered with an Error response, then the connection closes. */
@@ -126,6 +132,9 @@ export function encodeRequest(w: FrameWriter, r: ClientRequest): void {
       break;
     case Op.Metadata:
     case Op.Ping:
+      break;
+    case Op.Admin:
+      w.str16(r.command);
       break;
   }
   w.end();
@@ -188,6 +197,9 @@ export function decodeRequest(payload: Buffer): ClientRequest {
       case Op.Ping:
         out = { op, reqId };
         break;
+      case Op.Admin:
+        out = { op, reqId, command: r.str16() };
+        break;
       default:
         throw new ProtocolError(`unknown op ${op}`, reqId);
     }
@@ -233,6 +245,7 @@ export function encodeResponse(w: FrameWriter, r: ClientResponse): void {
       }
       break;
     case Op.Metadata:
+    case Op.Admin:
       w.bytes32(Buffer.from(r.json, 'utf8'));
       break;
     case Op.Ping:
@@ -288,6 +301,7 @@ export function decodeResponse(payload: Buffer): ClientResponse {
         return { op, reqId, status, flags, node, items };
       }
       case Op.Metadata:
+      case Op.Admin:
         return { op, reqId, status, flags, json: r.bytes32().toString('utf8') };
       case Op.Ping:
         return { op, reqId, status, flags };

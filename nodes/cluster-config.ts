@@ -12,6 +12,11 @@ export interface NodeConfig {
   clusterPort: number;
   /** A preferred primary heads one partition of every store (DESIGN.md §2). */
   preferredPrimary: boolean;
+  /**
+   * HTTP port of the node's metrics endpoint (Prometheus text format, `GET /metrics`,
+   * node-metrics.ts); 0 or absent: no endpoint. `--metrics-port` overrides it.
+   */
+  metricsPort?: number;
 }
 
 /** One store (keyspace) of the cluster. */
@@ -165,7 +170,8 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
     if (typeof o.host !== 'string' || o.host.length === 0) fail(`cluster config: node ${o.id}: "host" must be a non-empty string`);
     if (!isPort(o.clientPort)) fail(`cluster config: node ${o.id}: "clientPort" must be a port number`);
     if (!isPort(o.clusterPort)) fail(`cluster config: node ${o.id}: "clusterPort" must be a port number`);
-    for (const p of [o.clientPort, o.clusterPort]) {
+    if (o.metricsPort !== undefined && o.metricsPort !== 0 && !isPort(o.metricsPort)) fail(`cluster config: node ${o.id}: "metricsPort" must be a port number or 0 (off)`);
+    for (const p of [o.clientPort, o.clusterPort, ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? [o.metricsPort] : [])]) {
       const ep = `${o.host}:${p}`;
       if (endpoints.has(ep)) fail(`cluster config: node ${o.id}: endpoint ${ep} is used twice`);
       endpoints.add(ep);
@@ -176,6 +182,7 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
       clientPort: o.clientPort,
       clusterPort: o.clusterPort,
       preferredPrimary: o.preferredPrimary === undefined ? true : o.preferredPrimary === true,
+      ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? { metricsPort: o.metricsPort } : {}),
     };
   });
   if (!nodes.some((n) => n.preferredPrimary)) fail('cluster config: at least one node must be a preferred primary');

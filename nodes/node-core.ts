@@ -2,6 +2,7 @@ import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } 
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { PartitionData, type ReplicatedOp } from './partition-data.js';
+import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -267,8 +268,31 @@ export class NodeCore {
   /** Messages of dead incarnations already logged (node/inc/kind). */
   private readonly staleLogged = new Set<string>();
 
-  /** Counters for the node's own log and for tests. */
-  readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
+  /**
+   * Counters for the node's own log, its metrics endpoint (node-metrics.ts) and tests. Since the
+   * process started:
+   * - `failovers`: failover decisions of this node as leader (an active confirmed down, seed 002);
+   * - `promotions`: committed entries, by this node as leader, whose active differs from the
+   *   previous committed one (failovers, failbacks, handoffs);
+   * - `staleEpochRefusals`: messages refused for naming a stale term or epoch: proposals (an older
+   *   term, or an epoch not above the one accepted) and replication batches fenced (not the
+   *   accepted active's tenure);
+   * - `migratingAnswers`: client requests answered Migrating (the store has no migration yet:
+   *   stays 0 until membership changes are built, issue 14);
+   * - `invalidPolicyValues`: per store, admin set-policy values refused by seed 004's rules.
+   */
+  readonly counters = {
+    writesAcked: 0,
+    writesRefused: 0,
+    indeterminate: 0,
+    promotions: 0,
+    syncsServed: 0,
+    snapshotsInstalled: 0,
+    failovers: 0,
+    staleEpochRefusals: { proposal: 0, replication: 0 },
+    migratingAnswers: 0,
+    invalidPolicyValues: new Map<string, number>(),
+  };
 
   constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv) {
     this.id = id;
@@ -531,6 +555,15 @@ export class NodeCore {
         return this.env.respond(token, { op: Op.Metadata, reqId: req.reqId, status: KvStatus.Ok, flags: 0, json: JSON.stringify(this.metadata()) });
       case Op.Ping:
         return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
+      case Op.Admin: {
+        const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), req.command);
+        if (invalidPolicy) {
+          const store = /^set-policy\s+(\S+)/.exec(req.command.trim())?.[1] ?? '';
+          this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
+        }
+        this.env.log('admin', { command: req.command.slice(0, 200), ok: answer.ok, message: answer.message });
+        return this.env.respond(token, { op: Op.Admin, reqId: req.reqId, status, flags: 0, json: JSON.stringify(answer) });
+      }
     }
   }
 
@@ -563,6 +596,32 @@ export class NodeCore {
     }
   }
 
+  /** What the admin request (node-admin.ts) may see and do: the leader's committed map and its proposals. */
+  private adminContext(): AdminContext {
+    const now = this.env.now();
+    return {
+      node: this.id,
+      isLeader: this.role === 'leader',
+      leader: this.leaderId,
+      stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
+      nodes: this.config.nodes.map((n) => n.id),
+      partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
+      committed: (pkey) => this.committed.get(pkey),
+      inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
+      liveMember: (node) => {
+        const inc = this.incOf(node);
+        if (inc === null) return null;
+        const m = { node, inc };
+        return this.live(m, now) ? m : null;
+      },
+      propose: (entry, newTenure) => {
+        if (!this.leader || this.leader.inflight.has(entry.pkey)) return null;
+        this.propose(entry, newTenure, now);
+        return this.leader.inflight.get(entry.pkey)?.entry.epoch ?? null;
+      },
+    };
+  }
+
   /** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read). */
   private readLeased(store: StoreConfig): boolean {
     return store.ackMode === 'sync' && store.replicationFactor > 1;
@@ -577,6 +636,22 @@ export class NodeCore {
     if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
     if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
     return this.servingState(lp) === null && this.leaseUntil > now;
+  }
+
+  /**
+   * Replication lag of every partition this node serves as the active, ms: the age of its oldest
+   * write not yet applied by every in-sync replica (0 when none waits). Partitions this node is
+   * not the active of are absent.
+   */
+  replicationLagMs(): Array<{ store: string; partition: number; lagMs: number }> {
+    const now = this.env.now();
+    const out: Array<{ store: string; partition: number; lagMs: number }> = [];
+    for (const lp of this.parts.values()) {
+      if (!lp.act) continue;
+      const oldest = lp.act.opTimes[0];
+      out.push({ store: lp.store.name, partition: lp.partition, lagMs: oldest ? Math.max(0, now - oldest[1]) : 0 });
+    }
+    return out;
   }
 
   /**
@@ -617,12 +692,16 @@ export class NodeCore {
       leader: this.leaderId,
       isLeader: this.role === 'leader',
       nodes: this.config.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
-      stores: this.config.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500 })),
+      stores: this.config.stores.map((s) => {
+        const p = advertisedPolicy(Array.from({ length: this.nPartitions }, (_, i) => this.committed.get(`${s.name}/${i}`)), this.config.multiKeyLongTailRetryThresholdsMs);
+        return { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500, multiKeyLongTailRetryThresholdsMs: p.text, policyVersion: p.version };
+      }),
       partitionMap: { version, partitions: pmap },
       runtimeMap: runtime,
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
       ownerLeaseMs: ownerLeaseMs(this.config.timing),
       loop: this.env.loopDelay ? this.env.loopDelay() : null,
+      suspected: this.role === 'leader' ? [...this.peers].filter(([, p]) => p.suspectedSince !== null).map(([id]) => id).sort() : [],
       rejoining: this.rejoining,
     };
   }
@@ -936,6 +1015,7 @@ export class NodeCore {
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
+      this.counters.staleEpochRefusals.proposal++;
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
@@ -953,7 +1033,7 @@ export class NodeCore {
     if (ok) {
       this.accepted.set(entry.pkey, entry);
       this.refreshRole(entry.pkey);
-    }
+    } else this.counters.staleEpochRefusals.proposal++;
     this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
   }
 
@@ -1163,6 +1243,7 @@ export class NodeCore {
     const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
     // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
     if (e.active && this.confirmedDown(e.active)) {
+      this.counters.failovers++;
       this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
       return this.promote(e, e.active, now);
     }
@@ -1263,7 +1344,7 @@ export class NodeCore {
     const replicas = liveNodes.slice(0, rf);
     const active: Member = { node: replicas[0], inc: this.incOf(replicas[0])! };
     this.env.log('regenerate', { pkey: e.pkey, replicas, lost: e.inSync.map((m) => m.node) });
-    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1 }, true, now);
+    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1, keepCopies: false }, true, now);
   }
 
   private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
@@ -1318,8 +1399,9 @@ export class NodeCore {
     if (!lp) return;
     const e = this.committed.get(pkey);
     if (e && e.mapVersion > lp.mapVersion) {
-      // a planned regeneration: the partition starts empty on its new replicas
-      if (lp.mapVersion !== 0) {
+      // a regeneration: the partition starts empty on its new replicas, but for the in-sync
+      // members an admin regeneration kept (node-admin.ts)
+      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.me)))) {
         this.resign(lp, 'regenerated');
         lp.data.clear(0);
         lp.followTag = '';
@@ -1663,6 +1745,7 @@ export class NodeCore {
     // fencing: only the active of the entry we accepted last, within its tenure, may feed us
     const a = this.accepted.get(msg.pkey);
     if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
+      this.counters.staleEpochRefusals.replication++;
       this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
       lp.followTag = '';
       return;
@@ -1920,7 +2003,13 @@ export interface MetadataDoc {
   leader: string | null;
   isLeader: boolean;
   nodes: Array<{ id: string; host: string; clientPort: number }>;
-  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number }>;
+  /**
+   * Per store; `multiKeyLongTailRetryThresholdsMs` is the store's advertised multi-key retry
+   * policy (seed 004: the admin set-policy's latest committed version, else the cluster's
+   * property), `policyVersion` its version (0: the configured property). Both optional: older
+   * nodes lack them, and a reader falls back to the document's cluster-wide property.
+   */
+  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number; multiKeyLongTailRetryThresholdsMs?: string; policyVersion?: number }>;
   partitionMap: { version: number; partitions: PartitionMapItem[] };
   runtimeMap: RuntimeMapItem[];
   multiKeyLongTailRetryThresholdsMs: string;
@@ -1931,6 +2020,12 @@ export interface MetadataDoc {
   ownerLeaseMs: number;
   /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
   loop: LoopDelay | null;
+  /**
+   * The leader only: the peers it suspects now (silent past suspectAfterMs, seed 002's first step
+   * before the escalation timeout confirms them down); [] on every other node. Optional: older
+   * nodes lack it.
+   */
+  suspected?: string[];
   /**
    * This incarnation is still rejoining after its start: it has not yet relearnt the committed
    * runtime map (it takes no part in votes or proposals), or not yet been in sync once in every
@@ -1963,5 +2058,6 @@ function describeEntry(e: RuntimeEntry): Record<string, unknown> {
     handoffTo: e.handoffTo?.node ?? null,
     syncFrom: e.syncFrom?.node ?? null,
     mapVersion: e.mapVersion,
+    ...(e.policy ? { policyVersion: e.policy.version } : {}),
   };
 }

@@ -64,11 +64,26 @@ const VERDICT_TEXT: Readonly<Record<string, string>> = {
 const verdictSection: HtmlSection = {
   id: 'verdict',
   title: 'Verdict',
-  render: ({ results: r }) => {
+  render: ({ db, results: r }) => {
+    const shrunkText = metaValue(db, META.shrunk);
+    let shrunk = '';
+    if (shrunkText !== null) {
+      try {
+        const sh = JSON.parse(shrunkText) as { file: string; faults: string[]; replays: number };
+        shrunk = `<p class="reason">Shrunk by make shrink (${esc(sh.replays)} replays) to ${esc(sh.faults.length)} fault${sh.faults.length === 1 ? '' : 's'} (${esc(sh.faults.join('; '))}): scenario <code>${esc(sh.file)}</code></p>`;
+      } catch {
+        shrunk = '';
+      }
+    }
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    const sc = r.scenario;
+    const expected = sc ? `${sc.expected.verdict}${sc.expected.allow === undefined ? '' : sc.expected.allow.length === 0 ? ' (no allowed losses)' : ` (allow ${sc.expected.allow.join(', ')})`}` : '';
+    const scenario = sc
+      ? `<p class="reason">Scenario <b>${esc(sc.name)}</b> (${esc(sc.file)}) expected ${esc(expected)}: ${sc.held ? '<b>held</b>' : `<b>did not hold</b>: ${esc(sc.reasons.join('; '))}`}</p>`
+      : '';
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}${scenario}${shrunk}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },

@@ -5,6 +5,8 @@ import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
+import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
+import type { ScenarioRecord } from '../harness/scenario/scenario.js';
 import type { RuleFinding } from '../ledger/history-rules.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
@@ -74,6 +76,8 @@ export interface Results {
   clientOptions?: Record<string, unknown>;
   /** The deliberate bug the store ran with (a self-test run); absent for a real certification. */
   selfTestBug?: string;
+  /** A scenario run (SCENARIO=): its expectation and whether the run held to it. */
+  scenario?: ScenarioResult;
 }
 
 /**
@@ -186,7 +190,28 @@ export function buildResults(db: Database.Database, v: Verification): Results {
   if (typeof client === 'object' && client !== null && !Array.isArray(client)) results.clientOptions = client as Record<string, unknown>;
   const bug = selfTestBugOf(db);
   if (bug) results.selfTestBug = bug;
+  const sc = scenarioOf(db, results);
+  if (sc) results.scenario = sc;
   return results;
+}
+
+/** The scenario's verdict on the run (meta `scenario` and the nemesis's `fault-skipped` events), or null. */
+function scenarioOf(db: Database.Database, r: Results): ScenarioResult | null {
+  const text = meta(db, META.scenario);
+  if (text === null) return null;
+  let rec: ScenarioRecord;
+  try {
+    rec = JSON.parse(text) as ScenarioRecord;
+  } catch {
+    return null;
+  }
+  const skipped: Array<{ step: string; reason: string }> = [];
+  const rows = db.prepare(`SELECT detail FROM events WHERE kind = 'fault-skipped' AND json_valid(detail) ORDER BY rowid`).pluck().all() as string[];
+  for (const d of rows) {
+    const e = JSON.parse(d) as { index?: number; step?: string; reason?: string };
+    skipped.push({ step: e.step ?? rec.steps[e.index ?? -1] ?? `#${e.index}`, reason: e.reason ?? '?' });
+  }
+  return judgeScenario(rec, r.verdict, r.summary as unknown as Record<string, number>, skipped);
 }
 
 /** results.json as written: 2-space JSON and a final newline. */

@@ -42,6 +42,8 @@ export const chartsSection: HtmlSection = {
     const payload = { ...data, faultColors: FAULT_COLORS, faultColorOther: FAULT_COLOR_OTHER };
     const byPrefix = (p: string): string =>
       data.charts.filter((c) => c.id.startsWith(p)).map((c) => chartDiv(c.id, c.lines.length > 0)).join('\n');
+    // charts that exist only when the ledger has their samples: a heading only then
+    const titled = (title: string, p: string): string => (data.charts.some((c) => c.id.startsWith(p)) ? `<h3>${esc(title)}</h3>\n${byPrefix(p)}` : '');
     return `<p>Run time on the x axis (h:mm:ss since the run started). ${bucket} Hover a chart for the faults and phase at that moment; drag to zoom, double-click to reset.</p>
 ${swatches()}
 <div id="${TIMELINE_DATA_ID}" hidden data-json="${esc(JSON.stringify(payload))}"></div>
@@ -53,6 +55,9 @@ ${byPrefix('chart-latency-')}
 ${byPrefix('chart-statuses')}
 <h3>Epoch per partition</h3>
 ${byPrefix('chart-epochs')}
+${titled('Store node counters (each node\'s metrics endpoint, sampled every 5 s)', 'chart-node-counters')}
+${titled('Replication lag per node, ms (its active partitions\' oldest write not yet on every in-sync replica)', 'chart-replication-lag')}
+${titled('Harness memory (RSS, heap)', 'chart-harness-memory')}
 <noscript><p>The charts need JavaScript; the tables below hold the same facts.</p></noscript>
 <script>${js}</script>
 <script>${CHART_SCRIPT}</script>`;

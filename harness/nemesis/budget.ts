@@ -60,6 +60,8 @@ export interface ClusterSnapshot {
   /** Nodes that answered the metadata request. */
   answered: string[];
   partitions: PartitionSnapshot[];
+  /** The nodes the leader suspects now (metadata `suspected`; scenarios' `suspected` event); absent when unknown. */
+  suspected?: string[];
 }
 
 /** What the faults in effect (and the one about to start) do to the nodes. */

@@ -112,12 +112,16 @@ export function majoritySize(n: number): number {
 
 /**
  * Majority/minority halves: the nodes shuffled by `rng`, the first floor(n/2)+1 form the
- * majority, the rest the minority; no link crosses the cut.
- * @throws RangeError for fewer than 3 nodes (with 2 there is no majority side to keep).
+ * majority, the rest the minority; no link crosses the cut. With `inMinority` (scenarios: "the
+ * leader in the minority"), that node is on the minority side.
+ * @throws RangeError for fewer than 3 nodes (with 2 there is no majority side to keep), or an
+ * `inMinority` that is not one of `nodes`.
  */
-export function halves(nodes: readonly string[], rng: Prng): PartitionPlan {
+export function halves(nodes: readonly string[], rng: Prng, inMinority?: string): PartitionPlan {
   checkNodes(nodes, 3, 'halves');
-  const shuffled = rng.shuffle(nodes);
+  if (inMinority !== undefined && !nodes.includes(inMinority)) throw new RangeError(`halves: ${inMinority} is not one of [${nodes.join(', ')}]`);
+  let shuffled = rng.shuffle(nodes);
+  if (inMinority !== undefined) shuffled = [...shuffled.filter((n) => n !== inMinority), inMinority];
   const k = majoritySize(nodes.length);
   const majority = shuffled.slice(0, k).sort();
   const minority = shuffled.slice(k).sort();
@@ -199,7 +203,7 @@ export function buildPartition(
     case 'active':
       return isolateActive(nodes, need());
     case 'halves':
-      return halves(nodes, opts.rng);
+      return halves(nodes, opts.rng, opts.node);
     case 'bridge':
       return bridge(nodes, opts.rng);
   }

@@ -27,7 +27,7 @@ import type { Grudge, Runtime } from '../runtime/runtime.js';
 import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
-import { describeTarget, FAULT_KINDS, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
+import { ALL_FAULT_KINDS, describeTarget, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
 
 export type { ClusterSnapshot, PartitionSnapshot } from './budget.js';
 
@@ -80,6 +80,12 @@ export interface ClusterProbe {
    * feeds it to planSchedule's `partitions`; the executor does not call it.
    */
   partitions(): Promise<Array<{ store: string; partition: number; replicationFactor?: number }>>;
+  /**
+   * Sends an admin request (nodes/node-admin.ts: `handoff <store>/<partition> to <node>`,
+   * `regenerate <store>/<partition>`) to the leader; `ok` when the change was proposed, else the
+   * store's one-line reason. Needed only by handoff and regenerate faults.
+   */
+  admin?(command: string): Promise<{ ok: boolean; message: string; status: string }>;
 }
 
 /** The harness's run clock: milliseconds since the run started (monotonic). */
@@ -130,6 +136,9 @@ interface FaultStatus {
   /** It will never start (skipped, or the phase ended first): triggers on it stop waiting. */
   skipped: boolean;
 }
+
+/** Why a target has no node now (strict scenario targets wait on it, then the fault is skipped with it). */
+type Unresolved = { why: string };
 
 /** One ledger row in effect. */
 interface ActiveRecord {
@@ -225,6 +234,8 @@ export class Nemesis {
   /** Serialises fault starts: a budget check and the change it allows are one step. */
   private startChain: Promise<unknown> = Promise.resolve();
   private snap: ClusterSnapshot | null = null;
+  /** Scenarios: names bound by faults that started (`bind`) -> node. */
+  private readonly bindings = new Map<string, string>();
   private wake: () => void = () => undefined;
   private changed: Promise<void> = new Promise((r) => (this.wake = r));
   private phaseStart = 0;
@@ -245,6 +256,11 @@ export class Nemesis {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
     }
     this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false, skipped: false }));
+  }
+
+  /** Scenarios: the names bound so far (name -> node), in binding order. */
+  bound(): Record<string, string> {
+    return Object.fromEntries(this.bindings);
   }
 
   /** Faults injected so far, by planned kind (counted once the runtime applied them). */
@@ -353,7 +369,7 @@ export class Nemesis {
   private async play(index: number, f: PlannedFault, stop: AbortSignal): Promise<void> {
     const skip = (reason: string): void => {
       this.status[index].skipped = true;
-      this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason });
+      this.event('fault-skipped', { index, kind: f.kind, target: describeTarget(f.target), reason, ...(f.name !== undefined ? { step: f.name } : {}) });
       this.poke();
     };
     try {
@@ -361,6 +377,9 @@ export class Nemesis {
       if (stop.aborted) return;
       const triggered = f.after ? await this.waitTrigger(f, stop) : undefined;
       if (stop.aborted) return;
+      if (triggered && (triggered.trigger === 'missed' || triggered.trigger === 'unreachable') && (f.after!.onMiss ?? (this.o.schedule.scenario !== undefined ? 'skip' : 'start')) === 'skip') {
+        return skip(triggered.trigger === 'missed' ? `${describeEvent(f)} did not happen within ${f.after!.waitMs} ms` : `it waits on fault ${f.after!.fault}, which never started`);
+      }
       const rng = createPrng(deriveSeed(this.o.schedule.seed, index));
       const deadline = this.o.clock.now() + this.o.gateWaitMs;
       let firstRefusal: string | null = null;
@@ -369,12 +388,14 @@ export class Nemesis {
         const r = await this.locked(() => this.start(index, f, rng, triggered, stop));
         if (r.started) {
           started = r.started;
+          const node = this.status[index].nodes[0];
+          if (f.bind !== undefined && node !== undefined) this.bindings.set(f.bind, node);
           break;
         }
         if (stop.aborted) return;
         const why = r.skip ?? 'refused';
         // beyond budget nothing is waited for: a target already down or frozen is a skip
-        if (r.final || this.o.beyondBudget) return skip(why);
+        if (r.final || (this.o.beyondBudget && f.kind !== 'handoff' && f.kind !== 'regenerate')) return skip(why);
         firstRefusal ??= why;
         if (this.o.clock.now() >= deadline) return skip(`not within the fault budget for ${this.o.gateWaitMs} ms: ${why}`);
         await this.nextChange(Math.max(this.o.pollMs, 20), stop);
@@ -398,12 +419,25 @@ export class Nemesis {
     }
   }
 
-  /** Waits for a fault's trigger (bounded by its waitMs). Returns how it went, for the fault's detail. */
+  /**
+   * Waits for a fault's trigger (bounded by its waitMs). Returns how it went, for the fault's
+   * detail (`trigger`: `unreachable` when the fault it waits on never started, `missed` when the
+   * event did not come in time, `aborted`).
+   */
   private async waitTrigger(f: PlannedFault, stop: AbortSignal): Promise<Record<string, unknown>> {
     const t = f.after!;
     const deadline = this.o.clock.now() + t.waitMs;
     const ref = t.fault === undefined ? undefined : this.status[t.fault];
+    const nodeOf = (): string | undefined => t.node ?? (t.name !== undefined ? this.bindings.get(t.name) : undefined);
+    // node-caught-up: the node must be seen down, frozen or behind after the wait began
+    let sawBehind = false;
+    // promoted: the partition's active when the wait began (from the first snapshot seen)
+    let baseline: string | null | undefined;
+    // handoff-started, failback: the snapshot looked at last, and how the handoff was seen
+    let prevSnap: ClusterSnapshot | null = null;
+    let seen: 'in-progress' | 'committed' | undefined;
     const fired = (): boolean => {
+      const s = this.snap;
       switch (t.event) {
         case 'catching-up':
           // from its restart on (a fast catch-up must not make the trigger wait for nothing)
@@ -412,10 +446,53 @@ export class Nemesis {
           return ref !== undefined && ref.caughtUp;
         case 'ended':
           return ref !== undefined && ref.ended;
-        case 'failback': {
-          const s = this.snap;
+        case 'started':
+          return ref !== undefined && ref.started;
+        case 'failback':
+        case 'handoff-started': {
           if (s === null) return false;
-          return s.partitions.some((p) => p.handoffTo !== null && (ref === undefined || ref.nodes.includes(p.handoffTo)));
+          const to = t.event === 'handoff-started' ? nodeOf() : undefined;
+          if (t.event === 'handoff-started' && (t.node !== undefined || t.name !== undefined) && to === undefined) return false;
+          const wanted = (p: PartitionSnapshot, n: string): boolean =>
+            (t.store === undefined || (p.store === t.store && p.partition === t.partition)) && (to === undefined || n === to) && (ref === undefined || ref.nodes.includes(n));
+          if (s.partitions.some((p) => p.handoffTo !== null && wanted(p, p.handoffTo))) {
+            seen = 'in-progress';
+            return true;
+          }
+          // A handoff to a caught-up node commits in tens of ms (the store's handoff-ready round:
+          // runs/20261130T184018Z-1, 35 ms), mostly between two polls: a partition whose active
+          // moved since the previous snapshot to another node while the old active is still in
+          // sync was handed off (a failover moves away from an active that left the in-sync set).
+          const prev = prevSnap;
+          prevSnap = s;
+          if (prev === null || prev === s) return false;
+          const moved = s.partitions.some((p) => {
+            const q = prev.partitions.find((x) => x.store === p.store && x.partition === p.partition);
+            return q !== undefined && q.active !== null && p.active !== null && p.active !== q.active && p.inSync.includes(q.active) && wanted(p, p.active);
+          });
+          if (moved) seen = 'committed';
+          return moved;
+        }
+        case 'node-caught-up': {
+          const n = nodeOf();
+          if (n === undefined || s === null) return false;
+          const caught = this.o.runtime.isUp(n) && !this.held.has(n) && nodeCaughtUp(s, n);
+          if (!caught) sawBehind = true;
+          return sawBehind && caught;
+        }
+        case 'promoted': {
+          if (s === null) return false;
+          const p = s.partitions.find((x) => x.store === t.store && x.partition === t.partition);
+          if (p === undefined) return false;
+          if (baseline === undefined) {
+            baseline = p.active;
+            return false;
+          }
+          return p.active !== null && p.active !== baseline;
+        }
+        case 'suspected': {
+          const n = nodeOf();
+          return n !== undefined && s !== null && (s.suspected ?? []).includes(n);
         }
       }
       return false;
@@ -426,7 +503,7 @@ export class Nemesis {
       if (fired()) {
         const waited = Math.round(this.o.clock.now() - t0);
         await sleep(t.delayMs, stop);
-        return { event: t.event, fault: t.fault, waitedMs: waited };
+        return { event: t.event, fault: t.fault, waitedMs: waited, ...(seen !== undefined ? { handoff: seen } : {}) };
       }
       if (stop.aborted) return { event: t.event, fault: t.fault, trigger: 'aborted' };
       if (this.o.clock.now() >= deadline) return { event: t.event, fault: t.fault, trigger: 'missed', waitedMs: t.waitMs };
@@ -450,7 +527,7 @@ export class Nemesis {
     const nodes = rt.nodeIds();
     const snap = await this.fetch();
     if (stop.aborted) return {};
-    const detail: Record<string, unknown> = { index };
+    const detail: Record<string, unknown> = { index, ...(f.name !== undefined ? { step: f.name } : {}) };
     if (triggered) detail.after = triggered;
     const plannedMs = this.phaseStart + f.atMs;
     const target = describeTarget(f.target);
@@ -470,17 +547,28 @@ export class Nemesis {
     if (f.kind === 'partition') {
       const topology = f.topology ?? 'isolate';
       let plan: PartitionPlan;
-      if (topology === 'halves' || topology === 'bridge') {
+      if ((topology === 'halves' && f.target.role === 'random') || topology === 'bridge') {
         if (nodes.length < 3) return { skip: `${topology} needs at least 3 nodes`, final: true };
         plan = buildPartition(topology, nodes, { rng });
       } else {
-        if (nodes.length < 2) return { skip: 'a partition needs at least 2 nodes', final: true };
-        const node = this.resolve(f.target, index, rng, nodes, snap, detail);
-        if (node === null) return { skip: 'no node to cut off' };
+        if (nodes.length < (topology === 'halves' ? 3 : 2)) return { skip: `a ${topology} partition needs at least ${topology === 'halves' ? 3 : 2} nodes`, final: true };
+        const node = this.resolve(f.target, index, rng, nodes, snap, detail, f.except);
+        if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut off' };
         if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
-        plan = buildPartition(topology, nodes, { rng, node, direction: f.direction });
+        let other: string | undefined;
+        if (f.peer) {
+          const d: Record<string, unknown> = {};
+          const p = this.resolve(f.peer.target, index, rng, nodes.filter((n) => n !== node), snap, d, f.peer.except);
+          if (typeof p !== 'string') return { skip: `the other end: ${p?.why ?? 'no node'}` };
+          if (p === node) return { skip: `the other end resolved to ${node} itself` };
+          if (!nodes.includes(p)) return { skip: `target ${p} is not a node of the cluster`, final: true };
+          other = p;
+          detail.peer = p;
+        }
+        plan = buildPartition(topology, nodes, { rng, node, direction: f.direction, ...(other !== undefined ? { other } : {}) });
         detail.node = node;
         st.nodes = [node];
+        if (f.peer?.bind !== undefined && other !== undefined) this.bindings.set(f.peer.bind, other);
       }
       const refusal = check({ grudge: plan.grudge });
       if (refusal) return { skip: refusal };
@@ -495,8 +583,8 @@ export class Nemesis {
 
     if (f.kind === 'client-cut') {
       const cutNow = new Set([...this.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined));
-      const node = this.resolve(f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail);
-      if (node === null) return { skip: 'no node to cut the client from' };
+      const node = this.resolve(f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail, f.except);
+      if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut the client from' };
       if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
       if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
       detail.node = node;
@@ -514,12 +602,17 @@ export class Nemesis {
     if (f.kind === 'clock') {
       const modes = rt.clockModes();
       if (modes === null) return { skip: 'clock faults are not enabled in this run', final: true };
-      const node = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail);
-      if (node === null) return { skip: 'no node for a clock fault' };
+      const node = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+      if (typeof node !== 'string') return { skip: node?.why ?? 'no node for a clock fault' };
       if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
       if (!usable(node)) return { skip: `target ${node} is ${this.held.get(node) ?? 'down'}` };
       const mode = modes[node];
       const plan = f.clock ?? { rate: 0.5, jumpMs: 30_000 };
+      // a scenario asks for one kind of clock fault: a node whose libfaketime mode cannot make it is no target
+      if (this.o.schedule.scenario !== undefined && ((mode === 'wall' && plan.jumpMs === 0) || (mode === 'monotonic' && plan.rate === 1))) {
+        const fit = Object.keys(modes).filter((n) => modes[n] !== mode).join(', ');
+        return { skip: `${node} runs libfaketime in ${mode} mode, which cannot make a ${mode === 'wall' ? 'clock rate' : 'wall-clock jump'} (nodes in the other mode: ${fit || 'none'})` };
+      }
       const setting: ClockSetting = mode === 'wall' ? { offsetMs: plan.jumpMs, rate: 1 } : { offsetMs: 0, rate: plan.rate };
       const refusal = check({ clock: { node, rate: setting.rate } });
       if (refusal) return { skip: refusal };
@@ -536,8 +629,9 @@ export class Nemesis {
     }
 
     // crash (kill, stop, power) and pause: one node, or several for a power failure
-    const first = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail);
-    if (first === null) return { skip: 'no eligible node (every node is down or held by another fault)' };
+    if (f.kind === 'handoff' || f.kind === 'regenerate') return this.startAdmin(index, f, rng, nodes, snap, detail);
+    const first = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+    if (typeof first !== 'string') return { skip: first?.why ?? 'no eligible node (every node is down or held by another fault)' };
     if (!nodes.includes(first)) return { skip: `target ${first} is not a node of the cluster`, final: true };
     if (!usable(first)) return { skip: `target ${first} is already ${this.held.get(first) ?? 'down'}` };
     let victims = [first];
@@ -598,48 +692,66 @@ export class Nemesis {
   }
 
   /**
-   * The node a target names now. When the role has no answer (no leader known, nobody catching
-   * up, no failback), a random node of `candidates` stands in (noted in `detail.fallback`).
+   * The node a target names now, or why there is none. When the role has no answer (no leader
+   * known, nobody catching up, no failback), a random node of `candidates` stands in (noted in
+   * `detail.fallback`), but in a scenario (strict targets): there the fault waits (like a budget
+   * refusal) and is skipped if the role never answers. `except` (scenarios): names whose bound
+   * nodes the target must not be.
    */
-  private resolve(t: FaultTarget, index: number, rng: Prng, candidates: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): string | null {
-    const random = (why?: string): string | null => {
+  private resolve(t: FaultTarget, index: number, rng: Prng, candidates: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>, except?: readonly string[]): string | Unresolved | null {
+    const strict = this.o.schedule.scenario !== undefined;
+    const excluded = new Set((except ?? []).map((n) => this.bindings.get(n)).filter((n): n is string => n !== undefined));
+    const pool = candidates.filter((n) => !excluded.has(n));
+    const random = (why?: string): string | Unresolved | null => {
+      if (why && strict) return { why };
       if (why) detail.fallback = `${why}: random node`;
-      return candidates.length === 0 ? null : rng.pick(candidates);
+      return pool.length === 0 ? null : rng.pick(pool);
+    };
+    const one = (n: string | null | undefined, why: string): string | Unresolved | null => {
+      if (n === null || n === undefined) return random(why);
+      if (excluded.has(n)) return strict ? { why: `${describeTarget(t)} is ${n}, which it must not be (${(except ?? []).filter((x) => this.bindings.get(x) === n).join(', ')})` } : random(why);
+      return n;
     };
     const st = this.status[index];
     const part = (store: string, partition: number): PartitionSnapshot | undefined => snap?.partitions.find((p) => p.store === store && p.partition === partition);
     switch (t.role) {
       case 'node':
-        return t.node;
+        return one(t.node, `node ${t.node}`);
       case 'random':
         return random();
       case 'leader':
-        return snap?.leader ?? random('no leader known');
+        return one(snap?.leader, 'no leader known');
       case 'active': {
         st.partition = { store: t.store, partition: t.partition };
-        return part(t.store, t.partition)?.active ?? random(`no active owner of ${t.store}/${t.partition} known`);
+        return one(part(t.store, t.partition)?.active, `no active owner of ${t.store}/${t.partition} known`);
       }
+      case 'preferred': {
+        st.partition = { store: t.store, partition: t.partition };
+        return one(part(t.store, t.partition)?.replicas[0], `partition ${t.store}/${t.partition} not known`);
+      }
+      case 'bound':
+        return one(this.bindings.get(t.name), `nothing is bound to ${t.name} (the fault that binds it never started)`);
       case 'replica': {
         st.partition = { store: t.store, partition: t.partition };
         const p = part(t.store, t.partition);
-        const rs = (p?.inSync ?? []).filter((n) => n !== p?.active && candidates.includes(n));
-        return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner`);
+        const rs = (p?.inSync ?? []).filter((n) => n !== p?.active && pool.includes(n));
+        return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
       }
       case 'catching-up': {
-        const cs = snap ? catchingUpNodes(snap).filter((n) => candidates.includes(n)) : [];
+        const cs = snap ? catchingUpNodes(snap).filter((n) => pool.includes(n)) : [];
         return cs.length > 0 ? rng.pick(cs) : random('no replica catching up');
       }
       case 'failback': {
-        const hs = snap ? [...new Set(snap.partitions.map((p) => p.handoffTo).filter((n): n is string => n !== null))].sort() : [];
+        const hs = snap ? [...new Set(snap.partitions.map((p) => p.handoffTo).filter((n): n is string => n !== null && !excluded.has(n)))].sort() : [];
         return hs.length > 0 ? rng.pick(hs) : random('no failback under way');
       }
       case 'same': {
         const n = this.status[t.fault]?.nodes[0];
-        return n ?? random(`fault ${t.fault} hit no node`);
+        return one(n, `fault ${t.fault} hit no node`);
       }
       case 'active-over': {
         const x = this.status[t.fault]?.nodes[0];
-        const ps = (snap?.partitions ?? []).filter((p) => p.replicationFactor > 1 && p.active !== null && (x === undefined || (p.replicas.includes(x) && p.active !== x)));
+        const ps = (snap?.partitions ?? []).filter((p) => p.replicationFactor > 1 && p.active !== null && !excluded.has(p.active) && (x === undefined || (p.replicas.includes(x) && p.active !== x)));
         if (ps.length === 0) return random(`no partition with an owner over ${x ?? `fault ${t.fault}'s node`}`);
         // a partition where that node still catches up, when there is one (the dangerous moment)
         const behind = x === undefined ? [] : ps.filter((p) => !p.inSync.includes(x));
@@ -652,9 +764,48 @@ export class Nemesis {
         const of = this.status[t.fault]?.partition;
         if (of === undefined) return random(`fault ${t.fault} was about no partition`);
         st.partition = of;
-        return part(of.store, of.partition)?.active ?? random(`no active owner of ${of.store}/${of.partition} known`);
+        return one(part(of.store, of.partition)?.active, `no active owner of ${of.store}/${of.partition} known`);
       }
     }
+  }
+
+  /**
+   * An ownership change on demand (handoff, regenerate): resolves the node to hand to, sends the
+   * admin request through the probe, and records it as a ledger event `admin` (not a fault: it
+   * must lose nothing). A refusal (a change in flight, the node not in sync) is retried like a
+   * budget refusal, up to gateWaitMs.
+   */
+  private async startAdmin(index: number, f: PlannedFault, rng: Prng, nodes: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): Promise<{ started?: Started; skip?: string; final?: boolean }> {
+    const probe = this.o.probe;
+    if (!probe.admin) return { skip: 'this cluster probe cannot send admin requests', final: true };
+    if (!f.admin) return { skip: `a ${f.kind} fault names no partition`, final: true };
+    const { store, partition } = f.admin;
+    const st = this.status[index];
+    let command: string;
+    if (f.kind === 'handoff') {
+      const to = this.resolve(f.target, index, rng, nodes, snap, detail, f.except);
+      if (typeof to !== 'string') return { skip: to?.why ?? 'no node to hand off to' };
+      if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
+      command = `handoff ${store}/${partition} to ${to}`;
+      st.nodes = [to];
+    } else {
+      command = `regenerate ${store}/${partition}`;
+      const active = snap?.partitions.find((p) => p.store === store && p.partition === partition)?.active;
+      st.nodes = active ? [active] : [];
+    }
+    let r: { ok: boolean; message: string; status: string };
+    try {
+      r = await probe.admin(command);
+    } catch (e) {
+      return { skip: `${command}: ${oneLine(e)}` };
+    }
+    if (!r.ok) return { skip: `${command}: ${r.status}: ${r.message}` };
+    this.event('admin', { ...detail, command, status: r.status, message: r.message });
+    st.partition = { store, partition };
+    const now = this.o.clock.now();
+    const h: Holding = { startedMs: now, untilMs: now, index, kind: f.kind, records: [], nodes: st.nodes, installed: false };
+    this.holdings.set(index, h);
+    return { started: { holding: h, apply: async () => undefined } };
   }
 
   /** The faults in effect, as the budget sees them. */
@@ -764,6 +915,8 @@ export class Nemesis {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
         h.cut = undefined;
         await this.net(() => rt.cutClient(this.cutNodes()));
+      } else if (h.kind === 'handoff' || h.kind === 'regenerate') {
+        // an ownership change is not undone: the store fails back by itself where it should
       } else if (h.kind === 'clock') {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
         await rt.setClock(h.clock!.node, NORMAL_CLOCK);
@@ -867,5 +1020,25 @@ export class Nemesis {
 
 /** Every fault kind with a zero count (a starting point for progress lines). */
 export function zeroCounts(): FaultCounts {
-  return Object.fromEntries(FAULT_KINDS.map((k) => [k, 0])) as FaultCounts;
+  return Object.fromEntries(ALL_FAULT_KINDS.map((k) => [k, 0])) as FaultCounts;
+}
+
+/** One phrase for a fault's trigger event (skip reasons): `step cut-a ended`, `promoted sync3/0`, ... */
+export function describeEvent(f: PlannedFault): string {
+  const t = f.after;
+  if (!t) return 'no event';
+  const who = t.node ?? t.name;
+  const part = t.store !== undefined ? ` ${t.store}/${t.partition}` : '';
+  switch (t.event) {
+    case 'node-caught-up':
+      return `caught-up ${who}`;
+    case 'suspected':
+      return `suspected ${who}`;
+    case 'promoted':
+      return `promoted${part}`;
+    case 'handoff-started':
+      return `handoff-started${part}${who !== undefined ? ` to ${who}` : ''}`;
+    default:
+      return `${t.event} of fault ${t.fault ?? '?'}`;
+  }
 }

@@ -320,7 +320,7 @@ describe('digest and replay', () => {
       [edit((s) => (s.faults[0].target = { role: 'same', fault: 0 })), 'faults[0].target.fault must name an earlier fault (< 0), got 0'],
       [edit((s) => (s.kinds = ['kill', 'kill'])), 'kinds: a kind is listed twice'],
       [edit((s) => Object.assign(s.faults[k], { topology: 'halves' })), `faults[${k}]: topology is only for partition faults`],
-      [edit((s) => Object.assign(s.faults[p], { topology: 'halves', target: { role: 'leader' } })), `faults[${p}]: topology halves cannot take a leader target`],
+      [edit((s) => Object.assign(s.faults[p], { topology: 'bridge', target: { role: 'leader' } })), `faults[${p}]: topology bridge cannot take a leader target`],
       [edit((s) => Object.assign(s.faults[p], { topology: 'isolate', direction: 'in' })), `faults[${p}]: direction is only for one-way partitions`],
       [edit((s) => Object.assign(s.faults[p], { flap: { onMs: 50, offMs: 500 } })), `faults[${p}].flap.onMs must be an integer >= 100`],
       [edit((s) => (s.faults[c].clock.rate = 9)), `faults[${c}].clock.rate must be within 0.25..4, got 9`],

@@ -27,17 +27,32 @@ import { createPrng, type Prng } from './prng.js';
  * node (libfaketime: a wall-clock jump, or both clocks at another rate), a cut between the
  * harness's client and one node (the nodes still see each other).
  */
-export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'power' | 'clock' | 'client-cut';
+export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'power' | 'clock' | 'client-cut' | AdminKind;
 
-/** Every fault kind, in the order FAULTS and results.json list them. */
+/**
+ * An ownership change on demand (issue 13), asked of the leader through the store's admin request
+ * (nodes/node-admin.ts): `handoff` of a partition to a named node, `regenerate` of a partition's
+ * map. Scenarios only (FAULTS does not draw them). Recorded as ledger events (`admin`), not as
+ * faults: a handoff or regeneration must lose nothing, and the verifier's async-ack rule 5 would
+ * excuse an async loss at a takeover from an owner a fault touched.
+ */
+export type AdminKind = 'handoff' | 'regenerate';
+
+/** Every fault kind FAULTS can select, in the order FAULTS and results.json list them. */
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut'];
+
+/** The admin kinds (scenarios). */
+export const ADMIN_KINDS: readonly AdminKind[] = ['handoff', 'regenerate'];
+
+/** Every kind a schedule may hold: {@link FAULT_KINDS} then {@link ADMIN_KINDS}. */
+export const ALL_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, ...ADMIN_KINDS];
 
 /**
  * The kinds the ledger records (table `faults`, kind). A power failure is recorded as one `kill`
  * per node (detail `power`: the schedule index), so that the verifier's crash rules see each
  * node's crash instant exactly.
  */
-export type RecordedKind = Exclude<FaultKind, 'power'>;
+export type RecordedKind = Exclude<FaultKind, 'power' | AdminKind>;
 
 /** The kinds that lose a node's memory (crash faults). */
 export const CRASH_KINDS: readonly FaultKind[] = ['kill', 'stop', 'power'];
@@ -62,10 +77,14 @@ export type FaultTarget =
   | { role: 'failback' }
   | { role: 'same'; fault: number }
   | { role: 'active-over'; fault: number }
-  | { role: 'active-of'; fault: number };
+  | { role: 'active-of'; fault: number }
+  /** Scenarios: the partition's preferred primary (the first of its replicas in the partition map of the moment). */
+  | { role: 'preferred'; store: string; partition: number }
+  /** Scenarios: the node an earlier fault bound to `name` (its `bind`). */
+  | { role: 'bound'; name: string };
 
 /** Every target role, in a fixed order (validation messages). */
-export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'catching-up', 'failback', 'same', 'active-over', 'active-of'];
+export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'catching-up', 'failback', 'same', 'active-over', 'active-of', 'preferred', 'bound'];
 
 /**
  * Events a fault can wait for before it starts (after its `atMs`):
@@ -74,10 +93,25 @@ export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', '
  * - `failback`: a failback (handoff) is under way; with `fault`, one handing to that fault's node;
  * - `ended`: fault `fault` ended (restart / resume / heal done).
  */
-export type TriggerEvent = 'catching-up' | 'caught-up' | 'failback' | 'ended';
+export type TriggerEvent = 'catching-up' | 'caught-up' | 'failback' | 'ended' | ScenarioEvent;
+
+/**
+ * Events of scenarios (issue 13), seen in the runtime-map samples and the leader's metadata:
+ * - `started`: fault `fault` started (its change took effect);
+ * - `node-caught-up`: the node (`node`, or the node bound to `name`), having been down, frozen or
+ *   behind since the wait began, answers and is in sync in every partition it replicates;
+ * - `promoted`: partition `store`/`partition` has an active other than the one it had when the
+ *   wait began (a failover, a handoff);
+ * - `handoff-started`: a handoff (failback or admin) is under way, of `store`/`partition` when
+ *   given, to `node`/`name` when given; or one committed since the previous snapshot (the active
+ *   moved to that node while the old active stayed in sync: a handoff to a caught-up node lasts
+ *   tens of ms, mostly between two polls), so the step starts within one poll of it;
+ * - `suspected`: the leader suspects the node (`node` or `name`): silent past suspectAfterMs.
+ */
+export type ScenarioEvent = 'started' | 'node-caught-up' | 'promoted' | 'handoff-started' | 'suspected';
 
 /** Every trigger event, in a fixed order. */
-export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['catching-up', 'caught-up', 'failback', 'ended'];
+export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['catching-up', 'caught-up', 'failback', 'ended', 'started', 'node-caught-up', 'promoted', 'handoff-started', 'suspected'];
 
 /**
  * When a fault waits for an event: it starts `delayMs` after the event, or when `waitMs` passed
@@ -85,10 +119,19 @@ export const TRIGGER_EVENTS: readonly TriggerEvent[] = ['catching-up', 'caught-u
  */
 export interface FaultTrigger {
   event: TriggerEvent;
-  /** Index of the earlier fault the event is about (required but for `failback`). */
+  /** Index of the earlier fault the event is about (required for catching-up, caught-up, ended, started; optional for failback). */
   fault?: number;
   delayMs: number;
   waitMs: number;
+  /** node-caught-up, suspected, handoff-started: the node, by id. */
+  node?: string;
+  /** node-caught-up, suspected, handoff-started: the node, by the name an earlier fault bound. */
+  name?: string;
+  /** promoted (required), handoff-started (optional): the partition. */
+  store?: string;
+  partition?: number;
+  /** When the event does not come within waitMs: start anyway (default; noted `trigger: "missed"`) or skip the fault (scenarios). */
+  onMiss?: 'start' | 'skip';
 }
 
 /**
@@ -116,6 +159,19 @@ export interface PlannedFault {
   clock?: { rate: number; jumpMs: number };
   count?: number;
   after?: FaultTrigger;
+  /** Scenarios: the step's name (ledger detail `step`, events, reports). */
+  name?: string;
+  /** Scenarios: bind the node the target resolved to under this name (later targets `bound`). */
+  bind?: string;
+  /** Scenarios: the target must not resolve to a node bound to one of these names (it waits, like a budget refusal). */
+  except?: string[];
+  /**
+   * Scenarios, one-way partitions: the other end of the cut link (default: a random other node);
+   * with its own bind/except.
+   */
+  peer?: { target: FaultTarget; bind?: string; except?: string[] };
+  /** handoff / regenerate: the partition. For a handoff the target is the node it is handed to. */
+  admin?: { store: string; partition: number };
 }
 
 /** Format tag of a stored schedule (version 2; version 1 is still read, for replays). */
@@ -145,6 +201,13 @@ export interface Schedule {
   /** When true the executor applies no fault budget (budget.ts) and power may take every node. */
   beyondBudget: boolean;
   faults: PlannedFault[];
+  /**
+   * Scenarios: the scenario's name. Targets resolve strictly (no random stand-in when a role has
+   * no answer: the fault waits, then is skipped) and a missed trigger skips its fault.
+   */
+  scenario?: string;
+  /** Scenarios: the fault phase ends this long after every fault ended (or at durationMs, whichever first), ms. */
+  tailMs?: number;
 }
 
 /** Bad user input about faults or a schedule; the message is one line, fit to print as is (exit 64). */
@@ -878,6 +941,10 @@ export function describeTarget(t: FaultTarget): string {
     case 'active-over':
     case 'active-of':
       return `${t.role}:#${t.fault}`;
+    case 'preferred':
+      return `preferred:${t.store}/${t.partition}`;
+    case 'bound':
+      return `bound:${t.name}`;
   }
 }
 
@@ -903,7 +970,7 @@ function int(o: Obj, k: string, where: string, min: number): number {
   return v;
 }
 
-function parseTarget(v: unknown, where: string, index: number): FaultTarget {
+function parseTarget(v: unknown, where: string, index: number, bound: ReadonlySet<string>): FaultTarget {
   if (!isObj(v)) bad(`${where} must be an object`);
   const earlier = (): number => {
     const f = int(v, 'fault', where, 0);
@@ -931,6 +998,14 @@ function parseTarget(v: unknown, where: string, index: number): FaultTarget {
     case 'active-of':
       onlyKeys(v, ['role', 'fault'], where);
       return { role: v.role, fault: earlier() };
+    case 'preferred':
+      onlyKeys(v, ['role', 'store', 'partition'], where);
+      if (typeof v.store !== 'string' || v.store.length === 0) bad(`${where}.store must be a store name`);
+      return { role: 'preferred', store: v.store, partition: int(v, 'partition', where, 0) };
+    case 'bound':
+      onlyKeys(v, ['role', 'name'], where);
+      if (typeof v.name !== 'string' || !bound.has(v.name)) bad(`${where}.name must be a name an earlier fault binds, got ${JSON.stringify(v.name)}`);
+      return { role: 'bound', name: v.name };
     default:
       return bad(`${where}.role must be one of ${TARGET_ROLES.join(', ')}, got ${JSON.stringify(v.role)}`);
   }
@@ -940,7 +1015,8 @@ function parseTarget(v: unknown, where: string, index: number): FaultTarget {
 const TOPOLOGY_TARGETS: Record<Topology, readonly FaultTarget['role'][]> = {
   isolate: TARGET_ROLES,
   'one-way': TARGET_ROLES,
-  halves: ['random'],
+  // a halves target (scenarios) is a node of the minority side
+  halves: TARGET_ROLES,
   bridge: ['random'],
   leader: ['leader'],
   active: ['active'],
@@ -952,17 +1028,55 @@ function num(o: Obj, k: string, where: string): number {
   return v;
 }
 
-function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], durationMs: number, nodeCount: number, prev: PlannedFault[]): PlannedFault {
+/** A name (bind, except, bound targets): letters, digits, '_' and '-', starting with a letter. */
+const NAME_RE = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
+
+function names(v: unknown, where: string, bound: ReadonlySet<string>): string[] {
+  if (!Array.isArray(v) || v.length === 0 || v.some((x) => typeof x !== 'string' || !bound.has(x))) bad(`${where} must be a list of names earlier faults bind, got ${JSON.stringify(v)}`);
+  return [...(v as string[])];
+}
+
+function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], durationMs: number, nodeCount: number, prev: PlannedFault[], bound: Set<string>): PlannedFault {
   const where = `faults[${i}]`;
   if (!isObj(f)) bad(`${where} must be an object`);
-  onlyKeys(f, ['kind', 'topology', 'direction', 'flap', 'clock', 'count', 'target', 'atMs', 'durationMs', 'after'], where);
+  onlyKeys(f, ['kind', 'topology', 'direction', 'flap', 'clock', 'count', 'target', 'atMs', 'durationMs', 'after', 'name', 'bind', 'except', 'peer', 'admin'], where);
   if (!kinds.includes(f.kind as FaultKind)) bad(`${where}.kind must be one of the schedule's kinds (${kinds.join(', ') || 'none'}), got ${JSON.stringify(f.kind)}`);
   const kind = f.kind as FaultKind;
-  const target = parseTarget(f.target, `${where}.target`, i);
+  const admin = (ADMIN_KINDS as readonly FaultKind[]).includes(kind);
+  const target = parseTarget(f.target, `${where}.target`, i, bound);
   const atMs = int(f, 'atMs', where, 0);
-  const dur = int(f, 'durationMs', where, 1);
+  const dur = int(f, 'durationMs', where, admin ? 0 : 1);
   if (atMs + dur > durationMs) bad(`${where} ends at ${atMs + dur} ms, after the fault phase (${durationMs} ms)`);
   const out: PlannedFault = { kind, target, atMs, durationMs: dur };
+  if (f.name !== undefined) {
+    if (typeof f.name !== 'string' || f.name.length === 0 || f.name.length > 80) bad(`${where}.name must be a short text`);
+    out.name = f.name;
+  }
+  if (f.except !== undefined) out.except = names(f.except, `${where}.except`, bound);
+  if (f.admin !== undefined || admin) {
+    if (!admin) bad(`${where}: admin is only for ${ADMIN_KINDS.join(' and ')} faults`);
+    if (!isObj(f.admin)) bad(`${where}.admin must be an object { store, partition }`);
+    onlyKeys(f.admin, ['store', 'partition'], `${where}.admin`);
+    if (typeof f.admin.store !== 'string' || f.admin.store.length === 0) bad(`${where}.admin.store must be a store name`);
+    out.admin = { store: f.admin.store, partition: int(f.admin, 'partition', `${where}.admin`, 0) };
+  }
+  if (f.peer !== undefined) {
+    if (kind !== 'partition' || f.topology !== 'one-way') bad(`${where}: peer is only for one-way partitions`);
+    if (!isObj(f.peer)) bad(`${where}.peer must be an object { target, bind?, except? }`);
+    onlyKeys(f.peer, ['target', 'bind', 'except'], `${where}.peer`);
+    const peer: NonNullable<PlannedFault['peer']> = { target: parseTarget(f.peer.target, `${where}.peer.target`, i, bound) };
+    if (f.peer.except !== undefined) peer.except = names(f.peer.except, `${where}.peer.except`, bound);
+    if (f.peer.bind !== undefined) {
+      if (typeof f.peer.bind !== 'string' || !NAME_RE.test(f.peer.bind)) bad(`${where}.peer.bind must be a name (a letter, then letters, digits, _ or -)`);
+      peer.bind = f.peer.bind;
+    }
+    out.peer = peer;
+  }
+  // a fault's own bind is known to later faults only (and to its peer's target, resolved after it)
+  if (f.bind !== undefined) {
+    if (typeof f.bind !== 'string' || !NAME_RE.test(f.bind)) bad(`${where}.bind must be a name (a letter, then letters, digits, _ or -)`);
+    out.bind = f.bind;
+  }
   const only = (field: string, k: FaultKind): void => {
     if (f[field] !== undefined && kind !== k) bad(`${where}: ${field} is only for ${k} faults`);
   };
@@ -1006,20 +1120,50 @@ function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], duration
   if (f.after !== undefined) {
     const w = `${where}.after`;
     if (!isObj(f.after)) bad(`${w} must be an object`);
-    onlyKeys(f.after, ['event', 'fault', 'delayMs', 'waitMs'], w);
+    onlyKeys(f.after, ['event', 'fault', 'delayMs', 'waitMs', 'node', 'name', 'store', 'partition', 'onMiss'], w);
     if (!(TRIGGER_EVENTS as readonly unknown[]).includes(f.after.event)) bad(`${w}.event must be one of ${TRIGGER_EVENTS.join(', ')}, got ${JSON.stringify(f.after.event)}`);
     const event = f.after.event as TriggerEvent;
     const t: FaultTrigger = { event, delayMs: int(f.after, 'delayMs', w, 0), waitMs: int(f.after, 'waitMs', w, 0) };
+    const byFault = event === 'catching-up' || event === 'caught-up' || event === 'ended' || event === 'started' || event === 'failback';
     if (f.after.fault !== undefined) {
+      if (!byFault) bad(`${w}.fault is not for ${event}`);
       const r = int(f.after, 'fault', w, 0);
       if (r >= i) bad(`${w}.fault must name an earlier fault (< ${i}), got ${r}`);
       if ((event === 'catching-up' || event === 'caught-up') && !CRASH_KINDS.includes(prev[r].kind)) bad(`${w}: ${event} needs a crash fault (kill, stop, power), faults[${r}] is a ${prev[r].kind}`);
       t.fault = r;
-    } else if (event !== 'failback') {
+    } else if (byFault && event !== 'failback') {
       bad(`${w}.fault is required for ${event}`);
+    }
+    const byNode = event === 'node-caught-up' || event === 'suspected' || event === 'handoff-started';
+    if (f.after.node !== undefined || f.after.name !== undefined) {
+      if (!byNode) bad(`${w}: node and name are only for node-caught-up, suspected and handoff-started`);
+      if (f.after.node !== undefined && f.after.name !== undefined) bad(`${w}: give node or name, not both`);
+      if (f.after.node !== undefined) {
+        if (typeof f.after.node !== 'string' || f.after.node.length === 0) bad(`${w}.node must be a node id`);
+        t.node = f.after.node;
+      } else {
+        if (typeof f.after.name !== 'string' || !bound.has(f.after.name)) bad(`${w}.name must be a name an earlier fault binds, got ${JSON.stringify(f.after.name)}`);
+        t.name = f.after.name;
+      }
+    } else if (event === 'node-caught-up' || event === 'suspected') {
+      bad(`${w}: ${event} needs node or name`);
+    }
+    if (f.after.store !== undefined || f.after.partition !== undefined) {
+      if (event !== 'promoted' && event !== 'handoff-started') bad(`${w}: store and partition are only for promoted and handoff-started`);
+      if (typeof f.after.store !== 'string' || f.after.store.length === 0) bad(`${w}.store must be a store name`);
+      t.store = f.after.store;
+      t.partition = int(f.after, 'partition', w, 0);
+    } else if (event === 'promoted') {
+      bad(`${w}: promoted needs store and partition`);
+    }
+    if (f.after.onMiss !== undefined) {
+      if (f.after.onMiss !== 'start' && f.after.onMiss !== 'skip') bad(`${w}.onMiss must be "start" or "skip", got ${JSON.stringify(f.after.onMiss)}`);
+      t.onMiss = f.after.onMiss;
     }
     out.after = t;
   }
+  if (out.bind !== undefined) bound.add(out.bind);
+  if (out.peer?.bind !== undefined) bound.add(out.peer.bind);
   return out;
 }
 
@@ -1058,7 +1202,7 @@ export function validateSchedule(input: unknown): Schedule {
     if (Array.isArray(raw.kinds)) for (const k of raw.kinds) if (!['kill', 'stop', 'pause', 'partition'].includes(k as string)) bad(`kinds: unknown fault kind ${JSON.stringify(k)}`);
     raw = fromV1(raw);
   }
-  onlyKeys(raw, ['format', 'seed', 'durationMs', 'kinds', 'preset', 'escalationTimeoutMs', 'evictionTimeoutMs', 'nodeCount', 'beyondBudget', 'faults'], 'top level');
+  onlyKeys(raw, ['format', 'seed', 'durationMs', 'kinds', 'preset', 'escalationTimeoutMs', 'evictionTimeoutMs', 'nodeCount', 'beyondBudget', 'faults', 'scenario', 'tailMs'], 'top level');
   if (raw.format !== SCHEDULE_FORMAT) bad(`format must be "${SCHEDULE_FORMAT}" (or "${SCHEDULE_FORMAT_V1}"), got ${JSON.stringify(raw.format)}`);
   if (typeof raw.seed !== 'number' || !Number.isSafeInteger(raw.seed)) bad(`seed must be an integer, got ${JSON.stringify(raw.seed)}`);
   const durationMs = int(raw, 'durationMs', 'schedule', 1);
@@ -1068,14 +1212,20 @@ export function validateSchedule(input: unknown): Schedule {
   if (typeof raw.beyondBudget !== 'boolean') bad('beyondBudget must be true or false');
   if (!(PRESET_NAMES as readonly unknown[]).includes(raw.preset)) bad(`preset must be one of ${PRESET_NAMES.join(', ')}, got ${JSON.stringify(raw.preset)}`);
   if (!Array.isArray(raw.kinds)) bad('kinds must be an array');
-  for (const k of raw.kinds) if (!(FAULT_KINDS as readonly unknown[]).includes(k)) bad(`kinds: unknown fault kind ${JSON.stringify(k)}`);
+  for (const k of raw.kinds) if (!(ALL_FAULT_KINDS as readonly unknown[]).includes(k)) bad(`kinds: unknown fault kind ${JSON.stringify(k)}`);
   if (new Set(raw.kinds).size !== raw.kinds.length) bad('kinds: a kind is listed twice');
-  const kinds = FAULT_KINDS.filter((k) => (raw.kinds as unknown[]).includes(k));
+  const kinds = ALL_FAULT_KINDS.filter((k) => (raw.kinds as unknown[]).includes(k));
   if (!Array.isArray(raw.faults)) bad('faults must be an array');
+  if (raw.scenario !== undefined && (typeof raw.scenario !== 'string' || raw.scenario.length === 0)) bad('scenario must be a name');
+  const tailMs = raw.tailMs === undefined ? undefined : int(raw, 'tailMs', 'schedule', 0);
   const faults: PlannedFault[] = [];
-  for (let i = 0; i < raw.faults.length; i++) faults.push(parseFault(raw.faults[i], i, kinds, durationMs, nodeCount, faults));
-  for (let i = 1; i < faults.length; i++) {
-    if (faults[i].atMs < faults[i - 1].atMs) bad(`faults[${i}] starts before faults[${i - 1}] (atMs must not decrease)`);
+  const bound = new Set<string>();
+  for (let i = 0; i < raw.faults.length; i++) faults.push(parseFault(raw.faults[i], i, kinds, durationMs, nodeCount, faults, bound));
+  // a scenario keeps its steps in the order written (each waits for its own time and trigger)
+  if (raw.scenario === undefined) {
+    for (let i = 1; i < faults.length; i++) {
+      if (faults[i].atMs < faults[i - 1].atMs) bad(`faults[${i}] starts before faults[${i - 1}] (atMs must not decrease)`);
+    }
   }
   return {
     format: SCHEDULE_FORMAT,
@@ -1088,6 +1238,8 @@ export function validateSchedule(input: unknown): Schedule {
     nodeCount,
     beyondBudget: raw.beyondBudget,
     faults,
+    ...(raw.scenario !== undefined ? { scenario: raw.scenario as string } : {}),
+    ...(tailMs !== undefined ? { tailMs } : {}),
   };
 }
 
