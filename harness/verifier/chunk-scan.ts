@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { KeyFindingKind, ReadFindingKind } from '../../ledger/history-rules.js';
 import { unpackRows } from '../../ledger/column-pack.js';
 import { hasTable, KR_FIELDS, KR_TEXT, KW_FIELDS, loadStrings, parseExtra } from '../../ledger/key-log.js';
+import { lifeAt } from './total-loss.js';
 
 /**
  * What a chunk scan needs to know besides the ledger (plain data: it is also sent to the
@@ -12,8 +13,14 @@ export interface ScanContext {
   v2: boolean;
   /** Stores that acknowledge in sync mode with RF > 1 (under-replicated-ack applies). */
   syncReplicated: string[];
-  /** [store, partition, epoch, actives[]] of the samples (ack-not-from-active). */
-  actives: Array<[string, number, number, string[]]>;
+  /** [store, partition, life, epoch, actives[]] of the samples (ack-not-from-active; life: total-loss.ts, 0 within the budget). */
+  actives: Array<[string, number, number, number, string[]]>;
+  /**
+   * [store, partition, starts] of the partitions that lost every copy at once, in runs allowed past
+   * the fault budget (total-loss.ts): version-regression and ack-not-from-active compare within
+   * one life of the partition. [] otherwise.
+   */
+  losses: Array<[string, number, number[]]>;
 }
 
 /** A key with a finding, as the scan hands it over (the details are looked up for it alone). */
@@ -80,12 +87,16 @@ export interface KeyFacts {
   lastOk: number | null;
   /** The latest delete whose outcome is ok or indeterminate; null none. */
   lastDel: number | null;
-  /** The first `ok` non-delete write whose version is not above the one before; null none. */
+  /** The first `ok` non-delete write whose version is not above the one before (of the same life of the partition); null none. */
   reg: number | null;
   /** The first `ok` write whose ack names fewer than 2 copies; null none. */
   under: number | null;
-  /** The acks' distinct (epoch, node) pairs with the first seq that carried each. */
-  pairs: Array<[epoch: number, node: string, firstSeq: number]>;
+  /** The acks' distinct (epoch, node, life) with the first seq that carried each. */
+  pairs: Array<[epoch: number, node: string, firstSeq: number, life: number]>;
+  /** The starts of the total losses of the key's partition (runs past the budget); null none. */
+  losses: readonly number[] | null;
+  /** The life of the partition at the previous ok non-delete write's ack. */
+  prevLife: number;
   firstSeq: number;
   prevSeq: number;
   prevVersion: number;
@@ -156,16 +167,23 @@ export const STALE_HITS_PER_KEY = 64;
  * Registers the verifier's SQL functions on a connection:
  * - `zaris_first_regression(seq, version)` (v1 tools and tests): over a key's `ok` non-delete
  *   writes, the seq of the first write whose version is not above the one before (null none);
- * - `zaris_key(seq, code, version, epoch, node, copies, invoke, complete)` over all of a key's
- *   writes (code: 0 ok, 1 fail, 2 indeterminate, +4 for a delete): an index into `sink` where the
- *   key's {@link KeyFacts} were put (the caller reads and clears it after each statement).
+ * - `zaris_key(seq, code, version, epoch, node, copies, invoke, complete, key_id)` over all of a
+ *   key's writes (code: 0 ok, 1 fail, 2 indeterminate, +4 for a delete): an index into `sink`
+ *   where the key's {@link KeyFacts} were put (the caller reads and clears it after each
+ *   statement). `lossesOf(key_id)`: the starts of the total losses of the key's partition (our
+ *   total-amnesia reading, total-loss.ts), or null: acks of different lives are not compared.
  * Both rely on receiving a key's rows in seq order, which the GROUP BY over the writes table's
  * (key_id, seq) primary key gives; they check that order and throw rather than answer from rows
  * out of order. (An `ORDER BY seq` inside the call would enforce it in SQL but costs ~20% of the
  * pass: DESIGN.md §8.) One JS call per write row is the verifier's main cost: everything it
  * needs of a key's writes is taken from that one call.
  */
-export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = [], arena: TimeArena | null = null): void {
+export function registerScanFunctions(
+  db: Database.Database,
+  sink: KeyFacts[] = [],
+  arena: TimeArena | null = null,
+  lossesOf: (keyId: number) => readonly number[] | null = () => null,
+): void {
   type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
@@ -182,7 +200,7 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  const keyStep = makeKeyStep(arena);
+  const keyStep = makeKeyStep(arena, lossesOf);
   db.aggregate<KeyFacts | null>(KEY_UDF, {
     start: null,
     step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
@@ -211,10 +229,15 @@ export type KeyStep = (
   copies: number | null,
   invoke: number,
   complete: number | null,
+  keyId: number | null,
 ) => KeyFacts;
 
-/** Builds the key step (see {@link KeyStep}), recording ok writes and deletes in `arena` (v2 reads) when given. */
-export function makeKeyStep(arena: TimeArena | null): KeyStep {
+/**
+ * Builds the key step (see {@link KeyStep}), recording ok writes and deletes in `arena` (v2 reads)
+ * when given; `lossesOf(keyId)` gives the starts of the total losses of the key's partition (ms,
+ * total-loss.ts) or null.
+ */
+export function makeKeyStep(arena: TimeArena | null, lossesOf: (keyId: number) => readonly number[] | null = () => null): KeyStep {
   return (
     s: KeyFacts | null,
     seq: number,
@@ -225,11 +248,13 @@ export function makeKeyStep(arena: TimeArena | null): KeyStep {
     copies: number | null,
     invoke: number,
     complete: number | null,
+    keyId: number | null,
   ): KeyFacts => {
     if (s === null) {
       s = {
         n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1,
         prevVersion: -Infinity, notOk: null, allSeqs: null, okFrom: arena?.okN ?? 0, okTo: arena?.okN ?? 0, delFrom: arena?.delN ?? 0, delTo: arena?.delN ?? 0, finalMatched: null,
+        losses: keyId === null ? null : lossesOf(keyId), prevLife: 0,
       };
     }
     if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
@@ -251,14 +276,18 @@ export function makeKeyStep(arena: TimeArena | null): KeyStep {
         arena.addOk(seq, complete ?? Infinity, del);
         s.okTo = arena.okN;
       }
+      const life = s.losses === null ? 0 : lifeAt(s.losses, complete ?? Infinity);
       if (!del && version !== null) {
+        // two acks of different lives of the partition are not compared (a new memory)
+        if (life !== s.prevLife) s.prevVersion = -Infinity;
         if (s.reg === null && version <= s.prevVersion) s.reg = seq;
         s.prevVersion = version;
+        s.prevLife = life;
       }
       if (copies !== null && copies < 2 && s.under === null) s.under = seq;
       if (epoch !== null && node !== null) {
         const last = s.pairs[s.pairs.length - 1];
-        if ((last === undefined || last[0] !== epoch || last[1] !== node) && !s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
+        if ((last === undefined || last[0] !== epoch || last[1] !== node || last[3] !== life) && !s.pairs.some((p) => p[0] === epoch && p[1] === node && p[3] === life)) s.pairs.push([epoch, node, seq, life]);
       }
     } else {
       if (outcome === FAIL) s.nFail++;
@@ -344,7 +373,7 @@ function writesSql(v2: boolean): string {
   return `
   SELECT key_id,
     ${KEY_UDF}(seq, (CASE outcome WHEN 'ok' THEN ${OK} WHEN 'fail' THEN ${FAIL} ELSE ${INDETERMINATE} END) + (CASE op WHEN 'delete' THEN ${DELETE_BIT} ELSE 0 END),
-               ack_version, ack_epoch, ack_node, ack_copies${v2 ? ', invoke_ms, complete_ms' : ', NULL, NULL'}) AS facts
+               ack_version, ack_epoch, ack_node, ack_copies${v2 ? ', invoke_ms, complete_ms, key_id' : ', NULL, NULL, NULL'}) AS facts
   FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
 }
 type WritesRow = [keyId: number, facts: number];
@@ -380,7 +409,12 @@ export class ChunkScanner {
   private readonly finalsSt: Database.Statement;
   private readonly readsSt: Database.Statement | null;
   private readonly readAt: Database.Statement;
-  private readonly actives = new Map<string, Map<number, string[]>>();
+  /** `store\0partition` -> `life\0epoch` -> the actives its samples showed. */
+  private readonly actives = new Map<string, Map<string, string[]>>();
+  /** `store\0partition` -> the starts of its total losses. */
+  private readonly losses = new Map<string, number[]>();
+  /** key_id -> its partition's loss starts, for the keys of the chunk being scanned (only when some partition had a total loss). */
+  private readonly keyLosses = new Map<number, number[]>();
   private readonly syncReplicated: Set<string>;
   /** The key aggregate's per-key facts of the statement being read (cleared per chunk). */
   private readonly sink: KeyFacts[] = [];
@@ -403,7 +437,7 @@ export class ChunkScanner {
     db: Database.Database,
     private readonly ctx: ScanContext,
   ) {
-    registerScanFunctions(db, this.sink, ctx.v2 ? this.arena : null);
+    registerScanFunctions(db, this.sink, ctx.v2 ? this.arena : null, (keyId) => this.keyLosses.get(keyId) ?? null);
     db.function(READ_UDF, { varargs: false, deterministic: false }, (keyId: unknown, invoke: unknown, complete: unknown, vk: unknown, vs: unknown, absent: unknown, rid: unknown) =>
       this.judgeRead(keyId as number, invoke as number, complete as number, vk as number | null, vs as number | null, absent === 1, rid as number),
     );
@@ -414,13 +448,14 @@ export class ChunkScanner {
     this.readAt = db.prepare('SELECT complete_ms, node, value, id FROM reads WHERE key_id = ? AND invoke_ms = ? AND rid = ?');
     this.packedSt = hasTable(db, 'key_log') ? db.prepare('SELECT key_id, writes, reads, extra FROM key_log WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id').raw(true) : null;
     this.strings = this.packedSt === null ? [] : loadStrings(db);
-    this.keyStep = makeKeyStep(ctx.v2 ? this.arena : null);
-    for (const [store, partition, epoch, list] of ctx.actives) {
+    this.keyStep = makeKeyStep(ctx.v2 ? this.arena : null, (keyId) => this.keyLosses.get(keyId) ?? null);
+    for (const [store, partition, life, epoch, list] of ctx.actives) {
       const k = `${store}\u0000${partition}`;
       let m = this.actives.get(k);
       if (m === undefined) this.actives.set(k, (m = new Map()));
-      m.set(epoch, list);
+      m.set(`${life}\u0000${epoch}`, list);
     }
+    for (const [store, partition, starts] of ctx.losses) this.losses.set(`${store}\u0000${partition}`, starts);
     this.syncReplicated = new Set(ctx.syncReplicated);
   }
 
@@ -445,8 +480,15 @@ export class ChunkScanner {
     this.arena.reset();
     this.byKey.clear();
     this.packedReads.length = 0;
-    const writes = this.mergePacked(this.writesSt.all(range) as WritesRow[], range);
     const keyRows = this.keysSt.all(range) as KeysRow[];
+    this.keyLosses.clear();
+    if (this.losses.size > 0) {
+      for (const [keyId, store, partition] of keyRows) {
+        const starts = this.losses.get(`${store}\u0000${partition}`);
+        if (starts !== undefined) this.keyLosses.set(keyId, starts);
+      }
+    }
+    const writes = this.mergePacked(this.writesSt.all(range) as WritesRow[], range);
     const finals = this.finalsSt.all(range) as FinalsRow[];
     let keys = 0;
     // merge by key_id: every list is in key order; a key counts when it has writes or a final read
@@ -530,6 +572,7 @@ export class ChunkScanner {
           d[b + 12] !== d[b + 12] ? null : d[b + 12],
           d[b + 2],
           d[b + 3] !== d[b + 3] ? null : d[b + 3],
+          keyId,
         );
       }
       if (facts === null) continue;
@@ -565,8 +608,8 @@ export class ChunkScanner {
       const epochs = this.actives.get(`${store}\u0000${partition}`);
       if (epochs !== undefined) {
         let bad: number | null = null;
-        for (const [epoch, node, seq] of k.pairs) {
-          const list = epochs.get(epoch);
+        for (const [epoch, node, seq, life] of k.pairs) {
+          const list = epochs.get(`${life}\u0000${epoch}`);
           if (list !== undefined && list.some((a) => a !== node) && (bad === null || seq < bad)) bad = seq;
         }
         if (bad !== null) return ['ack-not-from-active', bad];

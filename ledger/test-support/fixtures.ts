@@ -574,6 +574,7 @@ export const V2_FIXTURES: Fixture[] = [
     verdict: 'CERTIFIED',
     findings: [],
   },
+  ...totalLossFixtures(),
   {
     name: 'v2-self-test-not-shown',
     why: 'A self-test run whose bug never showed cannot certify anything.',
@@ -589,6 +590,99 @@ export const V2_FIXTURES: Fixture[] = [
     reason: 'a self-test run (store started with the bug stale-owner-acks) must come out FAILED, and the bug never showed',
   },
 ];
+
+/**
+ * Our total-amnesia reading (history-rules.ts; runs allowed past the fault budget only): a power
+ * failure of every replica ends the partition's life, the memory-only store bootstraps again
+ * (epoch 1, versions from 2^32 + 1); version-regression, epoch-conflict and ack-not-from-active
+ * compare within one life. Each beyond-budget fixture has a within-budget twin where nothing is
+ * excused. And "down" ends only at a listing in sync that records a revision for the node.
+ */
+function totalLossFixtures(): Fixture[] {
+  const E1 = 2 ** 32;
+  const all = (t: number, active: string, epoch: number, revisions: Record<string, number> = { n1: 0, n2: 0, n3: 0 }): HistoryOwnership =>
+    own(t, 'sync3', active, epoch, { inSync: [...NODES], revisions });
+  const power = [fault('f1', 'kill', ['n1', 'n2', 'n3'], 1000, 1500, { effective: 1001 })];
+  const between = (beyondBudget: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget },
+      faults: power,
+      ownership: [all(0, 'n1', 1), all(1600, 'n1', 1)],
+      writes: [
+        w('a1', 'sync3', 'ka', 1, 100, 104, 'ok', { node: 'n1', epoch: 1, version: E1 + 5 }),
+        w('a2', 'sync3', 'ka', 2, 1700, 1704, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 }),
+      ],
+      finalReads: [{ store: 'sync3', key: 'ka', value: 'a2' }],
+    });
+  const conflict = (beyondBudget: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget },
+      faults: power,
+      ownership: [all(0, 'n1', 1), all(1600, 'n2', 1)],
+      writes: [
+        w('b1', 'sync3', 'kb', 1, 100, 104, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 }),
+        w('b2', 'sync3', 'kb', 2, 1700, 1704, 'ok', { node: 'n2', epoch: 1, version: E1 + 2 }),
+      ],
+      finalReads: [{ store: 'sync3', key: 'kb', value: 'b2' }],
+    });
+  // n3 restarts empty at 1200; the sample at 1300 still lists it in sync (its dead incarnation:
+  // no revision recorded for it); n1 and n2 lose power at 2000; the sample at 3000 lists all three
+  const listed = (n3Revision: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget: true },
+      faults: [fault('f1', 'kill', ['n3'], 1000, 1200, { effective: 1001 }), fault('f2', 'kill', ['n1', 'n2'], 2000, 2500, { effective: 2001 })],
+      ownership: [all(0, 'n1', 1), all(1300, 'n1', 1, n3Revision ? { n1: 1, n2: 1, n3: 0 } : { n1: 1, n2: 1 }), all(3000, 'n1', 1)],
+      writes: [w('c1', 'sync3', 'kc', 1, 400, 404, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 })],
+      finalReads: [{ store: 'sync3', key: 'kc', value: null }],
+    });
+  return [
+    {
+      name: 'v2-total-loss-between-writes',
+      why: 'Beyond the budget, all three replicas lose power between two acks of ka: the store starts again at version 2^32+1, which is not compared with the version before the loss.',
+      history: between(true),
+      verdict: 'CERTIFIED',
+      findings: [],
+    },
+    {
+      name: 'v2-total-loss-within-budget',
+      why: 'The same power failure in a run within the budget: a total loss must not happen there, the lower version stays a regression.',
+      history: between(false),
+      verdict: 'FAILED',
+      findings: [{ class: 'violation', kind: 'version-regression', store: 'sync3', key: 'ka', write: 'a2' }],
+    },
+    {
+      name: 'v2-epoch-conflict-across-a-total-loss',
+      why: 'Beyond the budget, epoch 1 has active n1 before the power failure and n2 after it (a new cluster bootstrapped): samples and acks of different lives are not compared.',
+      history: conflict(true),
+      verdict: 'CERTIFIED',
+      findings: [],
+    },
+    {
+      name: 'v2-epoch-conflict-within-budget',
+      why: 'The same two actives at epoch 1 within the budget: an epoch conflict, and b1 was acked by a node other than an active of its epoch.',
+      history: conflict(false),
+      verdict: 'FAILED',
+      findings: [
+        { class: 'violation', kind: 'ack-not-from-active', store: 'sync3', key: 'kb', write: 'b1' },
+        { class: 'violation', kind: 'epoch-conflict', store: 'sync3', key: null, write: null, partition: 0 },
+      ],
+    },
+    {
+      name: 'v2-down-until-listed-with-a-revision',
+      why: 'n3 restarted empty and a sample lists it in sync without a revision (its dead incarnation): it stays down until the sample at 3000, so with n1 and n2 down from 2001 every replica was down: beyond-budget.',
+      history: listed(false),
+      verdict: 'CERTIFIED',
+      findings: [lost('beyond-budget', 'sync3', 'kc', 'c1')],
+    },
+    {
+      name: 'v2-down-ends-at-a-listing-with-a-revision',
+      why: 'The same run where the sample at 1300 records a revision for n3: n3 is back in sync then, never down with n1 and n2 at once: the loss of c1 is a violation.',
+      history: listed(true),
+      verdict: 'FAILED',
+      findings: [lost('violation', 'sync3', 'kc', 'c1')],
+    },
+  ];
+}
 
 /** Every fixture. */
 export const FIXTURES: Fixture[] = [...V1_FIXTURES, ...V2_FIXTURES];
