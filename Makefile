@@ -1,18 +1,18 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
 #   make certify DURATION=4h [TARGET=zaris|etcd|redis-sentinel] [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...|preset:<name>] [NODES=3|5]
 #                [REDIS_MIN_REPLICAS=0|1|2] (TARGET=redis-sentinel: Redis's min-replicas-to-write, default 1)
-#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [BUG=lose-on-promotion]
+#                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [STALL=5s] [BUG=lose-on-promotion]
 #                [SCENARIO=scenarios/<name>.yaml]
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make sim RUNS=N | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] | make power [RUNS=10] [SECONDS=180] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify sim image clean
+.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify bench-seal sim power-sim power image clean
 
 all: build
 
@@ -51,6 +51,7 @@ certify: build
 	if [ -n "$${BUG:-}" ]; then args+=(--self-test-bug "$$BUG"); fi; \
 	if [ -n "$${ESCALATION:-}" ]; then args+=(--escalation "$$ESCALATION"); fi; \
 	if [ -n "$${ASYNC_LAG:-}" ]; then args+=(--async-lag "$$ASYNC_LAG"); fi; \
+	if [ -n "$${STALL:-}" ]; then args+=(--stall "$$STALL"); fi; \
 	exec $(CLI) certify "$${args[@]}"
 
 # every scenario of scenarios/ (or ONLY=name,...), one at a time: a table and runs/scenarios.json
@@ -79,14 +80,36 @@ bench: build
 bench-verify: build
 	@exec $(NODE) dist/harness/verifier/verifier.bench.js $${WRITES:-}
 
+# seal + verify + report of a synthetic run's ledger (default: 4 hours at 3,000 writes/s)
+bench-seal: build
+	@DURATION="$${DURATION:-4h}" RATE="$${RATE:-3000}" exec $(NODE) dist/harness/seal.bench.js
+
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 image: build
 	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime-stores}"
 
-# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S]
+# issue 12: per self-test bug and for the correct store, RUNS seeded certify runs of SECONDS each, one
+# at a time (RUNTIME=process by default); writes runs/power.json and prints a table
+# (SECONDS is read as a make variable: bash's own $$SECONDS counts the shell's age)
+power: build
+	@args=(--runs "$(or $(RUNS),10)" --seconds "$(or $(SECONDS),180)" --runtime "$${RUNTIME:-process}"); \
+	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${POWER_FAULTS:-}" ]; then args+=(--faults "$$POWER_FAULTS"); fi; \
+	exec $(CLI) power "$${args[@]}"
+
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]
 sim: build
-	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${BUG:-}" ]; then args+=(--bug "$$BUG"); fi; \
+	exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
+
+# the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S] [ONLY=bug,...,none]; writes runs/power-sim.json
+# (with ONLY: runs/power-sim-<names>.json)
+power-sim: build
+	@args=(--runs "$${RUNS:-100}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
+	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY" --out "runs/power-sim-$$(echo "$$ONLY" | tr ',' '+').json"); fi; \
+	exec $(NODE) dist/nodes/sim/power-sim.js "$${args[@]}"
 
 clean:
 	rm -rf dist

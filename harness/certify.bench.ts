@@ -3,18 +3,21 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { certify, type CertifyOptions } from './certify.js';
+import { ratioStats, roundOrder } from './bench-stats.js';
 
 /**
  * `make bench` (DESIGN.md §7, §8), on the process runtime:
- * - acknowledged writes/s, unthrottled, three stores, no faults, ledger on and ledger off, each
- *   twice, alternating; the on/off ratio of the medians;
+ * - acknowledged writes/s, unthrottled, three stores, no faults, ledger on and ledger off in
+ *   BENCH_ROUNDS interleaved rounds (default 7; which side runs first alternates); the ledger-on/off
+ *   ratio of each round, their median, quartiles, range and relative spread (bench-stats.ts);
  * - the harness's RSS during the ledger-on runs, sampled every 250 ms: at each quarter of the
  *   fault phase (flat: no growth with duration) and its peak (the end-of-run seal included);
  * - kill -9 of active owners to the first acknowledged write on their partitions: p50 over a 60 s
  *   kill-only run;
  * - the verifier's writes/s on a synthetic ledger of 2 M writes (its own benchmark, in a child).
  * Prints each figure on stderr, writes runs/bench.json and prints it on stdout.
- * Env: BENCH_SECONDS (default 20), BENCH_WRITERS (writers per store, default 48; 8 slots each).
+ * Env: BENCH_SECONDS (default 20), BENCH_WRITERS (writers per store, default 48; 8 slots each),
+ * BENCH_ROUNDS (default 7).
  */
 /** One throughput run in this process (a child of the bench): prints its figures as JSON. */
 async function oneRun(mode: 'on' | 'off', base: CertifyOptions): Promise<void> {
@@ -50,21 +53,26 @@ async function main(): Promise<void> {
     const r = await execa(process.execPath, [self, '--one', mode], { env: process.env });
     return JSON.parse(r.stdout.trim().split('\n').pop()!) as { ackedPerSec: number; peakRssMb: number; quarters: number[] };
   };
+  const rounds = Number(process.env.BENCH_ROUNDS ?? 7);
+  if (!Number.isSafeInteger(rounds) || rounds < 1) throw new Error(`BENCH_ROUNDS must be a positive integer, got ${process.env.BENCH_ROUNDS}`);
   let peakRss = 0;
   const onRates: number[] = [];
   const offRates: number[] = [];
-  for (let round = 0; round < 2; round++) {
-    const on = await child('on');
-    const off = await child('off');
+  for (let round = 0; round < rounds; round++) {
+    const got: Partial<Record<'on' | 'off', { ackedPerSec: number; peakRssMb: number; quarters: number[] }>> = {};
+    for (const mode of roundOrder(round)) got[mode] = await child(mode);
+    const on = got.on!;
+    const off = got.off!;
     onRates.push(on.ackedPerSec);
     offRates.push(off.ackedPerSec);
     peakRss = Math.max(peakRss, on.peakRssMb);
-    log(`round ${round + 1}: ledger on ${on.ackedPerSec.toFixed(0)}/s, off ${off.ackedPerSec.toFixed(0)}/s; ledger-on harness RSS at each quarter of the run ${on.quarters.join(' / ')} MB (peak ${on.peakRssMb}); ledger off peak ${off.peakRssMb} MB`);
+    log(`round ${round + 1}/${rounds} (${roundOrder(round).join(' then ')}): ledger on ${on.ackedPerSec.toFixed(0)}/s, off ${off.ackedPerSec.toFixed(0)}/s, ratio ${(on.ackedPerSec / off.ackedPerSec).toFixed(3)}; ledger-on harness RSS at each quarter of the run ${on.quarters.join(' / ')} MB (peak ${on.peakRssMb}); ledger off peak ${off.peakRssMb} MB`);
   }
-  // two rounds each: the mean (the median of two)
-  const onMed = (onRates[0] + onRates[1]) / 2;
-  const offMed = (offRates[0] + offRates[1]) / 2;
-  log(`ledger on ${onMed.toFixed(0)} / off ${offMed.toFixed(0)} acknowledged writes/s: ratio ${(onMed / offMed).toFixed(3)}; harness peak RSS ${peakRss} MB`);
+  const st = ratioStats(onRates, offRates);
+  const onMed = st.onMedian;
+  log(
+    `ledger on ${st.onMedian.toFixed(0)} / off ${st.offMedian.toFixed(0)} acknowledged writes/s (medians of ${rounds} rounds); ledger-on/off ratio: median ${st.median.toFixed(3)}, quartiles ${st.q1.toFixed(3)}-${st.q3.toFixed(3)}, range ${st.min.toFixed(3)}-${st.max.toFixed(3)} (spread ${(st.relativeSpread * 100).toFixed(0)}% of the median); harness peak RSS ${peakRss} MB`,
+  );
 
   const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16, skipVerify: false });
   const f = [...kills.failoverMs].sort((a, b) => a - b);
@@ -77,7 +85,9 @@ async function main(): Promise<void> {
   log(`verifier: ${v.verifierWritesPerSec.toFixed(0)} writes/s over ${v.writes} writes`);
   const out = {
     ackedWritesPerSec: Math.round(onMed),
-    ledgerOnOffRatio: Math.round((onMed / offMed) * 1000) / 1000,
+    ledgerOnOffRatio: Math.round(st.median * 1000) / 1000,
+    ledgerOnOffRatioSpread: { rounds, min: Math.round(st.min * 1000) / 1000, q1: Math.round(st.q1 * 1000) / 1000, q3: Math.round(st.q3 * 1000) / 1000, max: Math.round(st.max * 1000) / 1000, relative: Math.round(st.relativeSpread * 1000) / 1000 },
+    ledgerOffWritesPerSec: Math.round(st.offMedian),
     verifierWritesPerSec: Math.round(v.verifierWritesPerSec),
     harnessPeakRssMb: Math.round(peakRss),
     failoverP50Ms: p50,

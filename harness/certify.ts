@@ -9,6 +9,7 @@ import { KvStatus } from '../nodes/kv-status.js';
 import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
+import { DEFAULT_STALL_BOUND_MS } from './verifier/stalls.js';
 import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
 import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
@@ -33,6 +34,8 @@ import { UsageError } from './usage-error.js';
 import { Workload, type AckProber, type WorkloadStore } from './workload.js';
 import { formatBytes, ledgerBytes } from './disk-guard.js';
 import { startRunMonitor, type RunMonitor } from './run-monitor.js';
+import { startMetricsSampler, type MetricsSampler } from './metrics-sampler.js';
+import { describePolicyFollow, POLICY_STORE, POLICY_TABLES, setStorePolicy, type SetPolicyRecord } from './policy-change.js';
 import { plainProgressOutput, type ProgressOutput } from './run-progress.js';
 import type { Results } from '../reports/results.js';
 import { createTarget, isTargetName, TARGET_NAMES } from './targets/targets.js';
@@ -92,6 +95,12 @@ export interface CertifyOptions {
    * {@link DEFAULT_ASYNC_LAG_MS}.
    */
   asyncLagMaxMs?: number;
+  /**
+   * Stall bound (`STALL=`, issue 11): a node silent or a partition Unavailable longer than this
+   * with no fault touching it is a stall finding (results.json `availability`), ms; default
+   * {@link DEFAULT_STALL_BOUND_MS}.
+   */
+  stallBoundMs?: number;
   /** A deliberate store bug (self-test: the run must come out FAILED). */
   selfTestBug?: SelfTestBug;
   /** Ledger off (benchmark only: measures the ledger's cost). */
@@ -229,6 +238,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
   if (!target) checkClientEnv();
   const asyncLagMaxMs = o.asyncLagMaxMs ?? DEFAULT_ASYNC_LAG_MS;
+  const stallBoundMs = o.stallBoundMs ?? DEFAULT_STALL_BOUND_MS;
+  if (!(Number.isFinite(stallBoundMs) && stallBoundMs > 0)) throw new UsageError(`STALL must be a duration above zero, got ${stallBoundMs} ms`);
   if (!(Number.isFinite(asyncLagMaxMs) && asyncLagMaxMs > 0)) throw new UsageError(`ASYNC_LAG must be a duration above zero, got ${asyncLagMaxMs} ms`);
   const clock: RunClock = startRunClock();
   const sc = o.scenario;
@@ -328,6 +339,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   let status: 'complete' | 'interrupted' = 'complete';
   let ackedPerSec = 0;
   let monitor: RunMonitor | null = null;
+  let metrics: MetricsSampler | null = null;
+  /** Aborted when the run ends however it ends: a pending mid-run policy change is dropped. */
+  const runOver = new AbortController();
   try {
     const pkg = JSON.parse(readFileSync(path.join(repoRootFrom(import.meta.url), 'package.json'), 'utf8')) as { version: string };
     ledger.setMeta(META.status, 'running');
@@ -349,9 +363,15 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
+    // seed 004 in certification (the Zaris store only): the multi-key retry policy set on one store
+    const policySets: SetPolicyRecord[] = [];
+    let withPolicy = false;
+    let setPolicy: (table: string) => Promise<void> = async () => undefined;
+    // the Zaris nodes' metrics endpoints (a target's nodes have none the harness reads)
+    let metricsEndpoints: Array<{ node: string; host: string; port: number }> = [];
     const rng = createPrng(seed ^ 0x5eed);
     if (target) {
       session = await startTargetSession({ target, runtime: runtime as TargetRuntime, runDir, ledger, clock, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, rate: o.rate, random: () => rng.next(), readsOff: o.readsOff, log });
@@ -378,6 +398,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       });
       if (clockModes) ledger.event(clock.now(), 'clock-modes', clockModes);
       writeFileSync(path.join(runDir, 'cluster.json'), `${JSON.stringify(config, null, 2)}\n`);
+      metricsEndpoints = config.nodes.filter((n) => n.metricsPort).map((n) => ({ node: n.id, host: n.host, port: n.metricsPort! }));
       const partitions = assignAll(config).map((p) => ({ store: p.store, partition: p.partition, replicas: p.replicas }));
       ledger.registerTopology({ nodes: config.nodes, stores: config.stores, partitions });
       const seeds = nodeIds.map((id) => zr.clientEndpoint(id));
@@ -391,6 +412,17 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       const upMs = clock.now() - started;
       ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
       log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
+
+      // seed 004 in certification: a non-empty multi-key retry policy on one store from the start (a
+      // scenario plays its own script: none there); it changes halfway through the fault phase
+      withPolicy = !sc && config.stores.some((s) => s.name === POLICY_STORE);
+      const hc0 = harnessClient;
+      setPolicy = async (table: string): Promise<void> => {
+        const r = await setStorePolicy(POLICY_STORE, table, { admin: (cmd) => hc0.admin(cmd), now: () => clock.now(), sleep: (ms) => sleep(ms), ledger });
+        policySets.push(r);
+        log(r.ok ? `seed 004: ${POLICY_STORE} multi-key retry policy set to "${table}" (${r.message})` : `seed 004: set-policy ${POLICY_STORE} "${table}" not accepted after ${r.attempts} attempts: ${r.message}`);
+      };
+      if (withPolicy) await setPolicy(POLICY_TABLES[0]);
 
       // the client under test: the library's defaults and the user's ZARIS_* variables, nothing of the harness's
       client = new ZarisClient({ seeds });
@@ -432,6 +464,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     if (scenarioRec) log(`scenario ${scenarioRec.name}: ${schedule.faults.length} steps, expected ${describeExpectation(scenarioRec.expect)}; the fault phase ends ${(schedule.tailMs ?? 0) / 1000} s after the last step (at most ${schedule.durationMs / 1000} s)`);
 
     watch.start();
+    // every node's counters (its metrics endpoint) into the ledger every 5 s: the report charts them
+    metrics = startMetricsSampler({ endpoints: metricsEndpoints, now: () => clock.now(), ledger });
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
@@ -458,6 +492,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         () => endPhase.abort(),
       );
     }
+    const policyChange = withPolicy
+      ? sleep(phaseDurationMs / 2, AbortSignal.any([endPhase.signal, runOver.signal]))
+          .then(() => (endPhase.signal.aborted || runOver.signal.aborted ? undefined : setPolicy(POLICY_TABLES[1])))
+          .catch(() => undefined)
+      : Promise.resolve();
     // a replay runs as long as the recorded run did
     try {
       await sleep(phaseDurationMs, endPhase.signal);
@@ -468,6 +507,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       o.signal?.removeEventListener('abort', onAbort);
       o.signal?.removeEventListener('abort', onEndPhase);
     }
+    await policyChange;
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
@@ -485,8 +525,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
     if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
+    for (const line of describePolicyFollow(policySets, workload.policyChanges)) log(line);
     watch.stop();
     await watch.sample();
+    await metrics.sampleNow();
+    await metrics.stop();
 
     if (status !== 'interrupted') {
       ledger.event(clock.now(), 'phase', { phase: 'final-reads' });
@@ -509,7 +552,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
     throw e;
   } finally {
+    runOver.abort();
     monitor?.stop();
+    await metrics?.stop();
     workload && (await workload.stop().catch(() => undefined));
     watch?.stop();
     client?.close();
@@ -570,6 +615,8 @@ export interface RunConfig extends RunRulesConfig {
   evictionTimeoutMs: number;
   selfTestBug: SelfTestBug | null;
   asyncLagMaxMs: number;
+  /** The stall bound (STALL=), ms. */
+  stallBoundMs: number;
   leaseMs: number | null;
   /** The workload client's options: the Zaris client's record, or a target adapter's (library, bounds, store settings). */
   clientOptions: ClientOptionsRecord | Record<string, unknown> | null;

@@ -77,8 +77,9 @@ export function buildCli(): Command {
     .addOption(new Option('--keys <n>', 'keys each writer writes at a time (each its own sequential loop)').argParser(parseIntArg('--keys', 1)).default(16))
     .addOption(new Option('--escalation <duration>', 'nodes\' suspicion escalation timeout (seed 002)').argParser(parseDuration).default(10_000, '10s'))
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
+    .addOption(new Option('--stall <duration>', 'longest a node may stay silent (or a partition Unavailable) with no fault touching it before it is a stall finding (availability)').argParser(parseDuration).default(5_000, '5s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { target: 'zaris' | 'etcd' | 'redis-sentinel'; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number }, cmd: Command) => {
+    .action(async (opts: { target: 'zaris' | 'etcd' | 'redis-sentinel'; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
       let scenario;
       if (opts.scenario !== undefined) {
         // a scenario names its cluster, faults and timings: the same options beside it are a mistake
@@ -122,6 +123,7 @@ export function buildCli(): Command {
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
         asyncLagMaxMs: opts.asyncLag,
+        stallBoundMs: opts.stall,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
         log: (line) => output.log(line),
@@ -226,14 +228,59 @@ export function buildCli(): Command {
     });
 
   program
+    .command('power')
+    .description('issue 12: per self-test bug, and for the correct store, RUNS seeded certify runs; FAILED counts and median seconds to the first violation in runs/power.json')
+    .addOption(new Option('--runs <n>', 'runs per bug, and of the correct store').argParser(parseIntArg('--runs', 1)).default(10))
+    .addOption(new Option('--seconds <n>', "each run's fault phase, s").argParser(parseIntArg('--seconds', 1)).default(180))
+    .addOption(new Option('--seed <n>', 'run i of every bug uses seed + i').argParser(parseIntArg('--seed', 0)).default(1))
+    .addOption(new Option('--faults <mix>', "preset: each bug under its own FAULTS preset (the correct store's runs under the bugs' presets in turn); random: the random mix").choices(['preset', 'random']).default('preset'))
+    .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('process'))
+    .option('--runs-dir <dir>', 'parent folder of run directories (power.json goes there)', 'runs')
+    .action(async (opts: { runs: number; seconds: number; seed: number; faults: 'preset' | 'random'; runtime: 'auto' | 'process' | 'docker'; runsDir: string }) => {
+      const { certify } = await import('./certify.js');
+      const { runPower } = await import('./commands/power.js');
+      const ac = new AbortController();
+      process.on('SIGINT', () => ac.abort());
+      process.on('SIGTERM', () => ac.abort());
+      const print = (line: string): void => void process.stdout.write(`${line}\n`);
+      const { report } = await runPower({
+        runs: opts.runs,
+        seconds: opts.seconds,
+        seed: opts.seed,
+        faults: opts.faults,
+        base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: 3000, writersPerStore: 8, keysPerWriter: 16, escalationTimeoutMs: 10_000, signal: ac.signal, log: () => undefined },
+        certify,
+        print,
+      });
+      // the correct store FAILED: the store (or the certifier) is broken, say so in the exit code
+      process.exitCode = (report.none?.failed ?? 0) > 0 ? 1 : 0;
+    });
+
+  program
+    .command('admin')
+    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .argument('[args...]', "the verb's arguments")
+    .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
+    .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
+    .option('--json', 'print JSON instead of a table', false)
+    .addOption(new Option('--timeout <duration>', 'per-request timeout').argParser(parseDuration).default(2_000, '2s'))
+    .action(async (verb: string, args: string[], opts: { seeds?: string; run: string; json: boolean; timeout: number }) => {
+      const { runAdmin, parseSeeds, seedsOfRun } = await import('./commands/admin.js');
+      const seeds = opts.seeds !== undefined ? parseSeeds(opts.seeds) : seedsOfRun(opts.run);
+      await runAdmin(verb, args, { seeds, json: opts.json, timeoutMs: opts.timeout, print: (t) => process.stdout.write(`${t}\n`) });
+    });
+
+  program
     .command('node')
     .description('start one store node')
     .requiredOption('--config <file>', 'cluster config (JSON)')
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
-    .action(async (opts: { config: string; id: string; run?: string }) => {
+    .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
     });
   return program;
 }
@@ -242,7 +289,7 @@ export function buildCli(): Command {
 export async function main(argv: string[]): Promise<void> {
   if (argv.length === 0) {
     buildCli().outputHelp();
-    fail('no command given (certify, scenarios, shrink, analyze, export, node)', USAGE_EXIT_CODE);
+    fail('no command given (certify, scenarios, shrink, analyze, export, admin, node)', USAGE_EXIT_CODE);
   }
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
@@ -252,6 +299,9 @@ export async function main(argv: string[]): Promise<void> {
       fail(e.message.replace(/^error: /, ''), USAGE_EXIT_CODE);
     }
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
+    // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
+    if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
+    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mergeMetadata, type ClusterView, type ZarisClient } from '../nodes/client/zaris-client.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
 import { NullLedger, type FaultStart } from '../ledger/ledger-writer.js';
-import { ClusterWatch, ledgerFaultRecorder, sampleRows } from './cluster-watch.js';
+import { ClusterWatch, ledgerFaultRecorder, nodeSampleRows, sampleRows } from './cluster-watch.js';
 
 type Item = ClusterView['runtime'] extends Map<string, infer V> ? V : never;
 
@@ -164,6 +164,38 @@ describe('cluster watch: runtime-map sample rows', () => {
     expect(sampleRows(mergeMetadata(docs), docs).every((r) => Array.isArray(r.replicas))).toBe(true);
     const same = [doc('n1', [{ partition: 0 }])];
     expect(sampleRows(mergeMetadata(same), same, base).map((r) => r.replicas)).toEqual([undefined, undefined]);
+  });
+});
+
+describe('cluster watch: node lines (stall findings)', () => {
+  it('records every node of the cluster: answered or not, with the event-loop delay it reported', async () => {
+    const n1 = { ...doc('n1', [{ partition: 0 }]), loop: { maxMs: 12.5, p99Ms: 3.1, windowMs: 30_000 } };
+    const n2 = { ...doc('n2', [{ partition: 0 }]), loop: null };
+    expect(nodeSampleRows(['n3', 'n1', 'n2', 'n1'], [n1, n2])).toEqual([
+      { node: 'n1', answered: true, loopMaxMs: 12.5, loopP99Ms: 3.1 },
+      { node: 'n2', answered: true, loopMaxMs: null, loopP99Ms: null },
+      { node: 'n3', answered: false, loopMaxMs: null, loopP99Ms: null },
+    ]);
+    const v = { ...mergeMetadata([n1, n2]), nodes: new Map([['n1', { host: 'h', port: 1 }], ['n2', { host: 'h', port: 2 }], ['n3', { host: 'h', port: 3 }]]) } as ClusterView;
+    let fail = false;
+    const client = {
+      fetchViewAndDocs: async () => {
+        if (fail) throw new Error('no node answered');
+        return { view: v, docs: [n1] };
+      },
+    } as unknown as ZarisClient;
+    const lines: Array<[number, unknown]> = [];
+    const ledger = Object.assign(new NullLedger(), { nodeSample: (t: number, rows: unknown) => void lines.push([t, rows]) });
+    let now = 100;
+    const w = new ClusterWatch(client, ledger, { now: () => now }, () => 3);
+    await w.sample();
+    fail = true;
+    now = 350;
+    await w.sample();
+    expect(lines).toEqual([
+      [100, [{ node: 'n1', answered: true, loopMaxMs: 12.5, loopP99Ms: 3.1 }, { node: 'n2', answered: false, loopMaxMs: null, loopP99Ms: null }, { node: 'n3', answered: false, loopMaxMs: null, loopP99Ms: null }]],
+      [350, ['n1', 'n2', 'n3'].map((node) => ({ node, answered: false, loopMaxMs: null, loopP99Ms: null }))],
+    ]);
   });
 });
 

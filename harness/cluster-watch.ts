@@ -73,6 +73,24 @@ export function sampleRows(view: ClusterView, docs: readonly MetadataDoc[], base
   return rows;
 }
 
+/** One row of `Ledger.nodeSample`. */
+type NodeSampleRow = Parameters<Ledger['nodeSample']>[1][number];
+
+/**
+ * The ledger's node lines of one sample (issue 11, stall findings): every node of the cluster
+ * (sorted), whether it answered the metadata request (its document is among `docs`) and the
+ * event-loop delay it reported (metadata `loop`: maxMs, p99Ms over its rolling window; null when
+ * it did not answer or does not measure).
+ */
+export function nodeSampleRows(nodes: Iterable<string>, docs: readonly MetadataDoc[]): NodeSampleRow[] {
+  const byNode = new Map(docs.map((d) => [d.node, d]));
+  return [...new Set(nodes)].sort().map((node) => {
+    const d = byNode.get(node);
+    const loop = d?.loop ?? null;
+    return { node, answered: d !== undefined, loopMaxMs: loop === null ? null : loop.maxMs, loopP99Ms: loop === null ? null : loop.p99Ms };
+  });
+}
+
 /** `node` is in `inSync` under an incarnation (same index of `incs`) other than `inc`, the one it runs now. */
 function listedUnderOtherInc(inSync: readonly string[], incs: readonly string[] | undefined, node: string, inc: string | undefined): boolean {
   const i = inSync.indexOf(node);
@@ -86,7 +104,8 @@ function sameList(a: readonly string[], b: readonly string[]): boolean {
 /**
  * Watches the cluster for the harness, through a client of its own (never the workload's: the
  * client under test gets no map from the harness): samples the runtime map into the ledger every
- * {@link SAMPLE_MS} ({@link sampleRows}: the merged view and each node's own committed entries),
+ * {@link SAMPLE_MS} ({@link sampleRows}: the merged view and each node's own committed entries;
+ * {@link nodeSampleRows}: which nodes answered and their event-loop delay),
  * answers the nemesis's {@link ClusterProbe} questions, and measures failovers: from a kill/stop
  * of a partition's active owner to the first acknowledged write on that partition by another node
  * (ledger events `failover`, detail `{faultId, store, partition, node, ms}`).
@@ -143,9 +162,13 @@ export class ClusterWatch implements ClusterProbe {
       this.latest = v;
       this.noteLease(docs);
       this.samples++;
-      this.ledger.sample(this.clock.now(), sampleRows(v, docs, this.baseReplicas));
+      const t = this.clock.now();
+      this.ledger.sample(t, sampleRows(v, docs, this.baseReplicas));
+      this.ledger.nodeSample(t, nodeSampleRows([...v.nodes.keys(), ...docs.map((d) => d.node)], docs));
       return v;
     } catch {
+      // no node answered: each known node's line says so
+      if (this.latest !== null) this.ledger.nodeSample(this.clock.now(), nodeSampleRows(this.latest.nodes.keys(), []));
       return this.latest;
     } finally {
       this.sampling = false;

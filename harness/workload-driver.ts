@@ -57,6 +57,12 @@ export interface DriverBatch {
   answers: Map<string, { node: string | null; value: string | null }>;
   /** e.g. `getMany:Ok`, `getMany:long-tail-retry`, `getMany:incomplete`. */
   statusName: string;
+  /**
+   * The Zaris client only (seed 004): the server policy the batch ran under (its canonical table,
+   * read before the request, or null when none was published) and the delay it captured (ms, null:
+   * no lookup); absent when the request got no answer at all, and for targets.
+   */
+  policy?: { table: string | null; delayMs: number | null };
 }
 
 /** A write the workload asks for: `valueId` is the ledger's write id `w<key_id>.<seq>`. */
@@ -157,6 +163,7 @@ export class ZarisDriver implements WorkloadDriver {
   }
 
   async readMany(store: string, keys: readonly string[]): Promise<DriverBatch> {
+    const table = this.client.policyState(store).serverPolicy()?.toString() ?? null;
     let res: LongTailRetryResult<ReadResult> | null = null;
     try {
       res = await this.client.getMany(store, [...keys]);
@@ -170,6 +177,6 @@ export class ZarisDriver implements WorkloadDriver {
       if (a) answers.set(k, a);
     }
     const statusName = answers.size < keys.length ? 'getMany:incomplete' : res?.retryFired ? 'getMany:long-tail-retry' : 'getMany:Ok';
-    return { answers, statusName };
+    return { answers, statusName, ...(res ? { policy: { table, delayMs: res.delayMs } } : {}) };
   }
 }

@@ -9,6 +9,7 @@ import { NullLedger, type Invoked, type Ledger, type ReadRecord, type WriteCompl
 import { parseWriteId } from '../ledger/schema.js';
 import { createPrng } from './nemesis/prng.js';
 import { Workload, type AckProber, type WorkloadStore } from './workload.js';
+import { parseRetryRangeTableOrThrow, type RetryRangeTable } from '../nodes/multikey/retry-range-table.js';
 
 type ReadEntry = ReadRecord;
 
@@ -50,6 +51,8 @@ class FakeStore {
   readonly values = new Map<string, string>();
   readonly unavailable = new Set<string>();
   readonly timingOut = new Set<string>();
+  /** The server policy the fake client has published, per store (seed 004). */
+  readonly policies = new Map<string, RetryRangeTable>();
   private rev = 0;
   private version = 0;
   constructor(private readonly stores: WorkloadStore[]) {}
@@ -80,8 +83,9 @@ class FakeStore {
     getMany: async (store: string, keys: string[]): Promise<LongTailRetryResult<ReadResult>> => {
       await turn();
       const answers = new Map(keys.filter((k) => !this.unavailable.has(k)).map((k) => [k, { value: this.read(store, k, 'n2'), target: 'n2', viaRetry: false }]));
-      return { answers, delayMs: 8, retryFired: false, retriedKeys: [] };
+      return { answers, delayMs: this.policies.get(store)?.delayMsFor(new Set(keys).size) ?? 8, retryFired: false, retriedKeys: [] };
     },
+    policyState: (store: string) => ({ serverPolicy: () => this.policies.get(store) ?? null }),
   };
 }
 
@@ -174,6 +178,31 @@ describe('workload reads (history-format.md v2 reads[])', () => {
     expect(early.some((r) => r.kind === 'get' && r.outcome === 'info')).toBe(true);
     expect(ledger.reads.filter((r) => r.keyId > 16).every((r) => r.outcome === 'ok')).toBe(true);
   }, 30_000);
+});
+
+describe('workload batch gets under a changing server policy (seed 004)', () => {
+  it('records each change of the policy a store\'s batch gets run under, with the delay they captured', async () => {
+    const store = new FakeStore(STORES);
+    store.policies.set('sync3', parseRetryRangeTableOrThrow('1-4:15,5-:40'));
+    const rng = createPrng(7);
+    let t = 0;
+    const workload = new Workload(store.client as unknown as ZarisClient, recordingLedger(), { now: () => ++t }, { stores: STORES, writersPerStore: 2, keysPerWriter: 4, ratePerSec: 0, random: () => rng.next(), batchReadFraction: 0.2, readFraction: 0 });
+    workload.start();
+    while (workload.totals.readRequests < 40) await new Promise((r) => setTimeout(r, 5));
+    const changedAt = t;
+    store.policies.set('sync3', parseRetryRangeTableOrThrow('1-4:5,5-:25'));
+    const before = workload.totals.readRequests;
+    while (workload.totals.readRequests < before + 40) await new Promise((r) => setTimeout(r, 5));
+    await workload.stop();
+    const sync3 = workload.policyChanges.filter((c) => c.store === 'sync3');
+    expect(sync3.map((c) => [c.policy, c.delayMs, c.keys])).toEqual([
+      ['1-4:15,5-:40', 15, 4],
+      ['1-4:5,5-:25', 5, 4],
+    ]);
+    expect(sync3[1].atMs).toBeGreaterThan(changedAt);
+    // a store with no server policy: one record, policy null, the fake's default delay
+    expect(workload.policyChanges.filter((c) => c.store === 'async3').map((c) => [c.policy, c.delayMs])).toEqual([[null, 8]]);
+  });
 });
 
 describe('workload acks and sync-ack probes', () => {

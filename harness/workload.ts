@@ -98,6 +98,25 @@ interface SecondBucket {
   statuses: Record<string, number>;
 }
 
+/** The ledger event of a batch get that ran under a multi-key retry policy other than the store's previous batch get's (seed 004). */
+export const BATCH_GET_POLICY_EVENT = 'batch-get-policy';
+
+/**
+ * A change of the server policy a store's batch gets run under, as the client under test had
+ * published it when the batch get started (seed 004: the request captures its delay once).
+ */
+export interface BatchGetPolicySeen {
+  store: string;
+  /** The published server table (canonical text), or null when none was published. */
+  policy: string | null;
+  /** The delay this request captured, ms (null: no lookup). */
+  delayMs: number | null;
+  /** Distinct keys of the request. */
+  keys: number;
+  /** Run clock at the request's start, ms. */
+  atMs: number;
+}
+
 /** Receives every acknowledged write (the failover meter listens here). */
 export type AckListener = (store: string, partition: number, node: string, epoch: number, tMs: number) => void;
 
@@ -152,6 +171,11 @@ export class Workload {
    * @param client the client under test: a Zaris client (driven by {@link ZarisDriver}) or any
    *   {@link WorkloadDriver} (a target's client adapter: targets/target-driver.ts).
    */
+
+  /** Per store: the server policy its last batch get ran under (seed 004). */
+  private readonly policySeen = new Map<string, string | null>();
+  /** Every change of the policy a store's batch gets ran under, in order (also `batch-get-policy` ledger events). */
+  readonly policyChanges: BatchGetPolicySeen[] = [];
   constructor(
     client: ZarisClient | WorkloadDriver,
     private readonly ledger: Ledger,
@@ -274,6 +298,13 @@ export class Workload {
     this.totals.readRequests++;
     const invokeMs = this.clock.now();
     const res = await this.driver.readMany(store, keys.map((k) => k.key));
+    if (res.policy && (!this.policySeen.has(store) || this.policySeen.get(store) !== res.policy.table)) {
+      // seed 004 in certification: when the batch gets of a store start following another policy
+      this.policySeen.set(store, res.policy.table);
+      const seen: BatchGetPolicySeen = { store, policy: res.policy.table, delayMs: res.policy.delayMs, keys: new Set(keys.map((k) => k.key)).size, atMs: invokeMs };
+      this.policyChanges.push(seen);
+      this.ledger.event(invokeMs, BATCH_GET_POLICY_EVENT, seen);
+    }
     const completeMs = this.clock.now();
     for (const k of keys) {
       const a = res.answers.get(k.key);

@@ -3,6 +3,7 @@ import type Database from 'better-sqlite3';
 import { HISTORY_FORMAT_V2, READ_KINDS } from './history-format.js';
 import type { HistoryFault, HistoryFinalRead, HistoryOwnership, HistoryRead, HistoryRun, HistoryWrite, ReadKind, RunStatus } from './history-format.js';
 import { DEFAULT_ASYNC_LAG_MS, META, writeId, type WritesRow } from './schema.js';
+import { iterateKeyLog } from './key-log.js';
 
 /** Bytes buffered before a write to the file. */
 const FLUSH_BYTES = 1 << 20;
@@ -214,30 +215,29 @@ export function exportHistory(db: Database.Database, outPath: string): number {
     }
 
     out.write('],\n"writes":[');
-    const writes = db.prepare(
-      `SELECT w.key_id, w.seq, w.op, w.invoke_ms, w.complete_ms, w.outcome, w.status, w.attempts, w.ack_node, w.ack_epoch,
-              w.ack_version, w.ack_revision, w.ack_mode, w.trace, w.wid, w.ack_copies, k.store, k.key, k.partition
-       FROM writes w JOIN keys k ON k.key_id = w.key_id ORDER BY w.key_id, w.seq`,
-    );
-    for (const r of writes.iterate() as Iterable<WriteRow>) {
-      out.write(`${exported++ ? ',' : ''}\n${j(writeToHistory(r))}`);
+    // writes and reads from both forms (key-log.ts), in key order; a key with no keys row is left out
+    const keyOf = db.prepare('SELECT store, key, partition FROM keys WHERE key_id = ?');
+    for (const k of iterateKeyLog(db)) {
+      if (k.writes.length === 0) continue;
+      const info = keyOf.get(k.keyId) as { store: string; key: string; partition: number } | undefined;
+      if (info === undefined) continue;
+      for (const r of k.writes) out.write(`${exported++ ? ',' : ''}\n${j(writeToHistory({ ...r, ...info }))}`);
     }
 
     out.write('],\n"reads":[');
     i = 0;
-    type ReadRow = { rid: number; id: string | null; store: string; key: string; invoke_ms: number; complete_ms: number | null; outcome: string; node: string | null; value: string | null; kind: string | null };
-    for (const r of db
-      .prepare(
-        `SELECT r.rid, r.id, k.store, k.key, r.invoke_ms, r.complete_ms, r.outcome, r.node, r.value, r.kind
-         FROM reads r JOIN keys k ON k.key_id = r.key_id ORDER BY r.key_id, r.invoke_ms, r.rid`,
-      )
-      .iterate() as Iterable<ReadRow>) {
-      const outcome = r.outcome === 'ok' || r.outcome === 'fail' ? r.outcome : 'info';
-      const read: HistoryRead = { id: r.id ?? `r${r.rid}`, store: r.store, key: r.key, invoke: r.invoke_ms, outcome, node: r.node, value: outcome === 'ok' ? r.value : null };
-      if (r.complete_ms !== null) read.complete = Math.max(r.complete_ms, r.invoke_ms);
-      else if (outcome !== 'info') throw new Error(`ledger: read ${read.id} has outcome ${outcome} but no complete_ms`);
-      if (r.kind !== null && (READ_KINDS as readonly string[]).includes(r.kind)) read.kind = r.kind as ReadKind;
-      out.write(`${i++ ? ',' : ''}\n${j(read)}`);
+    for (const k of iterateKeyLog(db)) {
+      if (k.reads.length === 0) continue;
+      const info = keyOf.get(k.keyId) as { store: string; key: string } | undefined;
+      if (info === undefined) continue;
+      for (const r of k.reads) {
+        const outcome = r.outcome === 'ok' || r.outcome === 'fail' ? r.outcome : 'info';
+        const read: HistoryRead = { id: r.id ?? `r${r.rid}`, store: info.store, key: info.key, invoke: r.invoke_ms, outcome, node: r.node, value: outcome === 'ok' ? r.value : null };
+        if (r.complete_ms !== null) read.complete = Math.max(r.complete_ms, r.invoke_ms);
+        else if (outcome !== 'info') throw new Error(`ledger: read ${read.id} has outcome ${outcome} but no complete_ms`);
+        if (r.kind !== null && (READ_KINDS as readonly string[]).includes(r.kind)) read.kind = r.kind as ReadKind;
+        out.write(`${i++ ? ',' : ''}\n${j(read)}`);
+      }
     }
 
     out.write('],\n"finalReads":[');

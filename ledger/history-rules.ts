@@ -12,6 +12,22 @@
  * when `run.inconclusiveReason` says why (the harness's own statement that the run cannot
  * certify, e.g. the cluster never healed) and when `run.selfTestBug` is set but no violation was
  * found (a self-test run must come out FAILED).
+ *
+ * Our readings of the v2 rules where the letter assumes one continuous memory (both verifiers):
+ * - epoch-regression: a crash (kill/stop) of the node between two of its samples starts a new
+ *   view (a restarted process remembers nothing and may first learn an older entry).
+ * - "down" ends at the first sample after the fault's end that lists the node in `inSync` AND,
+ *   when that sample carries `revisions`, records a revision for it: a member listed without a
+ *   revision is the committed entry naming the node's dead incarnation (the harness records no
+ *   revision for it), not a copy known to hold anything.
+ * - total amnesia (only when `run.beyondBudget`): a partition's life ends at a total loss, an
+ *   instant at which every node that was ever its replica (`partitions[].replicas` and every
+ *   sample's `replicas`) is down for it; the store, memory-only, then bootstraps again (epoch 1,
+ *   versions from the start). {@link lifeAt}: the number of total losses that began before an
+ *   instant. version-regression compares two consecutive ok writes of a key only within one life
+ *   (of their acks), epoch-conflict compares samples only within one life, ack-not-from-active
+ *   compares an ack only with the samples of its own life. Within the budget nothing changes:
+ *   a total loss must not happen there, and what it causes stays a violation.
  */
 import type { History, HistoryFault, HistoryOwnership, HistoryRead, HistoryStore, HistoryWrite } from './history-format.js';
 import { HISTORY_FORMAT_V2 } from './history-format.js';
@@ -124,11 +140,15 @@ class Judge {
   private readonly replicas = new Map<string, string[]>();
   /** Samples per partition, by time (stable: input order among equal times). */
   private readonly samples = new Map<string, HistoryOwnership[]>();
-  /** (partition, epoch) -> the non-null actives of its samples. */
+  /** (partition, life, epoch) -> the non-null actives of its samples. */
   private readonly actives = new Map<string, Set<string>>();
   private readonly crashes: HistoryFault[];
   private readonly lag: number;
   private readonly leaseMs: number | null;
+  /** v2 and `run.beyondBudget`: a partition may lose every copy at once (our total-amnesia reading). */
+  private readonly amnesia: boolean;
+  /** Partition -> the starts of its total losses ({@link lossStarts}). */
+  private readonly losses = new Map<string, number[]>();
 
   constructor(private readonly h: History) {
     this.v2 = h.format === HISTORY_FORMAT_V2;
@@ -139,12 +159,6 @@ class Judge {
       let list = this.samples.get(k);
       if (list === undefined) this.samples.set(k, (list = []));
       list.push(s);
-      if (s.active !== null) {
-        const ek = `${k}\u0000${s.epoch}`;
-        let set = this.actives.get(ek);
-        if (set === undefined) this.actives.set(ek, (set = new Set()));
-        set.add(s.active);
-      }
     });
     for (const list of this.samples.values()) {
       const order = new Map(list.map((s, i) => [s, i]));
@@ -153,6 +167,66 @@ class Judge {
     this.crashes = h.faults.filter(isCrash);
     this.lag = h.run?.asyncLagMaxMs ?? 0;
     this.leaseMs = h.run?.leaseMs ?? null;
+    this.amnesia = this.v2 && h.run?.beyondBudget === true;
+    for (const s of h.ownership) {
+      if (s.active === null) continue;
+      const ek = `${pkey(s.store, s.partition)}\u0000${this.lifeAt(s.store, s.partition, s.t)}\u0000${s.epoch}`;
+      let set = this.actives.get(ek);
+      if (set === undefined) this.actives.set(ek, (set = new Set()));
+      set.add(s.active);
+    }
+  }
+
+  /**
+   * v2 "down" for partition p: per kill/stop fault on `node`, [c, back) with back the first
+   * sample of p after the fault's end that lists the node in `inSync` and (our reading), when it
+   * carries `revisions`, records a revision for it; when no sample of p carries `inSync`:
+   * [c, caughtUp or end). No end: to infinity. Unmerged, in fault order.
+   */
+  private downV2(store: string, partition: number, node: string): Array<[number, number]> {
+    const samples = this.samplesOf(store, partition);
+    const withInSync = samples.some((s) => s.inSync !== undefined);
+    return this.crashes
+      .filter((f) => f.nodes.includes(node))
+      .map((f): [number, number] => {
+        if (!withInSync) return [crashAt(f), f.caughtUp ?? endOf(f)];
+        if (f.end === undefined || f.end === null) return [crashAt(f), INF];
+        const back = samples.find((s) => s.t > f.end! && s.inSync !== undefined && s.inSync.includes(node) && (s.revisions === undefined || s.revisions[node] !== undefined));
+        return [crashAt(f), back === undefined ? INF : back.t];
+      });
+  }
+
+  /**
+   * Our reading (total amnesia, only when `run.beyondBudget`): the instants at which a total loss
+   * of the partition began, ascending: the starts of the maximal intervals during which every
+   * node that was ever its replica (`partitions[].replicas` and every sample's `replicas`) is
+   * down for it. [] within the budget.
+   */
+  private lossStarts(store: string, partition: number): number[] {
+    const k = pkey(store, partition);
+    const cached = this.losses.get(k);
+    if (cached !== undefined) return cached;
+    let out: number[] = [];
+    if (this.amnesia) {
+      const ever = new Set(this.replicasOf(store, partition));
+      for (const s of this.samplesOf(store, partition)) for (const n of s.replicas ?? []) ever.add(n);
+      let acc: Array<[number, number]> | null = null;
+      for (const n of ever) {
+        const down = mergeIntervals(this.downV2(store, partition, n));
+        acc = acc === null ? down : intersectIntervals(acc, down);
+        if (acc.length === 0) break;
+      }
+      out = (acc ?? []).map(([from]) => from);
+    }
+    this.losses.set(k, out);
+    return out;
+  }
+
+  /** The life of the partition at instant x: how many of its total losses began before x (0 within the budget). */
+  private lifeAt(store: string, partition: number, x: number): number {
+    let n = 0;
+    for (const s of this.lossStarts(store, partition)) if (s < x) n++;
+    return n;
   }
 
   private samplesOf(store: string, partition: number): HistoryOwnership[] {
@@ -280,20 +354,23 @@ class Judge {
         if (w !== undefined) return out('violation', 'under-replicated-ack', w.id);
       }
       // ack not from the active of the epoch it named
+      // (our reading: compared with the samples of the life of its ack only)
       const w = oks.find((x) => {
-        const set = this.actives.get(`${pkey(x.store, x.partition)}\u0000${x.ack!.epoch}`);
+        const set = this.actives.get(`${pkey(x.store, x.partition)}\u0000${this.lifeAt(x.store, x.partition, x.complete as number)}\u0000${x.ack!.epoch}`);
         if (set === undefined) return false;
         for (const a of set) if (a !== x.ack!.node) return true;
         return false;
       });
       if (w !== undefined) return out('violation', 'ack-not-from-active', w.id);
     }
-    // version regression among ok non-delete writes, in seq order
-    let prev: number | null = null;
+    // version regression among ok non-delete writes, in seq order (our reading: two acks of
+    // different lives of the partition are not compared)
+    let prev: { version: number; life: number } | null = null;
     for (const w of oks) {
       if (w.op === 'delete') continue;
-      if (prev !== null && w.ack!.version <= prev) return out('violation', 'version-regression', w.id);
-      prev = w.ack!.version;
+      const life = this.lifeAt(w.store, w.partition, w.complete as number);
+      if (prev !== null && prev.life === life && w.ack!.version <= prev.version) return out('violation', 'version-regression', w.id);
+      prev = { version: w.ack!.version, life };
     }
     // recovered: the final value is an info write (v2 also: an absent value matching an info delete)
     if (m !== undefined && m.outcome === 'info') return out('info', 'recovered', m.id);
@@ -309,9 +386,14 @@ class Judge {
     const t = l.complete as number;
     const store = this.stores.get(l.store)!;
     const replicas = this.replicasAt(l.store, l.partition, t);
-    // rf1: RF 1 and a node of the partition's replicas crashed after the ack
+    // rf1: RF 1 and the node holding it crashed after the ack (DESIGN.md §5): a node of the
+    // partition's replicas, or (v2, our reading) the acking node itself: an RF1 write's only copy
+    // is the acking owner's, also when the write was acknowledged in the first moments of a new
+    // tenure (a regeneration onto another node) before any sample showed that map (a 150 s run,
+    // seed 4040: two writes acked 58 ms before the sample naming the new replica were violations)
     if (store.replicationFactor === 1) {
-      const hit = replicas
+      const holders = this.v2 && l.ack !== undefined && !replicas.includes(l.ack.node) ? [...replicas, l.ack.node] : replicas;
+      const hit = holders
         .flatMap((n) => this.crashedAfter(n, t).slice(0, 1).map((f) => ({ fault: f.id, node: n, at: crashAt(f) })))
         .sort((a, b) => a.at - b.at)[0];
       if (hit !== undefined) return { cls: 'rf1', crash: hit };
@@ -416,19 +498,7 @@ class Judge {
     let prior: HistoryOwnership | undefined;
     for (const s of samples) if (s.t <= t) prior = s;
     const outOfSync = (n: string): boolean => prior?.inSync !== undefined && !prior.inSync.includes(n);
-    const withInSync = samples.some((s) => s.inSync !== undefined);
-    const down = (n: string): Array<[number, number]> =>
-      this.crashes
-        .filter((f) => f.nodes.includes(n))
-        .map((f): [number, number] => {
-          // down from the crash until the first sample after the end that lists it in sync
-          // (without in-sync sets in the samples: until caughtUp, else end)
-          if (!withInSync) return [crashAt(f), f.caughtUp ?? endOf(f)];
-          if (f.end === undefined || f.end === null) return [crashAt(f), INF];
-          const back = samples.find((s) => s.t > f.end! && s.inSync !== undefined && s.inSync.includes(n));
-          return [crashAt(f), back === undefined ? INF : back.t];
-        });
-    const lists = replicas.filter((n) => !outOfSync(n)).map(down);
+    const lists = replicas.filter((n) => !outOfSync(n)).map((n) => this.downV2(l.store, l.partition, n));
     if (lists.length === 0) return replicas.length === 0 ? null : t;
     return earliestAllDown(lists, t);
   }
@@ -488,13 +558,15 @@ class Judge {
       const { store, partition } = samples[0];
       const add = (kind: PartitionFindingKind): void => void out.push({ class: 'violation', kind, store, key: null, write: null, partition });
       const replicasAt = (s: HistoryOwnership): string[] => s.replicas ?? this.replicasOf(store, partition);
-      // epoch-conflict: two samples with the same epoch and different non-null actives
-      const activeOf = new Map<number, string>();
+      // epoch-conflict: two samples with the same epoch and different non-null actives (our
+      // reading: of one life of the partition)
+      const activeOf = new Map<string, string>();
       let conflict = false;
       for (const s of samples) {
         if (s.active === null) continue;
-        const seen = activeOf.get(s.epoch);
-        if (seen === undefined) activeOf.set(s.epoch, s.active);
+        const ek = `${this.lifeAt(store, partition, s.t)}\u0000${s.epoch}`;
+        const seen = activeOf.get(ek);
+        if (seen === undefined) activeOf.set(ek, s.active);
         else if (seen !== s.active) conflict = true;
       }
       if (conflict) add('epoch-conflict');
@@ -553,6 +625,32 @@ function firstIndex<T>(a: readonly T[], pred: (x: T) => boolean): number {
     else lo = mid + 1;
   }
   return lo;
+}
+
+/** Sorted, disjoint, non-empty half-open intervals covering the same instants as `list` (touching ones merged). */
+function mergeIntervals(list: Array<[number, number]>): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  for (const [a, b] of list.filter(([x, y]) => y > x).sort((x, y) => x[0] - y[0])) {
+    const last = out[out.length - 1];
+    if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
+    else out.push([a, b]);
+  }
+  return out;
+}
+
+/** The intersection of two sorted lists of disjoint half-open intervals. */
+function intersectIntervals(a: Array<[number, number]>, b: Array<[number, number]>): Array<[number, number]> {
+  const out: Array<[number, number]> = [];
+  let i = 0;
+  let j = 0;
+  while (i < a.length && j < b.length) {
+    const from = Math.max(a[i][0], b[j][0]);
+    const to = Math.min(a[i][1], b[j][1]);
+    if (to > from) out.push([from, to]);
+    if (a[i][1] < b[j][1]) i++;
+    else j++;
+  }
+  return out;
 }
 
 /**

@@ -4,7 +4,9 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { NullLedger, SqliteLedger, type Ledger } from './ledger-writer.js';
-import { applySchema, LEDGER_DDL, sealLedger } from './schema.js';
+import { applySchema, LEDGER_DDL } from './schema.js';
+import { sealLedger } from './seal.js';
+import { allWrites } from './key-log.js';
 import { expectV2, recordV2 } from './test-support/v2-recording.js';
 import { CMP_FIELDS_V1, f64Bytes, INV_FIELDS } from './write-batches.js';
 
@@ -41,17 +43,21 @@ describe('SQLite ledger', () => {
     ledger.complete(w2, { completeMs: 30, outcome: 'info', status: 'Timeout', attempts: 2, trace: '[{"n":1,"s":"Timeout"},{"n":2,"s":"Conflict"}]' });
     // w0 never completes (the harness died before): it seals as indeterminate (outcome NULL)
     ledger.seal();
-    expect(count('invokes')).toBe(0);
-    expect(reader.prepare('SELECT key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace FROM writes').all()).toEqual([
+    // the sealed ledger is a new file renamed over the old one: a reader opens it again
+    reader.close();
+    const sealed = new Database(file, { readonly: true });
+    expect(sealed.prepare('SELECT count(*) FROM invokes').pluck().get()).toBe(0);
+    expect(sealed.prepare('SELECT count(*) FROM key_log').pluck().get()).toBe(2);
+    expect(allWrites(sealed).map(({ wid: _w, ack_copies: _c, ...r }) => r)).toEqual([
       { key_id: 3, seq: 1, op: 'create', invoke_ms: 21, complete_ms: null, outcome: null, status: null, attempts: null, ack_node: null, ack_epoch: null, ack_version: null, ack_revision: null, ack_mode: null, trace: null },
       { key_id: 7, seq: 1, op: 'put', invoke_ms: 10.5, complete_ms: 14, outcome: 'ok', status: 'Ok', attempts: 1, ack_node: 'n1', ack_epoch: 3, ack_version: 7, ack_revision: 99, ack_mode: 'sync', trace: null },
       { key_id: 7, seq: 2, op: 'cas', invoke_ms: 20, complete_ms: 30, outcome: 'info', status: 'Timeout', attempts: 2, ack_node: null, ack_epoch: null, ack_version: null, ack_revision: null, ack_mode: null, trace: '[{"n":1,"s":"Timeout"},{"n":2,"s":"Conflict"}]' },
     ]);
     // sealing again moves nothing
     ledger.seal();
-    expect(count('writes')).toBe(3);
+    expect(allWrites(ledger.db)).toHaveLength(3);
     ledger.close();
-    reader.close();
+    sealed.close();
   });
 
   it('records a fault (committed) before it returns, then its end', () => {
@@ -86,7 +92,8 @@ describe('SQLite ledger', () => {
     const ws = inv.map((x) => x.w);
     ws.forEach((w, i) => ledger.complete(w, { completeMs: i + 2, outcome: (i + 1) % 3 === 0 ? 'fail' : 'ok', status: 'Ok', attempts: 1 }));
     ledger.seal();
-    const rows = ledger.db.prepare("SELECT count(*) AS n, sum(outcome = 'ok') AS ok, sum(outcome IS NULL) AS open, sum(complete_ms = invoke_ms + 1) AS paired FROM writes").get();
+    const all = allWrites(ledger.db);
+    const rows = { n: all.length, ok: all.filter((w) => w.outcome === 'ok').length, open: all.filter((w) => w.outcome === null).length, paired: all.filter((w) => w.complete_ms === w.invoke_ms + 1).length };
     expect(rows).toEqual({ n: N, ok: N - Math.floor(N / 3), open: 0, paired: N });
     ledger.close();
   });
@@ -151,7 +158,7 @@ describe('SQLite ledger', () => {
     applySchema(old);
     applySchema(old);
     expect(sealLedger(old)).toBe(1);
-    expect(old.prepare('SELECT key_id, seq, outcome, status, ack_node, ack_epoch, ack_revision, ack_mode, ack_copies FROM writes').raw().all()).toEqual([[7, 1, 'ok', 'Ok', 'n2', 3, 9, 'async', null]]);
+    expect(allWrites(old).map((w) => [w.key_id, w.seq, w.outcome, w.status, w.ack_node, w.ack_epoch, w.ack_revision, w.ack_mode, w.ack_copies])).toEqual([[7, 1, 'ok', 'Ok', 'n2', 3, 9, 'async', null]]);
     for (const [table, column] of [['samples', 'in_sync'], ['faults', 'isolated'], ['findings', 'partition'], ['findings', 'read']]) {
       expect((old.prepare(`PRAGMA table_info(${table})`).all() as { name: string }[]).map((c) => c.name), table).toContain(column);
     }

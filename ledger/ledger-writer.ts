@@ -1,7 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import Database from 'better-sqlite3';
-import { applySchema, META, parseWriteId, SCHEMA_VERSION, sealLedger } from './schema.js';
-import { BATCH_FMT, f64Bytes, READ_KINDS, type WriteBatch } from './write-batches.js';
+import { applySchema, META, parseWriteId, SCHEMA_VERSION } from './schema.js';
+import { KeyPacker, vacuumIfSparse } from './seal.js';
+import { BATCH_FMT, packBatch, RD_FIELDS, READ_KINDS, toMicros, type WriteBatch } from './write-batches.js';
 import type { WriteInfo } from '../nodes/client-protocol.js';
 
 /** A recorded invoke: its write number, and the commit to wait for before sending (shared by a batch). */
@@ -63,6 +64,18 @@ export interface SampleRow {
   revisions?: Record<string, number>;
   /** The partition's replicas in the partition map of that moment; absent = as at the start. */
   replicas?: string[];
+}
+
+/**
+ * One node's line of a runtime-map sample (issue 11, stall findings): did it answer the
+ * harness's metadata request, and its own event-loop delay (metadata `loop`, ms; null when it did
+ * not answer or does not measure).
+ */
+export interface NodeSampleRow {
+  node: string;
+  answered: boolean;
+  loopMaxMs: number | null;
+  loopP99Ms: number | null;
 }
 
 /** How a read was made (history-format.ts: a single get, one key of a batch get, a probe of one replica). */
@@ -151,6 +164,8 @@ export interface Ledger {
   /** Records when a restarted node was back in sync. */
   faultCaughtUp(id: number, ms: number): void;
   sample(tMs: number, rows: SampleRow[]): void;
+  /** Records, per node, whether it answered the sample's metadata request and its event-loop delay. */
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void;
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void;
   stats(row: StatsRow): void;
   event(tMs: number, kind: string, detail?: unknown): void;
@@ -168,6 +183,21 @@ const GROUP_COMMIT_MS = 50;
  * many rows (a commit costs far more than a row; tiny commits made the ledger the bottleneck).
  */
 const INVOKE_COMMIT_MS = 2;
+/** The packer's share of the writer's time while the run goes on (ledger/seal.ts). */
+const PACK_DUTY = 0.05;
+/** One packing slice, ms. */
+const PACK_SLICE_MS = 5;
+/** The packer looks for new batches at most this often once it caught up, ms. */
+const PACK_IDLE_MS = 100;
+
+/** Options of {@link SqliteLedger}. */
+export interface SqliteLedgerOptions {
+  /**
+   * Pack the hot rows into key_log while the run goes on (ledger/seal.ts), in slices of
+   * PACK_SLICE_MS taking at most PACK_DUTY of the time; default true for a ledger file.
+   */
+  packWhileRunning?: boolean;
+}
 
 type Row = unknown[];
 
@@ -178,7 +208,7 @@ type Row = unknown[];
  * @throws Error (SQLite's) when the file cannot be created or written.
  */
 export class SqliteLedger implements Ledger {
-  readonly db: Database.Database;
+  private conn!: Database.Database;
   private invokes: Row[] = [];
   private keyRowsQueue: Row[] = [];
   /** The commit the queued invokes wait for (one promise per batch, not one per write). */
@@ -193,11 +223,59 @@ export class SqliteLedger implements Ledger {
   private lastCommitAt = 0;
   private timer: NodeJS.Timeout;
   private closed = false;
-  private readonly st: Record<string, Database.Statement>;
-  private readonly commitBatch: () => void;
+  private st!: Record<string, Database.Statement>;
+  private commitBatch!: () => void;
 
-  constructor(readonly path: string) {
-    this.db = new Database(path);
+  private packer: KeyPacker | null = null;
+  private packTimer: NodeJS.Timeout | null = null;
+  private readonly packing: boolean;
+  /** The reads recorded so far (the next batch's rid0). */
+  private readsRecorded = 0;
+  /** Why packing while running stopped (the seal packs what is left, or reports it). */
+  packFailure: Error | null = null;
+
+  constructor(
+    readonly path: string,
+    opts: SqliteLedgerOptions = {},
+  ) {
+    this.open();
+    this.packing = opts.packWhileRunning ?? (path !== ':memory:' && path !== '');
+    this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
+    this.timer.unref();
+  }
+
+  /** Arms the next packing slice: soon when batches wait, else after PACK_IDLE_MS. */
+  private schedulePack(delayMs: number): void {
+    if (!this.packing || this.packTimer !== null || this.closed || this.packFailure !== null) return;
+    this.packTimer = setTimeout(() => this.packSlice(), delayMs);
+    this.packTimer.unref();
+  }
+
+  private packSlice(): void {
+    this.packTimer = null;
+    if (this.closed || this.failure) return;
+    const t0 = performance.now();
+    let more: boolean;
+    try {
+      this.packer ??= new KeyPacker(this.conn);
+      more = this.packer.step(PACK_SLICE_MS);
+    } catch (e) {
+      // the batches stay: the seal packs them (or reports why it cannot)
+      this.packFailure = e as Error;
+      this.packer = null;
+      return;
+    }
+    const spent = performance.now() - t0;
+    this.schedulePack(more ? (spent * (1 - PACK_DUTY)) / PACK_DUTY : PACK_IDLE_MS);
+  }
+
+  /** The open connection (a new one after {@link seal} of a ledger file). */
+  get db(): Database.Database {
+    return this.conn;
+  }
+
+  private open(): void {
+    this.conn = new Database(this.path);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = NORMAL');
     // 8 MiB of page cache: the hot path appends one row per group commit; the harness's RSS must stay flat
@@ -220,6 +298,7 @@ export class SqliteLedger implements Ledger {
       faultEnd: this.db.prepare('UPDATE faults SET end_ms = ? WHERE id = ?'),
       faultEffective: this.db.prepare('UPDATE faults SET effective_ms = ? WHERE id = ?'),
       faultCaughtUp: this.db.prepare('UPDATE faults SET caught_up_ms = ? WHERE id = ?'),
+      nodeSample: this.db.prepare('INSERT INTO node_samples(t_ms, node, answered, loop_max_ms, loop_p99_ms) VALUES (?, ?, ?, ?, ?)'),
       sample: this.db.prepare(
         'INSERT INTO samples(t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
@@ -228,7 +307,8 @@ export class SqliteLedger implements Ledger {
         'INSERT OR REPLACE INTO stats(t_s, store, acked, failed, indeterminate, p50_ms, p95_ms, p99_ms, max_ms, statuses) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
       ),
       event: this.db.prepare('INSERT INTO events(t_ms, kind, detail) VALUES (?, ?, ?)'),
-      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx) VALUES (?, ?, ?, ?, ?, ?, ?)'),
+      writeBatch: this.db.prepare('INSERT INTO write_batches (inv, cmp, dict, traces, fmt, rd, rdx, rid0) VALUES (?, ?, ?, ?, ?, ?, ?, ?)'),
+      hotString: this.db.prepare('INSERT OR REPLACE INTO hot_strings (code, text) VALUES (?, ?)'),
       keysPage: this.db.prepare('SELECT key_id AS keyId, store, key, partition, writer FROM keys WHERE key_id > ? ORDER BY key_id LIMIT ?'),
     };
     this.commitBatch = this.db.transaction(() => {
@@ -245,8 +325,6 @@ export class SqliteLedger implements Ledger {
     this.setMeta(META.schemaVersion, String(SCHEMA_VERSION));
     // a ledger the harness writes is judged by the rules of zaris-history/2
     this.setMeta(META.rules, 'zaris-history/2');
-    this.timer = setInterval(() => this.flush(), GROUP_COMMIT_MS);
-    this.timer.unref();
   }
 
   setMeta(key: string, value: string): void {
@@ -283,15 +361,16 @@ export class SqliteLedger implements Ledger {
    */
   appendWriteBatch(b: WriteBatch): void {
     if (b.inv.length === 0 && b.cmp.length === 0 && b.rd.length === 0) return;
-    this.other.push([
-      this.st.writeBatch,
-      [f64Bytes(b.inv), f64Bytes(b.cmp), JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, b.rd.length === 0 ? null : f64Bytes(b.rd), b.rdx.length === 0 ? null : JSON.stringify(b.rdx)],
-    ]);
+    const p = packBatch(b);
+    const rid0 = b.rid0 ?? this.readsRecorded + 1;
+    this.readsRecorded = rid0 - 1 + b.rd.length / RD_FIELDS;
+    for (const [c, t] of b.dict) this.other.push([this.st.hotString, [c, t]]);
+    this.other.push([this.st.writeBatch, [p.inv, p.cmp, JSON.stringify(b.dict), JSON.stringify(b.traces), BATCH_FMT, p.rd, b.rdx.length === 0 ? null : JSON.stringify(b.rdx), rid0]]);
   }
 
   /** Queues the invoke row of write w (the worker ledger numbers writes on its own side). */
   appendInvoke(w: number, keyId: number, seq: number, op: WriteOp, invokeMs: number): void {
-    this.invokes.push([w, keyId, seq, op, invokeMs]);
+    this.invokes.push([w, keyId, seq, op, toMicros(invokeMs)]);
     if (w >= this.nextW) this.nextW = w + 1;
   }
 
@@ -322,7 +401,7 @@ export class SqliteLedger implements Ledger {
     const a = c.ack;
     this.completions.push([
       w,
-      c.completeMs,
+      toMicros(c.completeMs),
       c.outcome,
       c.status,
       c.attempts,
@@ -340,7 +419,7 @@ export class SqliteLedger implements Ledger {
   read(r: ReadRecord): void {
     const value = r.outcome === 'ok' ? r.value : null;
     const named = value === null ? null : parseWriteId(value);
-    this.reads.push([r.keyId, r.invokeMs, r.completeMs, r.outcome, r.node, value, named?.keyId ?? null, named?.seq ?? null, READ_KINDS.includes(r.kind) ? r.kind : null]);
+    this.reads.push([r.keyId, toMicros(r.invokeMs), toMicros(r.completeMs), r.outcome, r.node, value, named?.keyId ?? null, named?.seq ?? null, READ_KINDS.includes(r.kind) ? r.kind : null]);
     if (this.reads.length >= MAX_BATCH) this.flush();
   }
 
@@ -381,6 +460,10 @@ export class SqliteLedger implements Ledger {
     }
   }
 
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void {
+    for (const r of rows) this.other.push([this.st.nodeSample, [tMs, r.node, r.answered ? 1 : 0, r.loopMaxMs, r.loopP99Ms]]);
+  }
+
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
     this.other.push([this.st.finalRead, [keyId, value, resolved ? resolved.keyId : null, resolved ? resolved.seq : null, unreadable ? 1 : 0, tMs]]);
     if (this.other.length >= MAX_BATCH) this.flush();
@@ -419,20 +502,40 @@ export class SqliteLedger implements Ledger {
       this.other = [];
     }
     waiters?.resolve();
+    this.schedulePack(0);
   }
 
+  /**
+   * Seals the ledger (seal.ts): packs what the packer has not packed yet and empties the hot
+   * tables; a ledger file whose free pages are then a large share of it is rewritten (the
+   * connection is closed and reopened; other connections keep seeing the old file).
+   * @throws Error when a commit failed before, or the seal fails (SQLite's error).
+   */
   seal(): void {
     this.flush();
     if (this.failure) throw this.failure;
-    sealLedger(this.db);
+    if (this.packTimer) clearTimeout(this.packTimer);
+    this.packTimer = null;
+    const packer = this.packer ?? new KeyPacker(this.conn);
+    this.packer = null;
+    packer.finish();
+    if (this.path === ':memory:' || this.path === '') return;
+    this.conn.close();
+    try {
+      vacuumIfSparse(this.path);
+    } finally {
+      this.open();
+    }
   }
 
   close(): void {
     if (this.closed) return;
     this.flush();
     clearInterval(this.timer);
+    if (this.packTimer) clearTimeout(this.packTimer);
+    this.packTimer = null;
     this.closed = true;
-    this.db.close();
+    this.conn.close();
   }
 }
 
@@ -460,6 +563,7 @@ export class NullLedger implements Ledger {
   faultEffective(): void {}
   faultCaughtUp(): void {}
   sample(): void {}
+  nodeSample(): void {}
   finalRead(): void {}
   stats(): void {}
   event(): void {}

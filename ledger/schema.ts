@@ -1,5 +1,3 @@
-import type Database from 'better-sqlite3';
-import { unpackWriteBatches } from './write-batches.js';
 /**
  * The SQLite ledger schema (DESIGN.md §4). One file per run: `runs/<dir>/ledger.sqlite`.
  *
@@ -13,8 +11,12 @@ import { unpackWriteBatches } from './write-batches.js';
  * - outcome: NULL while in flight, then 'ok' (acknowledged), 'fail' (definitely not applied),
  *   'info' (indeterminate), as Jepsen names them.
  * - op: 'put' | 'cas' (put with ifMatchVersion) | 'create' (put with ifAbsent) | 'delete'.
+ * - The times of writes and reads the harness records are rounded to the microsecond (the packed
+ *   forms store them exactly as whole µs); imported histories keep theirs as given.
+ * - A sealed harness ledger (schema 3) holds its writes and reads in `key_log`, one packed row
+ *   per key (key-log.ts); `writes` and `reads` hold imported histories and ledgers sealed before.
  */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 /** DDL applied to a new ledger, in order. Idempotent (IF NOT EXISTS). */
 export const LEDGER_DDL: readonly string[] = [
@@ -58,6 +60,7 @@ export const LEDGER_DDL: readonly string[] = [
   // write-batches.ts); unpacked into `invokes` / `completions` by the seal
   // fmt: NULL = the first layout (completions of 10 fields, no reads); 2 = completions of 11
   // fields (ack_copies) and the reads of the batch in rd / rdx (write-batches.ts)
+  // rid0: the recorded order (rid) of the batch's first read (NULL: count from the batches before)
   `CREATE TABLE IF NOT EXISTS write_batches (
      id     INTEGER PRIMARY KEY,
      inv    BLOB NOT NULL,
@@ -66,7 +69,13 @@ export const LEDGER_DDL: readonly string[] = [
      traces TEXT NOT NULL,
      fmt    INTEGER,
      rd     BLOB,
-     rdx    TEXT
+     rdx    TEXT,
+     rid0   INTEGER
+   )`,
+  // the hot path's string codes (every batch's dict entries; batches are deleted once packed)
+  `CREATE TABLE IF NOT EXISTS hot_strings (
+     code INTEGER PRIMARY KEY,
+     text TEXT NOT NULL
    )`,
   `CREATE TABLE IF NOT EXISTS invokes (
      w         INTEGER PRIMARY KEY,
@@ -109,6 +118,18 @@ export const LEDGER_DDL: readonly string[] = [
      ack_copies   INTEGER,
      PRIMARY KEY (key_id, seq)
    ) WITHOUT ROWID`,
+  // The sealed form (schema 3, key-log.ts): per key, its writes and reads as packed columns,
+  // strings as codes of `strings`, attempt traces and non-write-id read values in extra (JSON).
+  `CREATE TABLE IF NOT EXISTS strings (
+     code INTEGER PRIMARY KEY,
+     text TEXT NOT NULL
+   )`,
+  `CREATE TABLE IF NOT EXISTS key_log (
+     key_id INTEGER PRIMARY KEY,
+     writes BLOB,
+     reads  BLOB,
+     extra  TEXT
+   )`,
   // Reads the workload made during the run (history-format.md v2 `reads[]`). The hot path packs
   // them into write_batches.rd; the seal unpacks them into read_log (rid = the order recorded) and
   // then moves them, in (key_id, invoke_ms, rid) order, into `reads`, the table the verifier scans.
@@ -164,6 +185,17 @@ export const LEDGER_DDL: readonly string[] = [
      caught_up_ms REAL,
      detail       TEXT,
      isolated     TEXT
+   )`,
+  // per node and runtime-map sample (issue 11, stall findings): whether the node answered the
+  // harness's metadata request, and its own event-loop delay over its rolling window (metadata
+  // `loop`: the longest delay and the highest slice p99, ms; NULL when it did not answer or does
+  // not measure)
+  `CREATE TABLE IF NOT EXISTS node_samples (
+     t_ms        REAL NOT NULL,
+     node        TEXT NOT NULL,
+     answered    INTEGER NOT NULL,
+     loop_max_ms REAL,
+     loop_p99_ms REAL
    )`,
   // runtime-map samples, at least every 500 ms. node: NULL = the harness's merged view, else the
   // node whose own committed entry the row is. in_sync: JSON array of node ids (active included),
@@ -248,6 +280,7 @@ export const ADDED_COLUMNS: ReadonlyArray<[string, string, string]> = [
   ['write_batches', 'fmt', 'INTEGER'],
   ['write_batches', 'rd', 'BLOB'],
   ['write_batches', 'rdx', 'TEXT'],
+  ['write_batches', 'rid0', 'INTEGER'],
 ];
 
 /**
@@ -269,35 +302,6 @@ export function applySchema(db: { exec(sql: string): unknown; prepare(sql: strin
     if (!columns(table).includes(column)) db.exec(`ALTER TABLE ${table} ADD COLUMN ${column} ${type}`);
   }
   for (const ddl of LEDGER_DDL) if (/^CREATE INDEX/.test(ddl)) db.exec(ddl);
-}
-
-/**
- * Moves the run's packed batches and appended invokes, completions and reads into `writes` and
- * `reads`, in key order, in one transaction (all or nothing), then empties them. Idempotent: a
- * sealed ledger has nothing to move.
- * @returns the number of writes moved.
- */
-export function sealLedger(db: Database.Database): number {
-  const count = (table: string): number => (db.prepare(`SELECT count(*) AS n FROM ${table}`).get() as { n: number }).n;
-  if (count('invokes') === 0 && count('write_batches') === 0 && count('read_log') === 0) return 0;
-  return db.transaction(() => {
-    unpackWriteBatches(db);
-    const r = db
-      .prepare(
-        `INSERT INTO writes (key_id, seq, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace, ack_copies)
-         SELECT i.key_id, i.seq, i.op, i.invoke_ms, c.complete_ms, c.outcome, c.status, c.attempts, c.ack_node, c.ack_epoch, c.ack_version, c.ack_revision, c.ack_mode, c.trace, c.ack_copies
-         FROM invokes i LEFT JOIN completions c ON c.w = i.w
-         ORDER BY i.key_id, i.seq`,
-      )
-      .run();
-    db.exec(`INSERT INTO reads (key_id, invoke_ms, rid, complete_ms, outcome, node, value, value_key_id, value_seq, kind, id)
-             SELECT key_id, invoke_ms, rid, complete_ms, outcome, node, value, value_key_id, value_seq, kind, id
-             FROM read_log ORDER BY key_id, invoke_ms, rid`);
-    db.exec('DELETE FROM invokes');
-    db.exec('DELETE FROM completions');
-    db.exec('DELETE FROM read_log');
-    return r.changes;
-  })();
 }
 
 /** One row of the `writes` table as better-sqlite3 returns it (`SELECT *`). */

@@ -5,7 +5,8 @@ import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { expectV2, recordV2 } from './test-support/v2-recording.js';
 import { WorkerLedger } from './worker-ledger.js';
-import { bytesF64, OPS } from './write-batches.js';
+import { BATCH_FMT, decodeBatch, OPS, type BatchRow } from './write-batches.js';
+import { allWrites } from './key-log.js';
 
 /** The ledger on a worker thread keeps the SQLite ledger's contract (needs the build: make test builds first). */
 describe('worker-thread ledger', () => {
@@ -32,8 +33,9 @@ describe('worker-thread ledger', () => {
     await a.committed;
     // both invokes went in as one packed row, committed before `committed` resolved
     expect(batches()).toBe(1);
-    const packed = reader.prepare('SELECT inv FROM write_batches').get() as { inv: Buffer };
-    expect([...bytesF64(packed.inv)]).toEqual([a.w, 4, 1, OPS.indexOf('create'), 1.5, b.w, 4, 2, OPS.indexOf('cas'), 2.5]);
+    const packed = reader.prepare('SELECT inv, cmp, dict, traces, fmt, rd, rdx FROM write_batches').get() as BatchRow;
+    expect(packed.fmt).toBe(BATCH_FMT);
+    expect([...decodeBatch(packed).inv]).toEqual([a.w, 4, 1, OPS.indexOf('create'), 1.5, b.w, 4, 2, OPS.indexOf('cas'), 2.5]);
     expect(reader.prepare('SELECT key_id, store, key FROM keys').all()).toEqual([{ key_id: 4, store: 'sync3', key: 'k4' }]);
     ledger.complete(a.w, { completeMs: 3, outcome: 'ok', status: 'Ok', attempts: 1, ack: { node: 'n2', epoch: 9, version: 4294967297 * 9, revision: 17, ackMode: 'async' } });
     ledger.complete(b.w, { completeMs: 4, outcome: 'info', status: 'Timeout', attempts: 3, trace: '[{"n":1}]' });
@@ -43,14 +45,16 @@ describe('worker-thread ledger', () => {
     expect(reader.prepare('SELECT kind, nodes, start_ms FROM faults WHERE id = ?').get(id)).toEqual({ kind: 'kill', nodes: '["n2"]', start_ms: 5 });
     ledger.faultEnd(id, 8);
     ledger.seal();
-    expect(reader.prepare('SELECT seq, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace FROM writes ORDER BY seq').all()).toEqual([
+    reader.close();
+    const sealed = new Database(file, { readonly: true });
+    expect(allWrites(sealed).map((w) => ({ seq: w.seq, outcome: w.outcome, status: w.status, attempts: w.attempts, ack_node: w.ack_node, ack_epoch: w.ack_epoch, ack_version: w.ack_version, ack_revision: w.ack_revision, ack_mode: w.ack_mode, trace: w.trace }))).toEqual([
       { seq: 1, outcome: 'ok', status: 'Ok', attempts: 1, ack_node: 'n2', ack_epoch: 9, ack_version: 4294967297 * 9, ack_revision: 17, ack_mode: 'async', trace: null },
       { seq: 2, outcome: 'info', status: 'Timeout', attempts: 3, ack_node: null, ack_epoch: null, ack_version: null, ack_revision: null, ack_mode: null, trace: '[{"n":1}]' },
     ]);
     expect(ledger.keysPage(0, 10)).toEqual([{ keyId: 4, store: 'sync3', key: 'k4', partition: 1, writer: 0 }]);
     ledger.close();
     ledger.close();
-    reader.close();
+    sealed.close();
   });
 
   it('rejects the waiting invokes and every later call when a commit fails', async () => {

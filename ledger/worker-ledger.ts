@@ -1,7 +1,7 @@
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
 import { distPath } from '../harness/dist-path.js';
 import { parseWriteId } from './schema.js';
-import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS } from './write-batches.js';
+import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS, toMicros } from './write-batches.js';
 import {
   SqliteLedger,
   type FaultStart,
@@ -10,6 +10,7 @@ import {
   type Ledger,
   type ReadRecord,
   type SampleRow,
+  type NodeSampleRow,
   type StatsRow,
   type WriteCompletion,
   type WriteOp,
@@ -21,6 +22,7 @@ type Call =
   | ['faultEffective', number, number]
   | ['faultCaughtUp', number, number]
   | ['sample', number, SampleRow[]]
+  | ['nodeSample', number, NodeSampleRow[]]
   | ['finalRead', number, string | null, { keyId: number; seq: number } | null, boolean, number]
   | ['stats', StatsRow]
   | ['event', number, string, unknown];
@@ -244,7 +246,7 @@ export class WorkerLedger implements Ledger {
     a[b + 1] = keyId;
     a[b + 2] = seq;
     a[b + 3] = OPS.indexOf(op);
-    a[b + 4] = invokeMs;
+    a[b + 4] = toMicros(invokeMs);
     this.arm();
     return { w, committed: this.current.promise };
   }
@@ -254,7 +256,7 @@ export class WorkerLedger implements Ledger {
     const a = this.cmp;
     const ack = c.ack;
     a[b] = w;
-    a[b + 1] = c.completeMs;
+    a[b + 1] = toMicros(c.completeMs);
     a[b + 2] = OUTCOMES.indexOf(c.outcome);
     a[b + 3] = this.code(c.status);
     a[b + 4] = c.attempts;
@@ -273,8 +275,8 @@ export class WorkerLedger implements Ledger {
     const b = i * RD_FIELDS;
     const a = this.rd;
     a[b] = r.keyId;
-    a[b + 1] = r.invokeMs;
-    a[b + 2] = r.completeMs;
+    a[b + 1] = toMicros(r.invokeMs);
+    a[b + 2] = toMicros(r.completeMs);
     a[b + 3] = OUTCOMES.indexOf(r.outcome);
     a[b + 4] = this.code(r.node);
     const value = r.outcome === 'ok' ? r.value : null;
@@ -309,6 +311,9 @@ export class WorkerLedger implements Ledger {
   }
   sample(tMs: number, rows: SampleRow[]): void {
     this.queue(['sample', tMs, rows]);
+  }
+  nodeSample(tMs: number, rows: NodeSampleRow[]): void {
+    this.queue(['nodeSample', tMs, rows]);
   }
   finalRead(keyId: number, value: string | null, resolved: { keyId: number; seq: number } | null, unreadable: boolean, tMs: number): void {
     this.queue(['finalRead', keyId, value, resolved, unreadable, tMs]);
@@ -363,6 +368,9 @@ function runWorker(): void {
           break;
         case 'sample':
           l.sample(c[1], c[2]);
+          break;
+        case 'nodeSample':
+          l.nodeSample(c[1], c[2]);
           break;
         case 'finalRead':
           l.finalRead(c[1], c[2], c[3], c[4], c[5]);

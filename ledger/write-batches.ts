@@ -1,4 +1,4 @@
-import type Database from 'better-sqlite3';
+import { packRows, unpackRows, type ColumnSpec } from './column-pack.js';
 import type { Outcome, ReadKind, WriteOp } from './ledger-writer.js';
 
 /**
@@ -22,7 +22,8 @@ import type { Outcome, ReadKind, WriteOp } from './ledger-writer.js';
  * - traces: JSON [[w, trace], ...] for completions that carry an attempt trace.
  * - rdx: JSON [[index of the read in this batch, value text], ...].
  * A batch with `fmt` NULL was written before reads and ack copies existed: cmp of
- * {@link CMP_FIELDS_V1} fields (no ack_copies), no reads.
+ * {@link CMP_FIELDS_V1} fields (no ack_copies), no reads. With `fmt` 3 ({@link BATCH_FMT}) inv,
+ * cmp and rd hold the same fields packed by column-pack.ts ({@link packBatch}).
  */
 export const OPS: readonly WriteOp[] = ['put', 'cas', 'create', 'delete'];
 export const OUTCOMES: readonly Outcome[] = ['ok', 'fail', 'info'];
@@ -32,8 +33,12 @@ export const CMP_FIELDS = 11;
 /** Completion fields of a batch written before ack copies existed (fmt NULL). */
 export const CMP_FIELDS_V1 = 10;
 export const RD_FIELDS = 8;
-/** The layout this code writes (write_batches.fmt). */
-export const BATCH_FMT = 2;
+/**
+ * The layout this code writes (write_batches.fmt): 3 = inv, cmp and rd packed by column-pack.ts
+ * (same fields as 2, each column in its narrowest exact form: times in µs, w and seq as deltas,
+ * codes in a byte); 2 = raw float64 arrays.
+ */
+export const BATCH_FMT = 3;
 /** rd value_key_id: the read found the key absent. */
 export const RD_ABSENT = -1;
 /** rd value_key_id: the value is not a harness write id; its text is in rdx. */
@@ -49,6 +54,8 @@ export interface WriteBatch {
   rd: Float64Array;
   /** Values of reads that are not harness write ids: [index of the read in rd, text]. */
   rdx: Array<[number, string]>;
+  /** The recorded order (rid) of the batch's first read; absent: counted from the batches before. */
+  rid0?: number;
 }
 
 /** The bytes of a float64 array (a view, no copy). */
@@ -63,79 +70,84 @@ export function bytesF64(b: Buffer): Float64Array {
   return new Float64Array(copy.buffer);
 }
 
+/** Times of a write or read as the ledger records them: ms, rounded to the microsecond (exact in the packed forms). */
+export function toMicros(ms: number): number {
+  return Math.round(ms * 1000) / 1000;
+}
+
+const INV_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, undefined, undefined, undefined, { micro: true }];
+// cmp: complete in µs; the version relative to the epoch (the store's versions are epoch * 2^32 + n)
+const CMP_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, { micro: true }, undefined, undefined, undefined, undefined, undefined, { rel: 6, scale: 2 ** 32 }];
+const RD_SPECS: ReadonlyArray<ColumnSpec | undefined> = [undefined, { micro: true }, { micro: true, rel: 1 }];
+
+/** The blobs of a batch in layout {@link BATCH_FMT} (rd null when the batch has no read). */
+export function packBatch(b: Pick<WriteBatch, 'inv' | 'cmp' | 'rd'>): { inv: Buffer; cmp: Buffer; rd: Buffer | null } {
+  return {
+    inv: packRows(b.inv, INV_FIELDS, b.inv.length / INV_FIELDS, INV_SPECS),
+    cmp: packRows(b.cmp, CMP_FIELDS, b.cmp.length / CMP_FIELDS, CMP_SPECS),
+    rd: b.rd.length === 0 ? null : packRows(b.rd, RD_FIELDS, b.rd.length / RD_FIELDS, RD_SPECS),
+  };
+}
+
+/** A stored batch row (write_batches). */
+export interface BatchRow {
+  inv: Buffer;
+  cmp: Buffer;
+  dict: string;
+  traces: string;
+  fmt: number | null;
+  rd: Buffer | null;
+  rdx: string | null;
+}
+
 /**
- * Unpacks every stored batch, in id order, into `invokes`, `completions` and `read_log` and
- * deletes the batches, in the caller's transaction. Streaming: one batch in memory at a time.
- * A read's value is stored as the write id `w<value_key_id>.<value_seq>` (or its rdx text).
- * @returns the number of invokes, completions and reads unpacked.
+ * Reusable arrays for {@link decodeBatch} (grown as needed); with keysOnly, only the fields the
+ * seal's first pass reads are decoded: inv key_id, cmp w, rd key_id.
  */
-export function unpackWriteBatches(db: Database.Database): { invokes: number; completions: number; reads: number } {
-  const dict = new Map<number, string>();
-  const insInv = db.prepare('INSERT INTO invokes (w, key_id, seq, op, invoke_ms) VALUES (?, ?, ?, ?, ?)');
-  const insCmp = db.prepare(
-    'INSERT INTO completions (w, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace, ack_copies) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  const insRead = db.prepare(
-    'INSERT INTO read_log (key_id, invoke_ms, complete_ms, outcome, node, value, value_key_id, value_seq, kind) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  let invokes = 0;
-  let completions = 0;
-  let reads = 0;
-  const ids = db.prepare('SELECT id FROM write_batches ORDER BY id').pluck().all() as number[];
-  const one = db.prepare('SELECT inv, cmp, dict, traces, fmt, rd, rdx FROM write_batches WHERE id = ?');
-  for (const id of ids) {
-    const row = one.get(id) as { inv: Buffer; cmp: Buffer; dict: string; traces: string; fmt: number | null; rd: Buffer | null; rdx: string | null };
-    for (const [c, text] of JSON.parse(row.dict) as Array<[number, string]>) dict.set(c, text);
-    const traces = new Map(JSON.parse(row.traces) as Array<[number, string]>);
-    const inv = bytesF64(row.inv);
-    for (let b = 0; b < inv.length; b += INV_FIELDS) {
-      insInv.run(inv[b], inv[b + 1], inv[b + 2], OPS[inv[b + 3]], inv[b + 4]);
-      invokes++;
+export interface BatchScratch {
+  inv?: Float64Array;
+  cmp?: Float64Array;
+  rd?: Float64Array;
+  keysOnly?: boolean;
+}
+
+/**
+ * A stored batch as float64 rows (any layout): inv of INV_FIELDS, cmp of `cmpFields` (CMP_FIELDS,
+ * or CMP_FIELDS_V1 for fmt NULL), rd of RD_FIELDS.
+ * @throws Error when the blobs are corrupt or of an unknown layout.
+ */
+export function decodeBatch(row: BatchRow, scratch?: BatchScratch): WriteBatch & { cmpFields: number } {
+  const dict = row.dict === '[]' ? [] : (JSON.parse(row.dict) as Array<[number, string]>);
+  const traces = row.traces === '[]' ? [] : (JSON.parse(row.traces) as Array<[number, string]>);
+  const rdx = row.rdx === null || row.rdx === '[]' ? [] : (JSON.parse(row.rdx) as Array<[number, string]>);
+  if (row.fmt === BATCH_FMT) {
+    const inv = unpackRows(row.inv, scratch?.inv, scratch?.keysOnly ? [1] : undefined);
+    const cmp = unpackRows(row.cmp, scratch?.cmp, scratch?.keysOnly ? [0] : undefined);
+    const rd = row.rd === null || row.rd.length === 0 ? null : unpackRows(row.rd, scratch?.rd, scratch?.keysOnly ? [0] : undefined);
+    if (scratch !== undefined) {
+      scratch.inv = inv.rows;
+      scratch.cmp = cmp.rows;
+      if (rd !== null) scratch.rd = rd.rows;
     }
-    const width = row.fmt === null ? CMP_FIELDS_V1 : CMP_FIELDS;
-    const cmp = bytesF64(row.cmp);
-    for (let b = 0; b < cmp.length; b += width) {
-      const w = cmp[b];
-      const node = cmp[b + 5];
-      const acked = node >= 0;
-      const copies = width === CMP_FIELDS ? cmp[b + 10] : -1;
-      insCmp.run(
-        w,
-        cmp[b + 1],
-        OUTCOMES[cmp[b + 2]],
-        cmp[b + 3] < 0 ? null : (dict.get(cmp[b + 3]) ?? null),
-        cmp[b + 4],
-        acked ? (dict.get(node) ?? null) : null,
-        acked ? cmp[b + 6] : null,
-        acked ? cmp[b + 7] : null,
-        acked ? cmp[b + 8] : null,
-        acked ? (cmp[b + 9] === 1 ? 'async' : 'sync') : null,
-        traces.get(w) ?? null,
-        acked && copies >= 0 ? copies : null,
-      );
-      completions++;
-    }
-    if (row.rd !== null && row.rd.length > 0) {
-      const texts = new Map(JSON.parse(row.rdx ?? '[]') as Array<[number, string]>);
-      const rd = bytesF64(row.rd);
-      for (let b = 0, i = 0; b < rd.length; b += RD_FIELDS, i++) {
-        const vk = rd[b + 5];
-        const value = vk === RD_ABSENT ? null : vk === RD_TEXT ? (texts.get(i) ?? null) : `w${vk}.${rd[b + 6]}`;
-        insRead.run(
-          rd[b],
-          rd[b + 1],
-          rd[b + 2],
-          OUTCOMES[rd[b + 3]],
-          rd[b + 4] < 0 ? null : (dict.get(rd[b + 4]) ?? null),
-          value,
-          vk >= 0 ? vk : null,
-          vk >= 0 ? rd[b + 6] : null,
-          READ_KINDS[rd[b + 7]] ?? null,
-        );
-        reads++;
-      }
-    }
+    if (inv.fields !== INV_FIELDS || cmp.fields !== CMP_FIELDS || (rd !== null && rd.fields !== RD_FIELDS)) throw new Error('ledger: a write batch has the wrong number of fields');
+    return {
+      inv: inv.rows.subarray(0, inv.n * INV_FIELDS),
+      cmp: cmp.rows.subarray(0, cmp.n * CMP_FIELDS),
+      rd: rd === null ? new Float64Array(0) : rd.rows.subarray(0, rd.n * RD_FIELDS),
+      dict,
+      traces,
+      rdx,
+      cmpFields: CMP_FIELDS,
+    };
   }
-  db.exec('DELETE FROM write_batches');
-  return { invokes, completions, reads };
+  if (row.fmt !== null && row.fmt !== 2) throw new Error(`ledger: a write batch of unknown layout ${row.fmt}`);
+  return {
+    inv: bytesF64(row.inv),
+    cmp: bytesF64(row.cmp),
+    rd: row.rd === null || row.rd.length === 0 ? new Float64Array(0) : bytesF64(row.rd),
+    dict,
+    traces,
+    rdx,
+    cmpFields: row.fmt === null ? CMP_FIELDS_V1 : CMP_FIELDS,
+  };
 }

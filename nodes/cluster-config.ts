@@ -12,6 +12,11 @@ export interface NodeConfig {
   clusterPort: number;
   /** A preferred primary heads one partition of every store (DESIGN.md §2). */
   preferredPrimary: boolean;
+  /**
+   * HTTP port of the node's metrics endpoint (Prometheus text format, `GET /metrics`,
+   * node-metrics.ts); 0 or absent: no endpoint. `--metrics-port` overrides it.
+   */
+  metricsPort?: number;
 }
 
 /** One store (keyspace) of the cluster. */
@@ -72,20 +77,43 @@ export interface ClusterConfig {
   multiKeyLongTailRetryThresholdsMs: string;
   /**
    * A deliberate bug, for the harness's self-test only (a certifier that never says FAILED proves
-   * nothing; issue 10):
+   * nothing; issues 10 and 12). Each brings back one classic failure, at the place the real bug
+   * would live:
    * - `lose-on-promotion`: a node that becomes the active owner of a partition by failover or
    *   failback starts from an empty copy, losing acknowledged writes;
    * - `stale-owner-acks`: an owner keeps acknowledging async writes for 5 s after its lease
    *   lapsed (a cut-off or paused owner acknowledges what its successor never sees);
    * - `never-replicate-async`: an async store's active acknowledges and never streams its writes
-   *   to the replicas, nor reports them lagging (they stay in sync on paper).
+   *   to the replicas, nor reports them lagging (they stay in sync on paper);
+   * - `no-possession-proof`: the leader promotes availability-first (most synced segments, then
+   *   partition-map order) straight to Degraded: no comparison of what the candidates hold, no
+   *   sync from a more complete live holder (seed 002, step 3);
+   * - `fencing-off-by-one`: a replica presents its own watermark as its catch-up position in the
+   *   owner's log whenever the owner's entry is at an epoch equal to its own, where it must
+   *   require that its copy followed that owner's tenure (the position of a returning old owner,
+   *   whose log diverged, is trusted: DESIGN.md §2 "never a replica's own watermark");
+   * - `sync-ack-before-replica`: a sync write is acknowledged as soon as the active applied it,
+   *   before any replica did (the ack's `copies` still tells the truth: 1);
+   * - `skip-liveness-recheck`: the leader believes a NodeLeft at once (a closed connection
+   *   confirms the node down: no probe, no suspicion and escalation; seed 002, step 1);
+   * - `catchup-skips-last-op`: a catch-up from the op log leaves out the last op of each
+   *   segment's suffix, while the replica takes the sender's revision as its own.
    * A node started with one logs it loudly at start.
    */
   selfTestBug?: SelfTestBug;
 }
 
-/** The deliberate bugs a node can be started with (self-test only). */
-export const SELF_TEST_BUGS = ['lose-on-promotion', 'stale-owner-acks', 'never-replicate-async'] as const;
+/** The deliberate bugs a node can be started with (self-test only; issue 12 measures how often each is caught). */
+export const SELF_TEST_BUGS = [
+  'lose-on-promotion',
+  'stale-owner-acks',
+  'never-replicate-async',
+  'no-possession-proof',
+  'fencing-off-by-one',
+  'sync-ack-before-replica',
+  'skip-liveness-recheck',
+  'catchup-skips-last-op',
+] as const;
 export type SelfTestBug = (typeof SELF_TEST_BUGS)[number];
 
 /** Defaults for production-like runs (seed 002: 10 s escalation). */
@@ -165,7 +193,8 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
     if (typeof o.host !== 'string' || o.host.length === 0) fail(`cluster config: node ${o.id}: "host" must be a non-empty string`);
     if (!isPort(o.clientPort)) fail(`cluster config: node ${o.id}: "clientPort" must be a port number`);
     if (!isPort(o.clusterPort)) fail(`cluster config: node ${o.id}: "clusterPort" must be a port number`);
-    for (const p of [o.clientPort, o.clusterPort]) {
+    if (o.metricsPort !== undefined && o.metricsPort !== 0 && !isPort(o.metricsPort)) fail(`cluster config: node ${o.id}: "metricsPort" must be a port number or 0 (off)`);
+    for (const p of [o.clientPort, o.clusterPort, ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? [o.metricsPort] : [])]) {
       const ep = `${o.host}:${p}`;
       if (endpoints.has(ep)) fail(`cluster config: node ${o.id}: endpoint ${ep} is used twice`);
       endpoints.add(ep);
@@ -176,6 +205,7 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
       clientPort: o.clientPort,
       clusterPort: o.clusterPort,
       preferredPrimary: o.preferredPrimary === undefined ? true : o.preferredPrimary === true,
+      ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? { metricsPort: o.metricsPort } : {}),
     };
   });
   if (!nodes.some((n) => n.preferredPrimary)) fail('cluster config: at least one node must be a preferred primary');

@@ -50,6 +50,14 @@ export interface RuntimeEntry {
    * (node-admin.ts); absent or false: an eviction, where every copy starts empty.
    */
   keepCopies?: boolean;
+  /**
+   * The store's multi-key retry policy as last set by the admin request `set-policy` (seed 004's
+   * range table text, validated by the leader; "" withdraws the server policy), with its version
+   * (1, 2, ...: the leader proposes max+1 over the store's partitions). Every partition of the
+   * store carries it; a node advertises, per store, the text of the highest version among its
+   * committed entries. Absent: the cluster's configured property applies.
+   */
+  policy?: { text: string; version: number };
 }
 
 /**

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import { KvStatus } from './kv-status.js';
 import type { Member, RuntimeEntry } from './cluster-messages.js';
-import { handleAdmin, parseAdminCommand, planRegeneration, type AdminContext } from './node-admin.js';
+import { advertisedPolicy, handleAdmin, parseAdminCommand, planRegeneration, setPolicyCommand, type AdminContext } from './node-admin.js';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, Op } from './client-protocol.js';
 import { FrameReader, FrameWriter } from './framing.js';
 
@@ -39,6 +39,7 @@ function ctx(e: RuntimeEntry | undefined, over: Partial<AdminContext> = {}, live
       ['rf1', 1],
     ]),
     nodes: ['n1', 'n2', 'n3', 'n4', 'n5'],
+    partitionsOf: (store) => (store === 'sync3' || store === 'rf1' ? [`${store}/0`] : []),
     committed: (pkey) => (e && pkey === e.pkey ? e : undefined),
     inflight: () => false,
     liveMember: (n) => (live.includes(n) ? m(n) : null),
@@ -58,14 +59,14 @@ describe('admin commands (node-admin.ts)', () => {
     expect(parseAdminCommand('handoff sync3/0 n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('handoff sync3/01 to n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('regenerate sync3')).toBe('usage: regenerate <store>/<partition>');
-    expect(parseAdminCommand('rebalance')).toBe('unknown admin command "rebalance" (known: handoff, regenerate)');
+    expect(parseAdminCommand('rebalance')).toBe('unknown admin command "rebalance" (known: handoff, regenerate, set-policy)');
   });
 
   it('never throws on any text (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 60 }), (s) => {
         const r = parseAdminCommand(s);
-        expect(typeof r === 'string' || r.cmd === 'handoff' || r.cmd === 'regenerate').toBe(true);
+        expect(typeof r === 'string' || r.cmd === 'handoff' || r.cmd === 'regenerate' || r.cmd === 'set-policy').toBe(true);
       }),
     );
   });
@@ -128,5 +129,60 @@ describe('admin commands (node-admin.ts)', () => {
     expect(req).toEqual({ op: Op.Admin, reqId: 9, command: 'handoff sync3/0 to n2' });
     encodeResponse(w, { op: Op.Admin, reqId: 9, status: KvStatus.Moved, flags: 0, json: '{"ok":false}' });
     expect(decodeResponse(new FrameReader(1 << 20).push(w.take())[0])).toEqual({ op: Op.Admin, reqId: 9, status: KvStatus.Moved, flags: 0, json: '{"ok":false}' });
+  });
+
+  it('parses set-policy with a JSON string value (any string, the empty one included), and round-trips setPolicyCommand (property)', () => {
+    expect(parseAdminCommand('set-policy sync3 "1-12:8,13-:50"')).toEqual({ cmd: 'set-policy', store: 'sync3', policy: '1-12:8,13-:50' });
+    expect(parseAdminCommand('set-policy sync3 ""')).toEqual({ cmd: 'set-policy', store: 'sync3', policy: '' });
+    expect(parseAdminCommand('set-policy sync3 1-:5')).toBe('usage: set-policy <store> "<lower-upper:ms,...,lower-:ms>" (a JSON string; "" withdraws the policy)');
+    expect(parseAdminCommand('set-policy sync3')).toBe('usage: set-policy <store> "<lower-upper:ms,...,lower-:ms>" (a JSON string; "" withdraws the policy)');
+    fc.assert(
+      fc.property(fc.string({ maxLength: 40 }), (v) => {
+        expect(parseAdminCommand(setPolicyCommand('async3', v))).toEqual({ cmd: 'set-policy', store: 'async3', policy: v });
+      }),
+    );
+  });
+
+  it('set-policy proposes every partition of the store with the next policy version, ownership untouched', () => {
+    const e0 = entry({ policy: { text: '1-:9', version: 3 } });
+    const e1 = entry({ pkey: 'sync3/1', partition: 1, epoch: 7 });
+    const c = ctx(e0, { partitionsOf: () => ['sync3/0', 'sync3/1'], committed: (k) => (k === 'sync3/0' ? e0 : k === 'sync3/1' ? e1 : undefined) });
+    const r = handleAdmin(c, setPolicyCommand('sync3', '1-12:8,13-:50'));
+    expect(r.status).toBe(KvStatus.Ok);
+    expect(r.invalidPolicy).toBeUndefined();
+    expect(r.answer.message).toBe('policy version 4 of sync3 proposed for 2 partitions: 1-12:8,13-:50');
+    expect(r.answer.epoch).toBe(8);
+    expect(c.proposed.map((p) => [p.entry.pkey, p.entry.policy, p.newTenure, p.entry.active, p.entry.inSync.length])).toEqual([
+      ['sync3/0', { text: '1-12:8,13-:50', version: 4 }, false, m('n1'), 3],
+      ['sync3/1', { text: '1-12:8,13-:50', version: 4 }, false, m('n1'), 3],
+    ]);
+    const w = handleAdmin(ctx(entry()), setPolicyCommand('sync3', ''));
+    expect([w.status, w.answer.message]).toEqual([KvStatus.Ok, 'policy version 1 of sync3 proposed for 1 partitions: withdrawn ("")']);
+  });
+
+  it('set-policy refuses an invalid value by seed 004 (one line, counted), and proposes nothing when any partition is busy', () => {
+    for (const [v, msg] of [
+      [' ', 'invalid retry range table " ": entry 1 " " is not lower-upper:ms or lower-:ms'],
+      ['1-10:5', 'invalid retry range table "1-10:5": no open-ended range: the last range 1-10 must be followed by 11-:ms'],
+      ['1-:0', 'invalid retry range table "1-:0": entry 1: delay must be at least 1 ms, got 0'],
+      ['1-:2147484', 'invalid retry range table "1-:2147484": entry 1: delay 2147484 ms exceeds 2147483 ms'],
+      ['2-:5', 'invalid retry range table "2-:5": ranges must start at 1, first starts at 2'],
+    ] as const) {
+      const c = ctx(entry());
+      const r = handleAdmin(c, setPolicyCommand('sync3', v));
+      expect({ v, status: r.status, message: r.answer.message, invalid: r.invalidPolicy }).toEqual({ v, status: KvStatus.InvalidInput, message: msg, invalid: true });
+      expect(c.proposed).toEqual([]);
+    }
+    const busy = ctx(entry(), { inflight: () => true });
+    expect(handleAdmin(busy, setPolicyCommand('sync3', '1-:5')).answer.message).toBe('another change of sync3/0 is in flight');
+    expect(busy.proposed).toEqual([]);
+    expect(handleAdmin(ctx(entry()), setPolicyCommand('nope', '1-:5')).answer.message).toBe('unknown store "nope"');
+    expect(handleAdmin(ctx(entry(), { isLeader: false, leader: 'n2' }), setPolicyCommand('sync3', '1-:5')).status).toBe(KvStatus.Moved);
+  });
+
+  it('a node advertises the highest committed policy version of a store, else the configured property', () => {
+    expect(advertisedPolicy([undefined, entry()], '1-:500')).toEqual({ text: '1-:500', version: 0 });
+    expect(advertisedPolicy([entry({ policy: { text: '1-:7', version: 2 } }), entry({ policy: { text: '1-:9', version: 3 } }), entry({ policy: { text: '1-:1', version: 1 } })], '1-:500')).toEqual({ text: '1-:9', version: 3 });
+    expect(advertisedPolicy([entry({ policy: { text: '', version: 1 } })], '1-:500')).toEqual({ text: '', version: 1 });
   });
 });

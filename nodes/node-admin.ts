@@ -1,12 +1,13 @@
 import { KvStatus } from './kv-status.js';
 import { sameMember, type Health, type Member, type RuntimeEntry } from './cluster-messages.js';
+import { parseRetryRangeTable } from './multikey/retry-range-table.js';
 
 /**
  * The store's admin request (DESIGN.md §2 "Operator surface"; issue 13: an ownership change on
  * demand). A client sends one line of text in an `Op.Admin` request; the LEADER answers it, any
  * other node refuses with `Moved` and names the leader it knows, so the caller asks again there.
  *
- * Commands (issue 14 will add status, join, leave, rebalance):
+ * Commands (issue 14; membership changes — join, leave, rebalance — are not built yet):
  * - `handoff <store>/<partition> to <node>`: the leader starts a handoff of the partition's
  *   ownership to `<node>`, exactly as a failback does (seed 002: the active drains, answers
  *   OwnershipChanging, and the leader commits the new active only once `<node>` holds everything;
@@ -16,6 +17,14 @@ import { sameMember, type Health, type Member, type RuntimeEntry } from './clust
  *   new map version, the replicas re-derived from the live nodes (the assigned ones first, in
  *   order, then others), a new tenure of the same active owner; in-sync members that stay keep
  *   their copies (`keepCopies`), every other replica starts empty and catches up.
+ * - `set-policy <store> <json-string>`: sets the store's multi-key retry policy (seed 004's range
+ *   table, e.g. `set-policy sync3 "1-12:8,13-:50"`; `""` withdraws the server policy) on a running
+ *   cluster. The value is validated by seed 004's rules (an invalid one is refused with
+ *   InvalidInput and one line from the table parser; the node counts it); the leader proposes, for
+ *   every partition of the store, the committed entry with `policy` = {text, version max+1} (no
+ *   new tenure: ownership is untouched). All partitions or none: when any of them has a change
+ *   in flight or no committed entry, nothing is proposed (Unavailable). Clients see the new policy
+ *   on their next metadata refresh (seed 004: no propagation SLA).
  *
  * Answers: `Ok` when the change was proposed (`epoch` names the proposal's epoch; the change takes
  * effect once a majority accepted it: watch the runtime map); `Moved` on a node that is not the
@@ -26,7 +35,10 @@ import { sameMember, type Health, type Member, type RuntimeEntry } from './clust
  */
 
 /** A parsed admin command. */
-export type AdminCommand = { cmd: 'handoff'; store: string; partition: number; to: string } | { cmd: 'regenerate'; store: string; partition: number };
+export type AdminCommand =
+  | { cmd: 'handoff'; store: string; partition: number; to: string }
+  | { cmd: 'regenerate'; store: string; partition: number }
+  | { cmd: 'set-policy'; store: string; policy: string };
 
 /** The JSON answer of an admin request (`Op.Admin` response body). */
 export interface AdminAnswer {
@@ -51,6 +63,8 @@ export interface AdminContext {
   readonly stores: ReadonlyMap<string, number>;
   /** Every node id of the cluster, in config order. */
   readonly nodes: readonly string[];
+  /** Every partition key (`store/partition`) of a store, in partition order. */
+  partitionsOf(store: string): string[];
   /** The committed entry of `store/partition`, or undefined (unknown partition or none yet). */
   committed(pkey: string): RuntimeEntry | undefined;
   /** Is a proposal for the partition in flight (one change at a time). */
@@ -62,7 +76,12 @@ export interface AdminContext {
 }
 
 /** The first word of every known command (for error messages). */
-export const ADMIN_COMMANDS = ['handoff', 'regenerate'] as const;
+export const ADMIN_COMMANDS = ['handoff', 'regenerate', 'set-policy'] as const;
+
+/** The admin command line of a set-policy request (the value as a JSON string literal). */
+export function setPolicyCommand(store: string, policy: string): string {
+  return `set-policy ${store} ${JSON.stringify(policy)}`;
+}
 
 /**
  * Parses one admin command line (words separated by spaces; case-sensitive names).
@@ -84,6 +103,18 @@ export function parseAdminCommand(text: string): AdminCommand | string {
       const p = part(words[1]);
       if (!p || words.length !== 2) return 'usage: regenerate <store>/<partition>';
       return { cmd: 'regenerate', ...p };
+    }
+    case 'set-policy': {
+      const m = /^set-policy\s+([A-Za-z0-9_.-]+)\s+("(?:[^"\\]|\\.)*")$/.exec(text.trim());
+      const usage = 'usage: set-policy <store> "<lower-upper:ms,...,lower-:ms>" (a JSON string; "" withdraws the policy)';
+      if (!m) return usage;
+      let policy: unknown;
+      try {
+        policy = JSON.parse(m[2]);
+      } catch {
+        return usage;
+      }
+      return typeof policy === 'string' ? { cmd: 'set-policy', store: m[1], policy } : usage;
     }
     default:
       return `unknown admin command "${words[0] ?? ''}" (known: ${ADMIN_COMMANDS.join(', ')})`;
@@ -109,12 +140,52 @@ export function planRegeneration(e: RuntimeEntry, rf: number, nodes: readonly st
   return { ...e, replicas, inSync, health, handoffTo: null, syncFrom: null, mapVersion: e.mapVersion + 1, keepCopies: true };
 }
 
+/** The status and JSON answer of one admin request; `invalidPolicy` when a set-policy value broke seed 004's rules. */
+export interface AdminResult {
+  status: KvStatus;
+  answer: AdminAnswer;
+  invalidPolicy?: boolean;
+}
+
+/** set-policy on the leader (see the module doc): validate, then propose every partition of the store or none. */
+function setPolicy(ctx: AdminContext, store: string, text: string, answer: (status: KvStatus, ok: boolean, message: string, epoch?: number) => AdminResult): AdminResult {
+  const parsed = parseRetryRangeTable(text);
+  if (parsed.kind === 'invalid') return { ...answer(KvStatus.InvalidInput, false, parsed.error.message), invalidPolicy: true };
+  const entries: RuntimeEntry[] = [];
+  for (const pkey of ctx.partitionsOf(store)) {
+    const e = ctx.committed(pkey);
+    if (!e) return answer(KvStatus.Unavailable, false, `${pkey} has no committed entry yet`);
+    if (ctx.inflight(pkey)) return answer(KvStatus.Unavailable, false, `another change of ${pkey} is in flight`);
+    entries.push(e);
+  }
+  if (entries.length === 0) return answer(KvStatus.InvalidInput, false, `store "${store}" has no partitions`);
+  const version = Math.max(...entries.map((e) => e.policy?.version ?? 0)) + 1;
+  let last = 0;
+  for (const e of entries) {
+    const epoch = ctx.propose({ ...e, policy: { text, version } }, false);
+    if (epoch === null) return answer(KvStatus.Unavailable, false, `${e.pkey}: not proposed (policy version ${version} proposed for the partitions before it)`);
+    last = epoch;
+  }
+  return answer(KvStatus.Ok, true, `policy version ${version} of ${store} proposed for ${entries.length} partitions: ${text === '' ? 'withdrawn ("")' : text}`, last);
+}
+
+/**
+ * The multi-key retry policy a node advertises for `store` (seed 004): the text of the highest
+ * policy version among the store's committed entries `entries`, else the cluster's configured
+ * property `configured`.
+ */
+export function advertisedPolicy(entries: Iterable<RuntimeEntry | undefined>, configured: string): { text: string; version: number } {
+  let best: { text: string; version: number } = { text: configured, version: 0 };
+  for (const e of entries) if (e?.policy && e.policy.version > best.version) best = e.policy;
+  return best;
+}
+
 /**
  * Answers one admin request on this node (see the module doc for the commands and statuses).
  * Pure but for `ctx.propose`.
  */
-export function handleAdmin(ctx: AdminContext, text: string): { status: KvStatus; answer: AdminAnswer } {
-  const answer = (status: KvStatus, ok: boolean, message: string, epoch?: number): { status: KvStatus; answer: AdminAnswer } => ({
+export function handleAdmin(ctx: AdminContext, text: string): AdminResult {
+  const answer = (status: KvStatus, ok: boolean, message: string, epoch?: number): AdminResult => ({
     status,
     answer: { ok, node: ctx.node, leader: ctx.leader, message, ...(epoch !== undefined ? { epoch } : {}) },
   });
@@ -123,6 +194,7 @@ export function handleAdmin(ctx: AdminContext, text: string): { status: KvStatus
   if (!ctx.isLeader) return answer(KvStatus.Moved, false, ctx.leader ? `not the leader: ask ${ctx.leader}` : 'not the leader, and no leader known');
   const rf = ctx.stores.get(cmd.store);
   if (rf === undefined) return answer(KvStatus.InvalidInput, false, `unknown store "${cmd.store}"`);
+  if (cmd.cmd === 'set-policy') return setPolicy(ctx, cmd.store, cmd.policy, answer);
   const pkey = `${cmd.store}/${cmd.partition}`;
   const e = ctx.committed(pkey);
   if (!e) return answer(KvStatus.InvalidInput, false, `unknown partition ${pkey}`);

@@ -1,8 +1,8 @@
 import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
-import { PartitionData, type ReplicatedOp } from './partition-data.js';
-import { handleAdmin, type AdminContext } from './node-admin.js';
+import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
+import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -65,6 +65,10 @@ interface PeerView {
   reports: Map<string, PartitionReport>;
   reportTerm: number;
   reportAt: number;
+  /** Our clock when we sent the heartbeat the latest report answered (the report holds the peer's state after that). */
+  reportEcho: number;
+  /** Our clock when we last learnt the peer down (an incarnation gone, or confirmed silent). */
+  downAt: number;
   suspectedSince: number | null;
   /** Silent past the escalation timeout (seed 002); cleared when the peer answers again. */
   silentConfirmed: boolean;
@@ -113,8 +117,14 @@ interface ActiveState {
   pending: PendingWrite[];
   /** [rev, time] of ops not yet acked by every required member, oldest first. */
   opTimes: Array<[number, number]>;
-  /** Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the last req-add. */
-  pendingAdds: Map<string, { member: Member; at: number; fromRev: number }>;
+  /**
+   * Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the
+   * last req-add, sent at our committed epoch `reqEpoch` (-1: none sent). Once a req-add went out,
+   * the leader may commit the addition until a committed entry above `reqEpoch` settles it (the
+   * leader takes a req-add only at the current epoch, and proposes no addition again on its own),
+   * so writes wait for the follower until then, even if it stops keeping up.
+   */
+  pendingAdds: Map<string, { member: Member; at: number; fromRev: number; reqEpoch: number }>;
   lastDropReq: Map<string, number>;
   lastLeaderReq: number;
   /** The last op this active applied (a keepalive to a lagging follower carries it). */
@@ -140,6 +150,14 @@ interface LocalPartition {
   data: PartitionData;
   /** Tenure tag this copy follows ('' = not synced with any active). */
   followTag: string;
+  /**
+   * While a catch-up we asked for is outstanding: the tenure in whose log our copy is a prefix
+   * (the position we asked from), so a retry asks from the same position instead of for a
+   * snapshot ('' = none).
+   */
+  resumeTag: string;
+  /** A connection to the active we follow broke: ask it to resume the stream at the next tick. */
+  resyncWanted: boolean;
   lastRepAt: number;
   syncRequestedAt: number;
   mapVersion: number;
@@ -268,8 +286,31 @@ export class NodeCore {
   /** Messages of dead incarnations already logged (node/inc/kind). */
   private readonly staleLogged = new Set<string>();
 
-  /** Counters for the node's own log and for tests. */
-  readonly counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, promotions: 0, syncsServed: 0, snapshotsInstalled: 0 };
+  /**
+   * Counters for the node's own log, its metrics endpoint (node-metrics.ts) and tests. Since the
+   * process started:
+   * - `failovers`: failover decisions of this node as leader (an active confirmed down, seed 002);
+   * - `promotions`: committed entries, by this node as leader, whose active differs from the
+   *   previous committed one (failovers, failbacks, handoffs);
+   * - `staleEpochRefusals`: messages refused for naming a stale term or epoch: proposals (an older
+   *   term, or an epoch not above the one accepted) and replication batches fenced (not the
+   *   accepted active's tenure);
+   * - `migratingAnswers`: client requests answered Migrating (the store has no migration yet:
+   *   stays 0 until membership changes are built, issue 14);
+   * - `invalidPolicyValues`: per store, admin set-policy values refused by seed 004's rules.
+   */
+  readonly counters = {
+    writesAcked: 0,
+    writesRefused: 0,
+    indeterminate: 0,
+    promotions: 0,
+    syncsServed: 0,
+    snapshotsInstalled: 0,
+    failovers: 0,
+    staleEpochRefusals: { proposal: 0, replication: 0 },
+    migratingAnswers: 0,
+    invalidPolicyValues: new Map<string, number>(),
+  };
 
   constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv) {
     this.id = id;
@@ -291,6 +332,8 @@ export class NodeCore {
         reports: new Map(),
         reportTerm: -1,
         reportAt: -Infinity,
+        reportEcho: -Infinity,
+        downAt: -Infinity,
         suspectedSince: null,
         silentConfirmed: false,
         deadIncs: new Set(),
@@ -308,8 +351,10 @@ export class NodeCore {
         store,
         partition: a.partition,
         segments: a.segments,
-        data: new PartitionData(a.segments),
+        data: new PartitionData(a.segments, DEFAULT_SEGMENT_LOG_CAP, config.selfTestBug === 'catchup-skips-last-op'),
         followTag: '',
+        resumeTag: '',
+        resyncWanted: false,
         lastRepAt: -Infinity,
         syncRequestedAt: -Infinity,
         mapVersion: 0,
@@ -494,6 +539,23 @@ export class NodeCore {
     for (const lp of this.parts.values()) {
       const f = lp.act?.followers.get(node);
       if (f) f.streaming = false;
+      // a replica of that node's partitions: what was on the connection is lost, and the active
+      // streams to us again only once we ask (ops still in flight on its other connection do not
+      // change that); ask at the next tick (retried every RETRY_MS until a connection carries it)
+      // rather than after FOLLOW_STALE_MS of silence, so we are back within the async lag bound
+      // once a connection is (DESIGN.md §5 replication-lag)
+      if (!lp.act && this.committed.get(lp.pkey)?.active?.node === node) lp.resyncWanted = true;
+    }
+    if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
+      // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
+      // probe, no suspicion and escalation); it counts as live again once it answers
+      const now = this.env.now();
+      peer.suspectedSince = now;
+      peer.silentConfirmed = true;
+      peer.downAt = now;
+      this.env.log('confirm-down', { node, reason: 'NodeLeft', bug: 'skip-liveness-recheck' });
+      this.leaderTick(now);
+      return;
     }
     if (peer.inc && !this.probing.has(node)) {
       this.probing.set(node, peer.inc);
@@ -514,6 +576,7 @@ export class NodeCore {
     this.env.log('probe', { node, result, inc });
     if (result === 'refused' && peer.inc === inc) {
       peer.deadIncs.add(inc);
+      peer.downAt = this.env.now();
       if (this.role === 'leader') this.leaderTick(this.env.now());
     }
   }
@@ -533,7 +596,11 @@ export class NodeCore {
       case Op.Ping:
         return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
       case Op.Admin: {
-        const { status, answer } = handleAdmin(this.adminContext(), req.command);
+        const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), req.command);
+        if (invalidPolicy) {
+          const store = /^set-policy\s+(\S+)/.exec(req.command.trim())?.[1] ?? '';
+          this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
+        }
         this.env.log('admin', { command: req.command.slice(0, 200), ok: answer.ok, message: answer.message });
         return this.env.respond(token, { op: Op.Admin, reqId: req.reqId, status, flags: 0, json: JSON.stringify(answer) });
       }
@@ -578,6 +645,7 @@ export class NodeCore {
       leader: this.leaderId,
       stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
       nodes: this.config.nodes.map((n) => n.id),
+      partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
       liveMember: (node) => {
@@ -608,6 +676,22 @@ export class NodeCore {
     if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
     if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
     return this.servingState(lp) === null && this.leaseUntil > now;
+  }
+
+  /**
+   * Replication lag of every partition this node serves as the active, ms: the age of its oldest
+   * write not yet applied by every in-sync replica (0 when none waits). Partitions this node is
+   * not the active of are absent.
+   */
+  replicationLagMs(): Array<{ store: string; partition: number; lagMs: number }> {
+    const now = this.env.now();
+    const out: Array<{ store: string; partition: number; lagMs: number }> = [];
+    for (const lp of this.parts.values()) {
+      if (!lp.act) continue;
+      const oldest = lp.act.opTimes[0];
+      out.push({ store: lp.store.name, partition: lp.partition, lagMs: oldest ? Math.max(0, now - oldest[1]) : 0 });
+    }
+    return out;
   }
 
   /**
@@ -648,7 +732,10 @@ export class NodeCore {
       leader: this.leaderId,
       isLeader: this.role === 'leader',
       nodes: this.config.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
-      stores: this.config.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500 })),
+      stores: this.config.stores.map((s) => {
+        const p = advertisedPolicy(Array.from({ length: this.nPartitions }, (_, i) => this.committed.get(`${s.name}/${i}`)), this.config.multiKeyLongTailRetryThresholdsMs);
+        return { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500, multiKeyLongTailRetryThresholdsMs: p.text, policyVersion: p.version };
+      }),
       partitionMap: { version, partitions: pmap },
       runtimeMap: runtime,
       multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
@@ -825,7 +912,7 @@ export class NodeCore {
       }
       if (hiCom) this.learnCommitted(hiCom);
       if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
-      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(hiAcc);
+      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(withoutAdditions(hiAcc, hiCom));
       ls.lastTransition.set(pkey, now);
       const c = this.committed.get(pkey);
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
@@ -894,6 +981,7 @@ export class NodeCore {
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
+    peer.reportEcho = msg.echo;
     // `at` values compare only within one incarnation's clock (a restart starts it again)
     if (peer.hbrTerm !== this.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
       peer.hbrTerm = this.term;
@@ -943,7 +1031,9 @@ export class NodeCore {
   /** This node's report of its copy of one partition (the possession proof's input, seed 002). */
   private ownReport(lp: LocalPartition): PartitionReport {
     const synced = lp.followTag !== '' || !!lp.act;
-    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
+    // the tenure whose log our copy is a prefix of: the one we follow, or while a catch-up we
+    // asked for is outstanding, the one we asked to resume (our copy is still its prefix)
+    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag || lp.resumeTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
   }
 
   /** A message of a dead incarnation was dropped: logged once per incarnation and kind. */
@@ -961,6 +1051,7 @@ export class NodeCore {
     if (!peer) return;
     if (peer.inc !== null && peer.inc !== inc) {
       peer.deadIncs.add(peer.inc);
+      peer.downAt = this.env.now();
       this.env.log('incarnation', { node, old: peer.inc, inc });
     }
     peer.inc = inc;
@@ -968,6 +1059,7 @@ export class NodeCore {
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
+      this.counters.staleEpochRefusals.proposal++;
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
@@ -985,7 +1077,7 @@ export class NodeCore {
     if (ok) {
       this.accepted.set(entry.pkey, entry);
       this.refreshRole(entry.pkey);
-    }
+    } else this.counters.staleEpochRefusals.proposal++;
     this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
   }
 
@@ -1083,7 +1175,7 @@ export class NodeCore {
       // at once), so it must reach a commit
       const acc = this.accepted.get(pkey);
       if (acc && (!e || acc.epoch > e.epoch)) {
-        this.propose(acc, false, now);
+        this.propose(withoutAdditions(acc, e), false, now);
         continue;
       }
       if (!e) {
@@ -1171,6 +1263,7 @@ export class NodeCore {
           this.env.log('suspect', { node: id });
         } else if (!p.silentConfirmed && now - p.suspectedSince >= t.escalationTimeoutMs) {
           p.silentConfirmed = true;
+          p.downAt = now;
           this.env.log('confirm-down', { node: id, reason: 'RuntimeOwnershipSuspectEscalationTimeout' });
         }
       } else if (p.suspectedSince !== null) {
@@ -1195,6 +1288,7 @@ export class NodeCore {
     const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
     // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
     if (e.active && this.confirmedDown(e.active)) {
+      this.counters.failovers++;
       this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
       return this.promote(e, e.active, now);
     }
@@ -1259,23 +1353,50 @@ export class NodeCore {
   }
 
   /**
-   * Promotion among the live in-sync members (never a stale copy): the most synced segments,
-   * then the highest revision, then partition-map order; the possession proof then decides
-   * Degraded (serve) or Recovering (sync from the more complete live holder first).
+   * Promotion among the live in-sync members (never a stale copy): the highest revision, then the
+   * most synced segments, then partition-map order; the possession proof then decides Degraded
+   * (serve) or Recovering (sync from the more complete live holder first).
    */
   private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
     const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
     const cands = remaining.filter((m) => this.live(m, now));
+    // the possession proof compares copies as they stand after the owner died: a report that
+    // answered a heartbeat sent before we learnt it down may predate the owner's last ops reaching
+    // that member (seed 002: a fresh table), so wait for the next round (a member that never
+    // answers stops being live and drops out of the candidates)
+    const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
+    for (const m of cands) {
+      const p = m.node === this.id ? null : this.peers.get(m.node)!;
+      if (p && (p.reportTerm !== this.term || p.reportEcho <= downAt)) return;
+    }
     if (cands.length === 0) {
       // keep every member that may come back with its data (a paused or cut-off owner is not gone)
       this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
       return;
     }
+    // revisions compare only within one log: the deposed owner's tenure
+    const tenure = e.active ? tenureTag(e.active, e.activeSince) : null;
     const scored = cands.map((m) => {
       const r = this.freshReport(m, e.pkey, now);
-      return { m, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
+      const follows = tenure !== null && r !== null && r.tag === tenure ? 1 : 0;
+      return { m, follows, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
     });
-    scored.sort((a, b) => b.synced - a.synced || b.rev - a.rev || a.order - b.order);
+    if (this.config.selfTestBug === 'no-possession-proof') {
+      // the deliberate bug: availability-first (most synced segments, then partition-map order),
+      // straight to Degraded: what the candidates hold is never compared
+      scored.sort((a, b) => b.synced - a.synced || a.order - b.order);
+      this.env.log('self-test-bug', { bug: 'no-possession-proof', pkey: e.pkey, promoted: scored[0].m.node });
+      this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
+      return;
+    }
+    // the most complete copy first: among the members whose copy is a prefix of the deposed
+    // owner's log (they follow its tenure, or asked to resume it: a member re-syncing after the
+    // owner went silent reports no synced segments yet holds the same prefix), the highest
+    // revision; a copy from another tenure (one that was cut off and has not caught up again) has
+    // revisions of another log, not comparable (found by make power-sim: a member back from a cut
+    // with revision 269 of an older tenure was promoted over one holding the deposed owner's
+    // acknowledged writes up to 150); then synced segments, then map order
+    scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
     const cand = scored[0];
     let best: (typeof scored)[number] | null = null;
     for (const s of scored.slice(1)) if (s.held >= 0 && (!best || s.held > best.held)) best = s;
@@ -1306,13 +1427,20 @@ export class NodeCore {
     switch (msg.t) {
       case 'req-add': {
         const m = msg.member;
-        if (!e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
+        // only at the epoch the active asked at: a later commit settled any addition asked before
+        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
         const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
         return this.propose({ ...e, inSync }, false, now);
       }
       case 'req-drop': {
         const m = msg.member;
-        if (sameMember(m, e.active) || !e.inSync.some((x) => sameMember(x, m))) return;
+        if (sameMember(m, e.active)) return;
+        if (!e.inSync.some((x) => sameMember(x, m))) {
+          // an addition the active asked for and no longer wants: commit the entry again at a new
+          // epoch, which settles it (no req-add of an earlier epoch is taken any more)
+          if (msg.epoch === e.epoch) this.propose({ ...e }, false, now);
+          return;
+        }
         const inSync = e.inSync.filter((x) => !sameMember(x, m));
         const health: Health = e.health === 'Recovering' ? 'Recovering' : 'Degraded';
         const handoffTo = e.handoffTo && !sameMember(e.handoffTo, m) ? e.handoffTo : null;
@@ -1356,6 +1484,7 @@ export class NodeCore {
         this.resign(lp, 'regenerated');
         lp.data.clear(0);
         lp.followTag = '';
+        lp.resumeTag = '';
       }
       lp.mapVersion = e.mapVersion;
     }
@@ -1379,6 +1508,7 @@ export class NodeCore {
           inheritUntil: this.env.now() + REPLICA_READ_LEASE_MS,
         };
         lp.followTag = tag;
+        lp.resumeTag = '';
         if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
           // the deliberate bug of the harness's self-test: a new owner forgets what it held
           this.env.log('self-test-bug', { bug: 'lose-on-promotion', pkey, dropped: lp.data.heldKeys });
@@ -1584,16 +1714,23 @@ export class NodeCore {
     let i = 0;
     while (i < act.opTimes.length && act.opTimes[i][0] <= acked) i++;
     if (i > 0) act.opTimes.splice(0, i);
-    if (act.pending.length === 0) return;
+    // an owner whose lease lapsed acknowledges nothing, not even a write its replicas hold: it may
+    // have been replaced (its successor then holds the write, but the ack would come from a
+    // deposed owner, past the lease the store declares); the write waits, and is answered as
+    // indeterminate if the owner resigns or it waits too long
+    if (act.pending.length === 0 || this.servingState(lp) !== null) return;
     const e = this.committed.get(lp.pkey)!;
+    // the deliberate bug: a sync write is acknowledged once this node applied it, replicas or not
+    const early = this.config.selfTestBug === 'sync-ack-before-replica';
+    const ackedUpTo = early ? lp.data.revision : acked;
     // DESIGN.md §2: at RF > 1 a sync write is never acknowledged on the active's copy alone.
     // Pending writes were admitted while another member was in sync; when the leader has since
     // dropped every other member (lagging, down), they wait until a member holding them is in
     // the in-sync set again, or time out as indeterminate (history-format.md v2
-    // under-replicated-ack; every certify run on main was FAILED by it)
-    const twoCopies = lp.store.replicationFactor > 1;
+    // under-replicated-ack)
+    const twoCopies = lp.store.replicationFactor > 1 && !early;
     let n = 0;
-    while (n < act.pending.length && act.pending[n].rev <= acked) {
+    while (n < act.pending.length && act.pending[n].rev <= ackedUpTo) {
       const p = act.pending[n];
       const copies = this.copiesHolding(lp, e, p.rev);
       // copies only fall with the revision: no later pending write has two either
@@ -1696,6 +1833,7 @@ export class NodeCore {
     // fencing: only the active of the entry we accepted last, within its tenure, may feed us
     const a = this.accepted.get(msg.pkey);
     if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
+      this.counters.staleEpochRefusals.replication++;
       this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
       lp.followTag = '';
       return;
@@ -1744,7 +1882,15 @@ export class NodeCore {
 
   private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
     const tag = tenureTag(e.active!, e.activeSince);
-    const haveTag = keepPosition ? lp.followTag || tag : lp.followTag;
+    let haveTag = keepPosition ? lp.followTag || lp.resumeTag || tag : lp.followTag;
+    if (this.config.selfTestBug === 'fencing-off-by-one' && haveTag !== tag && this.accepted.get(lp.pkey)?.epoch === e.epoch) {
+      // the deliberate bug: the owner's entry is at our own epoch, so our watermark is taken for
+      // a position in its log, whatever tenure our copy followed
+      this.selfTestBugHit('fencing-off-by-one', lp.pkey);
+      haveTag = tag;
+    }
+    lp.resumeTag = haveTag;
+    lp.resyncWanted = false;
     lp.followTag = '';
     lp.syncRequestedAt = now;
     this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
@@ -1807,6 +1953,7 @@ export class NodeCore {
     if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
+    lp.resumeTag = '';
     lp.lastRepAt = now;
     this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
   }
@@ -1833,9 +1980,9 @@ export class NodeCore {
       if (!e.active || !e.replicas.includes(this.id) || sameMember(e.active, this.me)) return;
       if (e.health !== 'Healthy' && e.health !== 'Degraded') return;
       const tag = tenureTag(e.active, e.activeSince);
-      if (lp.followTag === tag && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
+      if (lp.followTag === tag && !lp.resyncWanted && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
       if (now - lp.syncRequestedAt < RETRY_MS) return;
-      this.requestSync(lp, e, now, lp.followTag === tag);
+      this.requestSync(lp, e, now, lp.followTag === tag || lp.resumeTag === tag);
       return;
     }
     const t = this.config.timing;
@@ -1868,9 +2015,24 @@ export class NodeCore {
       }
       for (const [node, pa] of act.pendingAdds) {
         const f = act.followers.get(node);
-        if (!f || f.member.inc !== pa.member.inc || f.acked < oldRev) act.pendingAdds.delete(node);
+        if (f && f.member.inc === pa.member.inc && f.acked >= oldRev) continue;
+        if (pa.reqEpoch < 0) {
+          act.pendingAdds.delete(node);
+          continue;
+        }
+        // an addition we asked for may still commit: ask the leader to settle it (a req-drop of a
+        // member not in the set moves the epoch on), and wait for the follower until it is settled
+        if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
+        act.lastDropReq.set(node, now);
+        this.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
+        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member });
       }
       this.progressPending(lp);
+    }
+    // a committed entry above the epoch of our last req-add settles that addition: in the set, or
+    // not (then it can no longer commit)
+    for (const [node, pa] of act.pendingAdds) {
+      if (pa.reqEpoch >= 0 && e.epoch > pa.reqEpoch && !e.inSync.some((m) => sameMember(m, pa.member))) act.pendingAdds.delete(node);
     }
     // followers that keep pace join the in-sync set through the leader, in two steps so that a
     // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
@@ -1893,11 +2055,14 @@ export class NodeCore {
           }
           continue;
         }
-        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision };
+        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision, reqEpoch: -1 };
         act.pendingAdds.set(node, pa);
       }
-      if (f.acked < pa.fromRev || now - pa.at < RETRY_MS * 4) continue;
+      // asked again after a while, or at once when the epoch moved on (the leader takes a req-add
+      // only at its current epoch)
+      if (f.acked < pa.fromRev || (now - pa.at < RETRY_MS * 4 && pa.reqEpoch === e.epoch)) continue;
       pa.at = now;
+      pa.reqEpoch = e.epoch;
       this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so
@@ -1953,7 +2118,13 @@ export interface MetadataDoc {
   leader: string | null;
   isLeader: boolean;
   nodes: Array<{ id: string; host: string; clientPort: number }>;
-  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number }>;
+  /**
+   * Per store; `multiKeyLongTailRetryThresholdsMs` is the store's advertised multi-key retry
+   * policy (seed 004: the admin set-policy's latest committed version, else the cluster's
+   * property), `policyVersion` its version (0: the configured property). Both optional: older
+   * nodes lack them, and a reader falls back to the document's cluster-wide property.
+   */
+  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number; multiKeyLongTailRetryThresholdsMs?: string; policyVersion?: number }>;
   partitionMap: { version: number; partitions: PartitionMapItem[] };
   runtimeMap: RuntimeMapItem[];
   multiKeyLongTailRetryThresholdsMs: string;
@@ -1991,6 +2162,19 @@ function messageInc(msg: ClusterMsg): string | null {
   }
 }
 
+/**
+ * An accepted entry proposed again (it never committed): without the in-sync members it adds to
+ * the committed entry `base`. An addition is only safe while the active waits for that member
+ * (pendingAdds), which it stops doing once a later entry commits; no node acts on an addition
+ * before it commits, so leaving it out changes nothing anyone relied on.
+ */
+function withoutAdditions(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
+  if (!base) return acc;
+  const inSync = acc.inSync.filter((m) => sameMember(m, acc.active) || base.inSync.some((b) => sameMember(b, m)));
+  if (inSync.length === acc.inSync.length) return acc;
+  return { ...acc, inSync, health: acc.health === 'Healthy' ? 'Degraded' : acc.health };
+}
+
 function describeEntry(e: RuntimeEntry): Record<string, unknown> {
   return {
     pkey: e.pkey,
@@ -2002,5 +2186,6 @@ function describeEntry(e: RuntimeEntry): Record<string, unknown> {
     handoffTo: e.handoffTo?.node ?? null,
     syncFrom: e.syncFrom?.node ?? null,
     mapVersion: e.mapVersion,
+    ...(e.policy ? { policyVersion: e.policy.version } : {}),
   };
 }

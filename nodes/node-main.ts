@@ -15,11 +15,18 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
   const { values } = parseArgs({
     args: argv,
     // --run tags a harness-started process so a crashed run's leftovers can be found and swept
-    options: { config: { type: 'string' }, id: { type: 'string' }, run: { type: 'string' } },
+    // --metrics-port: the metrics endpoint's port (overrides the config's metricsPort; 0 = off)
+    options: { config: { type: 'string' }, id: { type: 'string' }, run: { type: 'string' }, 'metrics-port': { type: 'string' } },
     strict: true,
   });
-  if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID');
-  const config = loadClusterConfig(values.config);
+  if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID [--metrics-port N]');
+  let config = loadClusterConfig(values.config);
+  const mp = values['metrics-port'];
+  if (mp !== undefined) {
+    if (!/^\d{1,5}$/.test(mp) || Number(mp) > 65_535) throw new ConfigError(`--metrics-port must be a port number or 0 (off), got "${mp}"`);
+    const port = Number(mp);
+    config = { ...config, nodes: config.nodes.map((n) => (n.id !== values.id ? n : port > 0 ? { ...n, metricsPort: port } : (({ metricsPort: _, ...rest }) => rest)(n))) };
+  }
   const policyError = validatePolicy(config.multiKeyLongTailRetryThresholdsMs);
   if (policyError) throw new ConfigError(`invalid multiKeyLongTailRetryThresholdsMs: ${policyError}`);
   const log = (event: string, fields?: Record<string, unknown>): void => {

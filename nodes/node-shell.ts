@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import http from 'node:http';
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import type { ClusterConfig, NodeConfig } from './cluster-config.js';
@@ -10,6 +11,7 @@ import { KvStatus } from './kv-status.js';
 import { LinkAcker, LinkWatch } from './link-watch.js';
 import { LoopDelayMonitor } from './loop-delay.js';
 import { NodeCore, type ProbeResult } from './node-core.js';
+import { nodeMetricFamilies, startMetricsServer } from './node-metrics.js';
 
 /** Largest cluster frame (snapshots of a partition travel in one frame): 256 MiB. */
 const MAX_CLUSTER_FRAME_BYTES = 256 * 1024 * 1024;
@@ -68,6 +70,7 @@ export class NodeShell {
   readonly self: NodeConfig;
   private clientServer: net.Server | null = null;
   private clusterServer: net.Server | null = null;
+  private metricsServer: http.Server | null = null;
   private readonly peers = new Map<string, PeerLink>();
   private readonly clientConns = new Set<ClientConn>();
   private readonly dirtyClients = new Set<ClientConn>();
@@ -117,6 +120,10 @@ export class NodeShell {
     this.clientServer = net.createServer((s) => this.acceptClient(s));
     await listen(this.clusterServer, this.self.host, this.self.clusterPort);
     await listen(this.clientServer, this.self.host, this.self.clientPort);
+    if (this.self.metricsPort) {
+      const stores = this.config.stores.map((st) => st.name);
+      this.metricsServer = await startMetricsServer(this.self.host, this.self.metricsPort, () => nodeMetricFamilies(this.core, stores));
+    }
     for (const p of this.peers.values()) this.dial(p);
     this.loop.start();
     this.ticker = setInterval(() => {
@@ -129,7 +136,7 @@ export class NodeShell {
       this.checkLinks();
       this.scheduleFlush();
     }, TICK_MS);
-    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort, ...(this.config.selfTestBug ? { selfTestBug: this.config.selfTestBug } : {}) });
+    this.log('started', { node: this.self.id, inc: this.core.inc, host: this.self.host, clientPort: this.self.clientPort, clusterPort: this.self.clusterPort, metricsPort: this.self.metricsPort ?? 0, ...(this.config.selfTestBug ? { selfTestBug: this.config.selfTestBug } : {}) });
     if (this.config.selfTestBug) {
       this.log('SELF-TEST-BUG', { node: this.self.id, bug: this.config.selfTestBug, warning: `this node runs with the deliberate bug "${this.config.selfTestBug}" (harness self-test): it WILL lose or misreport acknowledged writes` });
     }
@@ -146,7 +153,8 @@ export class NodeShell {
     }
     for (const l of this.inbound) l.socket.destroy();
     for (const c of this.clientConns) c.socket.destroy();
-    await Promise.all([closeServer(this.clientServer), closeServer(this.clusterServer)]);
+    this.metricsServer?.closeAllConnections();
+    await Promise.all([closeServer(this.clientServer), closeServer(this.clusterServer), closeServer(this.metricsServer)]);
   }
 
   // ───────────── client port ─────────────
@@ -421,6 +429,6 @@ function listen(server: net.Server, host: string, port: number): Promise<void> {
   });
 }
 
-function closeServer(server: net.Server | null): Promise<void> {
+function closeServer(server: net.Server | http.Server | null): Promise<void> {
   return new Promise((resolve) => (server ? server.close(() => resolve()) : resolve()));
 }

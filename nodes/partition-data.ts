@@ -57,9 +57,10 @@ class SegmentLog {
     return rev >= this.floor;
   }
 
-  since(rev: number): ReplicatedOp[] {
+  /** The ops above `rev`, oldest first; `skipLast` is self-test bug `catchup-skips-last-op` (the newest is left out). */
+  since(rev: number, skipLast = false): ReplicatedOp[] {
     const out: ReplicatedOp[] = [];
-    for (let i = this.ops.length - 1; i >= this.head; i--) {
+    for (let i = this.ops.length - (skipLast ? 2 : 1); i >= this.head; i--) {
       const op = this.ops[i];
       if (op.rev <= rev) break;
       out.push(op);
@@ -89,8 +90,16 @@ export class PartitionData {
   /** Records that hold a value (tombstones excluded): the possession proof's count (seed 002). */
   heldKeys = 0;
 
-  /** @param segments the segment ids of this partition. @param logCap ops kept per segment log. */
-  constructor(readonly segments: readonly number[], logCap = DEFAULT_SEGMENT_LOG_CAP) {
+  /**
+   * @param segments the segment ids of this partition. @param logCap ops kept per segment log.
+   * @param catchupSkipsLastOp self-test bug `catchup-skips-last-op` (cluster-config.ts): a catch-up
+   *   from the log ({@link syncSince}) leaves out the last op of each segment's suffix.
+   */
+  constructor(
+    readonly segments: readonly number[],
+    logCap = DEFAULT_SEGMENT_LOG_CAP,
+    private readonly catchupSkipsLastOp = false,
+  ) {
     for (const s of segments) {
       this.data.set(s, new Map());
       this.logs.set(s, new SegmentLog(logCap));
@@ -130,7 +139,7 @@ export class PartitionData {
     for (const seg of this.segments) {
       const log = this.logs.get(seg)!;
       if (haveRev >= 0 && log.reachesBack(haveRev)) {
-        const ops = log.since(haveRev);
+        const ops = log.since(haveRev, this.catchupSkipsLastOp);
         if (ops.length > 0) out.push({ seg, ops });
       } else {
         out.push({ seg, snapshot: this.snapshotSegment(seg) });

@@ -60,7 +60,7 @@ describe('renderHtmlReport', () => {
     const db = ledger();
     const html = render(db);
     const ids = [...html.matchAll(/<section id="([^"]+)">/g)].map((m) => m[1]);
-    expect(ids).toEqual(['verdict', 'run', 'counts', 'class-violation', 'reads', 'runtime-map', 'charts', 'faults', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
+    expect(ids).toEqual(['verdict', 'incidents', 'run', 'counts', 'class-violation', 'reads', 'runtime-map', 'charts', 'faults', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
     expect(html).toContain('<div class="banner b-FAILED"><p class="verdict">FAILED <span class="exit">exit code 1</span></p>');
     for (const cls of ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info']) expect(section(html, `class-${cls}`)).toMatch(/<p class="howto">[A-Z][^<]{40,}<\/p>/);
     expect(section(html, 'class-rf1')).toContain('replication factor 1');
@@ -76,6 +76,16 @@ describe('renderHtmlReport', () => {
     expect(run).toContain('<tr><td>fault kinds</td><td>kill, partition</td></tr>');
     expect(run).toContain('<tr><td>version: node</td><td>v20.20.2</td></tr>');
     expect(run).toContain('<tr><td>schedule digest</td><td>(not recorded)</td></tr>');
+  });
+
+  it('names the self-test bug (BUG=) the store ran with, in the banner and the run table', () => {
+    const db = ledger();
+    db.prepare("UPDATE meta SET value = json_set(value, '$.selfTestBug', ?) WHERE key = 'run_config'").run('fencing-off-by-one');
+    const html = render(db);
+    expect(section(html, 'verdict')).toContain('<p class="reason">Self-test run: the store ran with the deliberate bug fencing-off-by-one (BUG=fencing-off-by-one); the verdict must be FAILED</p>');
+    expect(section(html, 'run')).toContain('<tr><td>self-test bug (BUG=)</td><td>fencing-off-by-one</td></tr>');
+    // a real certification says nothing of it
+    expect(render(ledger())).not.toContain('self-test');
   });
 
   it('shows an INCONCLUSIVE reason in the banner', () => {

@@ -10,8 +10,11 @@ import { transitionsBetween } from './epoch-history.js';
 import type { HtmlSection } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, reportContext } from './html-kit.js';
 import type { ResultFinding, Results } from './results.js';
+import { firstViolationSentence, type Incident } from './incidents.js';
+import { stallText } from '../harness/verifier/stalls.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
 import type { WritesRow } from '../ledger/schema.js';
+import { KeyLogReader } from '../ledger/key-log.js';
 
 export type { HtmlSection, ReportContext } from './html-kit.js';
 export { esc } from './html-kit.js';
@@ -61,6 +64,14 @@ const VERDICT_TEXT: Readonly<Record<string, string>> = {
   INCONCLUSIVE: 'No violation was found, but the run cannot certify the store.',
 };
 
+/** The availability line of the banner (issue 11): stalls fail it, apart from the durability verdict. */
+function availabilityHtml(r: Results): string {
+  const a = r.availability;
+  if (a === undefined || !a.measured) return '';
+  if (a.stalls.length === 0) return `<p>Availability OK: no node silent and no partition Unavailable longer than ${esc(fmtMs(a.boundMs))} ms with no fault touching it.</p>`;
+  return `<p class="reason"><a href="#stalls">Availability FAILED: ${esc(a.stalls.length)} stall${a.stalls.length === 1 ? '' : 's'}; the first: ${esc(stallText(a.stalls[0]))}.</a></p>`;
+}
+
 const verdictSection: HtmlSection = {
   id: 'verdict',
   title: 'Verdict',
@@ -76,14 +87,18 @@ const verdictSection: HtmlSection = {
       }
     }
     const reason = r.inconclusiveReason === undefined ? '' : `<p class="reason">Why inconclusive: ${esc(r.inconclusiveReason)}</p>`;
+    // a self-test run (BUG=, issue 12): the store was broken on purpose, said where the verdict is read
+    const bug = r.selfTestBug === undefined ? '' : `<p class="reason">Self-test run: the store ran with the deliberate bug ${esc(r.selfTestBug)} (BUG=${esc(r.selfTestBug)}); the verdict must be FAILED</p>`;
     const sc = r.scenario;
     const expected = sc ? `${sc.expected.verdict}${sc.expected.allow === undefined ? '' : sc.expected.allow.length === 0 ? ' (no allowed losses)' : ` (allow ${sc.expected.allow.join(', ')})`}` : '';
     const scenario = sc
       ? `<p class="reason">Scenario <b>${esc(sc.name)}</b> (${esc(sc.file)}) expected ${esc(expected)}: ${sc.held ? '<b>held</b>' : `<b>did not hold</b>: ${esc(sc.reasons.join('; '))}`}</p>`
       : '';
+    const first = firstViolationSentence(r.incidents ?? []);
+    const firstHtml = first === null ? '' : `<p class="reason"><a href="#incident-${esc(r.incidents.find((i) => (i.classes.violation ?? 0) > 0)?.id)}">${esc(first)}</a></p>`;
     const rows = (Object.keys(CLASS_HELP) as FindingClass[]).map((c) => [{ html: `<a href="#class-${esc(c)}">${esc(c)}</a>` }, r.summary[c], CLASS_HELP[c]]);
     return `<div class="banner b-${esc(r.verdict)}"><p class="verdict">${esc(r.verdict)} <span class="exit">exit code ${esc(r.exitCode)}</span></p>
-<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${reason}${scenario}${shrunk}</div>
+<p>${esc(VERDICT_TEXT[r.verdict] ?? '')}</p>${firstHtml}${reason}${bug}${scenario}${shrunk}${availabilityHtml(r)}</div>
 <h3>Findings by class: how to read this report</h3>
 ${table(['class', 'findings', 'what it means'], rows)}`;
   },
@@ -116,6 +131,7 @@ function configRows(config: unknown): [string, unknown][] {
   add("owner lease (the store's declaration)", c.leaseMs, (x) => `${String(x)} ms`);
   add('client options', c.clientOptions, (x) => clientOptionsText(x));
   add('replay of', c.replay);
+  add('self-test bug (BUG=)', c.selfTestBug);
   return rows.map(([k, v]) => [k, typeof v === 'object' ? JSON.stringify(v) : v]);
 }
 
@@ -175,7 +191,7 @@ interface KeyRow {
 }
 type WriteRow = Omit<WritesRow, 'key_id'>;
 
-function drillDown(db: Database.Database, f: ResultFinding): string {
+function drillDown(db: Database.Database, f: ResultFinding, keyLog: KeyLogReader): string {
   const k = db.prepare('SELECT key_id, partition FROM keys WHERE store = ? AND key = ?').get(f.store, f.key) as KeyRow | undefined;
   if (k === undefined) return '<p>(key not in the ledger)</p>';
   const detailText = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1').pluck().get(f.store, f.key) as string | null | undefined;
@@ -186,20 +202,13 @@ function drillDown(db: Database.Database, f: ResultFinding): string {
     | { value: string | null; value_seq: number | null; unreadable: number; t_ms: number | null }
     | undefined;
 
-  const writes = (db
-    .prepare(
-      `SELECT seq, wid, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace
-       FROM writes WHERE key_id = ? ORDER BY seq DESC LIMIT ?`,
-    )
-    .all(k.key_id, WRITES_PER_KEY) as WriteRow[]).reverse();
+  const all = keyLog.writes(k.key_id);
+  const writes: WriteRow[] = all.slice(-WRITES_PER_KEY);
   if (namedSeq !== null && !writes.some((w) => w.seq === namedSeq)) {
-    const named = db.prepare(
-      `SELECT seq, wid, op, invoke_ms, complete_ms, outcome, status, attempts, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, trace
-       FROM writes WHERE key_id = ? AND seq = ?`,
-    ).get(k.key_id, namedSeq) as WriteRow | undefined;
+    const named = all.find((w) => w.seq === namedSeq);
     if (named !== undefined) writes.unshift(named);
   }
-  const total = db.prepare('SELECT COUNT(*) FROM writes WHERE key_id = ?').pluck().get(k.key_id) as number;
+  const total = all.length;
   const rows = writes.map((w) => {
     const cls = w.seq === namedSeq ? ' class="named"' : read?.value_seq === w.seq ? ' class="read"' : '';
     const ack = w.outcome === 'ok' ? `${esc(w.ack_node)} e${esc(w.ack_epoch)} v${esc(w.ack_version)} r${esc(w.ack_revision)} ${esc(w.ack_mode)}` : '';
@@ -269,6 +278,40 @@ export function evidenceText(cls: FindingClass, kind: string, d: Record<string, 
       return `${ack}; no allowance applies${typeof d.why === 'string' ? `: ${d.why}` : ''}`;
   }
 }
+
+const INCIDENTS_HELP =
+  'Every finding (all classes) grouped by what lost it: its store and partition, and the crash or ownership change after which the writes were missing (read findings: the ownership change that put the partition at the epoch the read saw; acks that are no loss: the node and epoch that acknowledged; runtime-map findings: their kind). One line each: the findings, the cause, the window of the lost acks, the last fault before it, the runtime-map transition. Each opens into one key of it.';
+
+/** Incidents drilled down (the rest are listed as lines). */
+export const INCIDENTS_DRILLED = 100;
+
+function incidentDrill(db: Database.Database, inc: Incident, keyLog: KeyLogReader): string {
+  const e = inc.example;
+  if (e.key === null) {
+    const d = db.prepare('SELECT detail FROM findings WHERE kind = ? AND store = ? AND partition IS ? AND key IS NULL LIMIT 1').pluck().get(e.kind, inc.store, inc.partition) as string | undefined;
+    return `<p class="story">${esc(partitionEvidenceText(e.kind, (parseJson(d) ?? {}) as Record<string, unknown>))}</p>`;
+  }
+  const f: ResultFinding = { class: e.class, kind: e.kind, store: inc.store, key: e.key, write: e.write };
+  return `<p>Key ${esc(inc.store)}/${esc(e.key)} (${esc(e.kind)}, ${esc(e.class)}${e.read === undefined ? '' : `, read ${esc(e.read)}`}):</p>\n${drillDown(db, f, keyLog)}`;
+}
+
+const incidentsSection: HtmlSection = {
+  id: 'incidents',
+  title: 'Incidents (findings grouped by what lost them)',
+  render: ({ db, results: r, memo }) => {
+    const list = r.incidents ?? [];
+    const help = `<p class="howto">${esc(INCIDENTS_HELP)}</p>`;
+    if (list.length === 0) return `${help}\n<p>None.</p>`;
+    const keyLog = memo('key-log', () => new KeyLogReader(db));
+    const items = list.map((inc, i) => {
+      const head = `<span class="c-${esc(inc.class)}">${esc(inc.line)}</span>`;
+      return i < INCIDENTS_DRILLED
+        ? `<details id="incident-${esc(inc.id)}"><summary>${head}</summary>\n${incidentDrill(db, inc, keyLog)}\n</details>`
+        : `<div class="plain" id="incident-${esc(inc.id)}">${head}</div>`;
+    });
+    return `${help}\n<p>${esc(list.length)} incident${list.length === 1 ? '' : 's'} of ${esc(list.reduce((n, i) => n + i.count, 0))} findings.</p>\n${items.join('\n')}`;
+  },
+};
 
 const READ_KINDS: ReadonlySet<string> = new Set(READ_FINDING_KINDS);
 const PARTITION_KINDS: ReadonlySet<string> = new Set(PARTITION_FINDING_KINDS);
@@ -354,7 +397,8 @@ function classSection(cls: FindingClass): HtmlSection {
   return {
     id: `class-${cls}`,
     title: CLASS_TITLES[cls],
-    render: ({ db, results: r }) => {
+    render: ({ db, results: r, memo }) => {
+      const keyLog = memo('key-log', () => new KeyLogReader(db));
       // the violations section lists the keys' own findings; reads and the runtime map have theirs
       const mine = r.findings.filter((f) => f.class === cls && isKeyFinding(f));
       const total = cls === 'violation' ? r.summary[cls] - kindTotal(r, READ_KINDS) - kindTotal(r, PARTITION_KINDS) : r.summary[cls];
@@ -363,7 +407,7 @@ function classSection(cls: FindingClass): HtmlSection {
       if (total === 0) return `${help}\n<p>None${cls === 'violation' ? " among the keys' own findings" : ''}.</p>${other}`;
       const items = mine.map((f, i) => {
         const head = `${esc(f.kind)} — ${esc(f.store)}/${esc(f.key)} — ${esc(f.write)}`;
-        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f)}\n</details>` : `<div class="plain">${head}</div>`;
+        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f, keyLog)}\n</details>` : `<div class="plain">${head}</div>`;
       });
       const more = total > mine.length ? `<p>${esc(total - mine.length)} more in the ledger's findings table.</p>` : '';
       const cut = mine.length > DRILL_DOWN_PER_CLASS ? ` The first ${DRILL_DOWN_PER_CLASS} open into the key's writes, the faults and runtime map around the ack, and the final read.` : ' Each opens into the key\'s writes, the faults and runtime map around the ack, and the final read.';
@@ -373,12 +417,13 @@ function classSection(cls: FindingClass): HtmlSection {
 }
 
 /**
- * The report's sections, in order: verdict (with how to read each class), run, counts, one per
+ * The report's sections, in order: verdict (with how to read each class), incidents, run, counts, one per
  * class (violations first, then rf1, async-ack, beyond-budget, info), charts over time, the
  * fault timeline with failover times, the per-partition epoch history, client attempts by status.
  */
 export const HTML_SECTIONS: HtmlSection[] = [
   verdictSection,
+  incidentsSection,
   runSection,
   countsSection,
   classSection('violation'),
@@ -408,7 +453,7 @@ ol.trace{margin:0;padding-left:1.2em;font:12px ui-monospace,monospace}ul.fo{marg
 .h-Healthy{color:#1e7b34}.h-Degraded,.h-Recovering{color:#b86e00;font-weight:bold}.h-Unavailable{color:#b00020;font-weight:bold}
 .k{font-weight:bold;padding:0 .3em}.sw{display:inline-block;width:1.6em;height:.9em;margin:0 .3em 0 .8em;border:1px solid #bbb;vertical-align:middle}
 section{scroll-margin-top:2.5em}td:first-child{white-space:nowrap}
-.story{font-weight:bold}.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
+.story{font-weight:bold}.c-violation{color:#b00020;font-weight:bold}.chart{margin:.4em 0 1em}.chart-info{font-size:12px;color:#444;min-height:1.3em}.nodata{color:#777}`;
 
 /**
  * Renders the self-contained report.html (DESIGN.md §6): no external resource (the uPlot chart

@@ -29,6 +29,8 @@ function results(over: Partial<Results> = {}): Results {
       { class: 'violation', kind: 'unexpected', store: 'sync3', key: 'b\u0001', write: 'x' },
       { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'w3' },
     ],
+    incidents: [],
+    availability: { verdict: 'OK', boundMs: 5000, measured: true, stalls: [] },
     retries: {},
     ...over,
   };
@@ -40,8 +42,9 @@ describe('buildJunitXml', () => {
   it('has a verdict test case, a test case per store and per class, failing where violations are', () => {
     const xml = buildJunitXml(results());
     expect(xml.startsWith('<?xml version="1.0" encoding="UTF-8"?>')).toBe(true);
-    expect(count(xml, /<testcase /g)).toBe(1 + 2 + 5);
-    expect(xml).toContain('<testsuites name="zaris-certify" tests="8" failures="3" errors="0">');
+    expect(count(xml, /<testcase /g)).toBe(1 + 2 + 5 + 1);
+    expect(xml).toContain('<testsuites name="zaris-certify" tests="9" failures="3" errors="0">');
+    expect(xml).toMatch(/<testcase classname="zaris-certify.availability" name="no-stalls">\s*<system-out>no node silent and no partition Unavailable longer than 5000 ms/);
     expect(xml).toMatch(/<testcase classname="zaris-certify.verdict" name="certified">\s*<failure type="FAILED" message="FAILED: 2 violations">/);
     expect(xml).toMatch(/<testcase classname="zaris-certify.stores" name="sync3">\s*<failure type="violation" message="2 violations in store sync3">/);
     expect(xml).toMatch(/<testcase classname="zaris-certify.stores" name="rf1">\s*<system-out>/);
@@ -69,7 +72,7 @@ describe('buildJunitXml', () => {
       results({ verdict: 'INCONCLUSIVE', exitCode: 2, inconclusiveReason: 'no write was acknowledged', summary: emptySummary(), findings: [], stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 0, summary: emptySummary() }] }),
     );
     expect(count(xml, /<failure /g)).toBe(1);
-    expect(xml).toContain('<testsuites name="zaris-certify" tests="7" failures="1" errors="0">');
+    expect(xml).toContain('<testsuites name="zaris-certify" tests="8" failures="1" errors="0">');
     expect(xml).toMatch(/<testcase classname="zaris-certify.verdict" name="certified">\s*<failure type="INCONCLUSIVE" message="INCONCLUSIVE: no write was acknowledged">/);
   });
 
@@ -92,6 +95,18 @@ describe('buildJunitXml', () => {
     const xml = buildJunitXml(clean);
     expect(count(xml, /<failure /g)).toBe(0);
     expect(xml).toContain('failures="0"');
-    expect(count(xml, /<testcase /g)).toBe(7);
+    expect(count(xml, /<testcase /g)).toBe(8);
+  });
+
+  it('fails the availability case on a stall, apart from the verdict case', () => {
+    const clean = results({ verdict: 'CERTIFIED', exitCode: 0, summary: emptySummary(), findings: [], stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', acknowledged: 9, summary: emptySummary() }] });
+    const xml = buildJunitXml({
+      ...clean,
+      availability: { verdict: 'FAILED', boundMs: 5000, measured: true, stalls: [{ kind: 'node', why: 'no-answer', node: 'n1', fromMs: 2_276_000, toMs: 2_399_000, durationMs: 123_000, loopMaxMs: 118_000 }] },
+    });
+    expect(count(xml, /<failure /g)).toBe(1);
+    expect(xml).toContain('<testsuites name="zaris-certify" tests="8" failures="1" errors="0">');
+    expect(xml).toMatch(/<testcase classname="zaris-certify.verdict" name="certified"\/>/);
+    expect(xml).toMatch(/<testcase classname="zaris-certify.availability" name="no-stalls">\s*<failure type="stall" message="1 stall longer than 5000 ms with no fault touching them">node n1 did not answer for 123.0 s, from 2276.0 s to 2399.0 s, with no fault touching it \(longest event-loop delay it reported: 118000 ms\)<\/failure>/);
   });
 });

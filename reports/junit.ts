@@ -4,6 +4,7 @@ import xmlbuilder from 'xmlbuilder';
 import { FINDING_CLASSES } from '../harness/verifier/verifier.js';
 import type { FindingClass } from '../harness/verifier/verifier.js';
 import type { ResultFinding, Results } from './results.js';
+import { stallText } from '../harness/verifier/stalls.js';
 
 /** Findings listed in one failure's text (the rest are in results.json and the ledger). */
 export const JUNIT_FINDINGS_LISTED = 50;
@@ -34,7 +35,8 @@ function listing(findings: readonly ResultFinding[], total: number): string {
  * junit never sees green for a run that certifies nothing); a suite "stores" with a test case
  * per store, failing when the store has violations; and a suite "classes" with a test case per
  * finding class, the `violation` case failing when there is any; the other classes pass and say
- * their count in system-out. The verdict, exit code and inconclusive reason are also properties
+ * their count in system-out; a suite "availability" with one test case failing on any stall
+ * (results.json `availability`, issue 11), apart from the verdict. The verdict, exit code and inconclusive reason are also properties
  * of the root. Text and attributes are escaped by xmlbuilder (characters XML cannot carry become
  * U+FFFD). Pure: the same results give the same bytes.
  */
@@ -42,10 +44,12 @@ export function buildJunitXml(results: Results): string {
   const storeFailures = results.stores.filter((s) => s.summary.violation > 0).length;
   const classFailures = results.summary.violation > 0 ? 1 : 0;
   const verdictFailures = results.verdict === 'CERTIFIED' ? 0 : 1;
+  const stalls = results.availability?.stalls ?? [];
+  const availabilityFailures = stalls.length > 0 ? 1 : 0;
   const root = xmlbuilder.create('testsuites', { version: '1.0', encoding: 'UTF-8', invalidCharReplacement: '\uFFFD' }).att({
     name: 'zaris-certify',
-    tests: 1 + results.stores.length + FINDING_CLASSES.length,
-    failures: verdictFailures + storeFailures + classFailures,
+    tests: 1 + results.stores.length + FINDING_CLASSES.length + 1,
+    failures: verdictFailures + storeFailures + classFailures + availabilityFailures,
     errors: 0,
   });
   const props = root.ele('properties');
@@ -82,6 +86,18 @@ export function buildJunitXml(results: Results): string {
     } else {
       tc.ele('system-out', {}, n === 0 ? `0 ${CLASS_TEXT[c]}` : `${n} ${CLASS_TEXT[c]}\n${listing(mine, n)}`);
     }
+  }
+
+  // issue 11: stalls fail availability (their own case), apart from the durability verdict
+  const availability = root.ele('testsuite', { name: 'availability', tests: 1, failures: availabilityFailures, errors: 0, skipped: 0 });
+  const ac = availability.ele('testcase', { classname: 'zaris-certify.availability', name: 'no-stalls' });
+  const a = results.availability;
+  if (stalls.length > 0) {
+    const shown = stalls.slice(0, JUNIT_FINDINGS_LISTED).map(stallText);
+    if (stalls.length > shown.length) shown.push(`... ${stalls.length - shown.length} more in results.json`);
+    ac.ele('failure', { type: 'stall', message: `${stalls.length} stall${stalls.length === 1 ? '' : 's'} longer than ${a?.boundMs ?? '?'} ms with no fault touching them` }, shown.join('\n'));
+  } else {
+    ac.ele('system-out', {}, a === undefined || !a.measured ? 'not measured (no per-node samples in the ledger)' : `no node silent and no partition Unavailable longer than ${a.boundMs} ms with no fault touching it`);
   }
   return `${root.end({ pretty: true })}\n`;
 }

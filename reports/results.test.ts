@@ -83,7 +83,7 @@ describe('buildResults', () => {
     const r = buildResults(db, verifyLedger(db));
     expect(Object.keys(r)).toEqual([
       'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
-      'readsChecked', 'stores', 'findings', 'retries', 'clientOptions',
+      'readsChecked', 'stores', 'findings', 'incidents', 'availability', 'retries', 'clientOptions',
     ]);
     expect(r).toEqual({
       verdict: 'FAILED',
@@ -115,9 +115,28 @@ describe('buildResults', () => {
         { class: 'violation', kind: 'lost', store: 'sync3', key: 'b', write: 'b.2' },
         { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1' },
       ],
+      incidents: expect.any(Array),
+      availability: { verdict: 'OK', boundMs: 5000, measured: false, stalls: [] },
       retries: { Conflict: 1, Ok: 15, Unavailable: 5 },
       clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] },
     });
+  });
+
+  it('tells the findings as incidents: by store, partition and what lost them', () => {
+    const db = ledger();
+    const r = buildResults(db, verifyLedger(db));
+    expect(r.incidents.map((i) => [i.id, i.store, i.class, i.cause.kind, i.cause.node, i.count, i.windowMs, Object.keys(i.kinds)])).toEqual([
+      [1, 'sync3', 'violation', 'runtime-map', 'n1', 1, { from: 5, to: 5 }, ['false-healthy']],
+      // c.1 acked at 12 ms by n1, n1 killed at 500 ms: rf1
+      [2, 'rf1', 'rf1', 'crash', 'n1', 1, { from: 12, to: 12 }, ['lost']],
+      // the stale read at 20 ms: the partition never changed owner
+      [3, 'sync3', 'violation', 'none', null, 1, { from: 20, to: 20 }, ['stale-read']],
+      // b.2 acked at 22 ms by n1 (epoch 1), missing after n1's kill (f1)
+      [4, 'sync3', 'violation', 'crash', 'n1', 1, { from: 22, to: 22 }, ['lost']],
+    ]);
+    expect(r.incidents[3].cause).toMatchObject({ fault: 'f1', atMs: 500 });
+    expect(r.incidents[3].faultBefore).toBeNull();
+    expect(r.incidents[3].line).toBe('#4 sync3/0: 1 lost (1 violation), missing after the crash of n1 (fault f1 at 0:00.5); at 0:00.0; no fault before; runtime map stayed n1@e1');
   });
 
   it('carries the inconclusive reason', () => {

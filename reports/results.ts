@@ -5,6 +5,8 @@ import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
+import { buildIncidents, type Incident } from './incidents.js';
+import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
 import type { ScenarioRecord } from '../harness/scenario/scenario.js';
 import type { RuleFinding } from '../ledger/history-rules.js';
@@ -83,6 +85,14 @@ export interface Results {
   stores: ResultStore[];
   /** At most {@link FINDINGS_PER_CLASS} per class; by class (report order), store, partition findings first, key. */
   findings: ResultFinding[];
+  /** The findings (all of them, every class) grouped by what lost them (reports/incidents.ts), in time order. */
+  incidents: Incident[];
+  /**
+   * Availability apart from losses (issue 11): every stretch longer than the bound (STALL=) where a
+   * node did not answer or a partition was Unavailable while no fault touched it is a stall; any
+   * stall makes it FAILED. The durability verdict and the exit code do not depend on it.
+   */
+  availability: Availability;
   /** Client attempts per status name, summed over stats.statuses, keys sorted. */
   retries: Record<string, number>;
   /** The workload client's retry options and the ZARIS_* variables that set them (run config), when recorded. */
@@ -211,6 +221,8 @@ export function buildResults(db: Database.Database, v: Verification): Results {
       summary: { ...s.summary },
     })),
     findings,
+    incidents: buildIncidents(db),
+    availability: findStalls(db),
     retries,
   };
   const client = runConfigOf(db).clientOptions;

@@ -4,6 +4,7 @@ import type { TimeGrid } from './downsample.js';
 import type { PartitionHistory } from './epoch-history.js';
 import { scanEpochHistory } from './epoch-history.js';
 import { harnessMemoryChart } from './harness-memory.js';
+import { nodeMetricsCharts } from './node-metrics.js';
 import { parseJson } from './html-kit.js';
 
 /**
@@ -120,6 +121,8 @@ const r3 = (v: number): number => Math.round(v * 1000) / 1000;
  *   by total (largest first), then name (bucket mean);
  * - `epochs`: each partition's epoch (the last sample per bucket), stepped;
  * - `harness-memory`: the harness's RSS and heap (harness-memory.ts), when the ledger has them.
+ * - `node-counters`, `replication-lag`: the store nodes' sampled counters (node-metrics.ts), when
+ *   the ledger has them.
  * Rows whose statuses are not a JSON object count no statuses. Deterministic: a function of
  * the ledger's rows only.
  */
@@ -226,6 +229,7 @@ export function scanTimeline(db: Database.Database, maxPoints: number = MAX_POIN
   });
   const memory = harnessMemoryChart(db, grid);
   if (memory) charts.push(memory);
+  charts.push(...nodeMetricsCharts(db, grid));
 
   return {
     data: { widthS: grid.widthS, endS: grid.endS, x: bucketStarts(grid), faults, phases, charts },

@@ -3,6 +3,7 @@ import type { Transition } from './epoch-history.js';
 import type { HtmlSection, ReportContext } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, nodeList, parseJson } from './html-kit.js';
 import type { TimelineScan } from './timeline-data.js';
+import type { Results } from './results.js';
 import { scanTimeline } from './timeline-data.js';
 
 /**
@@ -42,6 +43,8 @@ export const chartsSection: HtmlSection = {
     const payload = { ...data, faultColors: FAULT_COLORS, faultColorOther: FAULT_COLOR_OTHER };
     const byPrefix = (p: string): string =>
       data.charts.filter((c) => c.id.startsWith(p)).map((c) => chartDiv(c.id, c.lines.length > 0)).join('\n');
+    // charts that exist only when the ledger has their samples: a heading only then
+    const titled = (title: string, p: string): string => (data.charts.some((c) => c.id.startsWith(p)) ? `<h3>${esc(title)}</h3>\n${byPrefix(p)}` : '');
     return `<p>Run time on the x axis (h:mm:ss since the run started). ${bucket} Hover a chart for the faults and phase at that moment; drag to zoom, double-click to reset.</p>
 ${swatches()}
 <div id="${TIMELINE_DATA_ID}" hidden data-json="${esc(JSON.stringify(payload))}"></div>
@@ -53,6 +56,9 @@ ${byPrefix('chart-latency-')}
 ${byPrefix('chart-statuses')}
 <h3>Epoch per partition</h3>
 ${byPrefix('chart-epochs')}
+${titled('Store node counters (each node\'s metrics endpoint, sampled every 5 s)', 'chart-node-counters')}
+${titled('Replication lag per node, ms (its active partitions\' oldest write not yet on every in-sync replica)', 'chart-replication-lag')}
+${titled('Harness memory (RSS, heap)', 'chart-harness-memory')}
 <noscript><p>The charts need JavaScript; the tables below hold the same facts.</p></noscript>
 <script>${js}</script>
 <script>${CHART_SCRIPT}</script>`;
@@ -84,13 +90,35 @@ function seconds(ms: number | null): string {
 }
 
 /** Fault timeline: every fault with its times and, for kill/stop, the failovers measured. */
+/**
+ * The stalls (results.json `availability`, issue 11) on the timeline: the availability verdict
+ * and one row per stall (who, why, from, to, how long, the event-loop delay the node reported).
+ */
+export function stallsHtml(r: Results): string {
+  const a = r.availability;
+  if (a === undefined) return '';
+  const head = `<h3 id="stalls">Stalls (availability ${esc(a.verdict)}: a node silent or its event loop blocked, or a partition Unavailable, longer than ${esc(fmtMs(a.boundMs))} ms with no fault touching it)</h3>`;
+  if (!a.measured) return `${head}\n<p>Not measured: the ledger holds no per-node samples.</p>`;
+  if (a.stalls.length === 0) return `${head}\n<p>None.</p>`;
+  const rows = a.stalls.map((s) => [
+    s.kind === 'node' ? `node ${s.node ?? '?'}` : `${s.store ?? '?'}/${s.partition ?? '?'}`,
+    s.why,
+    { html: `${esc(fmtClock(s.fromMs))}<br><span class="sub">${esc(fmtMs(s.fromMs))} ms</span>` },
+    { html: `${esc(fmtClock(s.toMs))}<br><span class="sub">${esc(fmtMs(s.toMs))} ms</span>` },
+    seconds(s.durationMs),
+    s.loopMaxMs === undefined || s.loopMaxMs === null ? '' : `${fmtMs(s.loopMaxMs)} ms`,
+  ]);
+  return `${head}\n${htmlTable(['who', 'why', 'from', 'to', 'for', 'longest event-loop delay reported'], rows)}`;
+}
+
 export const faultTimelineSection: HtmlSection = {
   id: 'faults',
   title: 'Fault timeline',
   render: ({ db, results: r }) => {
     const f = r.failover;
-    const summary = `<h3>Failover (a killed or stopped active owner to the first acknowledged write on its partition)</h3>
+    const failoverSummary = `<h3>Failover (a killed or stopped active owner to the first acknowledged write on its partition)</h3>
 ${htmlTable(['measured', 'p50', 'p95', 'max'], [[f.count, `${fmtMs(f.p50Ms)} ms`, `${fmtMs(f.p95Ms)} ms`, `${fmtMs(f.maxMs)} ms`]])}`;
+    const summary = `${failoverSummary}\n${stallsHtml(r)}`;
     const total = db.prepare('SELECT COUNT(*) FROM faults').pluck().get() as number;
     if (total === 0) return `${summary}\n<p>No fault was injected.</p>`;
     const list = db

@@ -44,6 +44,7 @@ const file = fileURLToPath(new URL('./nightly-soak.yml', import.meta.url));
 const wf = parse(readFileSync(file, 'utf8')) as Workflow;
 const soak = wf.jobs.soak;
 const sim = wf.jobs.sim;
+const power = wf.jobs.power;
 
 /** The index of the one step matching `pred` (fails when none or several match). */
 function stepIndex(job: Job, what: string, pred: (s: Step) => boolean): number {
@@ -108,14 +109,49 @@ describe('nightly-soak.yml', () => {
   });
 
   it('runs make sim RUNS=5000 beside the soak (another job, not after it)', () => {
-    expect(Object.keys(wf.jobs).sort()).toEqual(['sim', 'soak']);
+    expect(Object.keys(wf.jobs).sort()).toEqual(['power', 'sim', 'soak']);
     stepIndex(sim, 'make sim', runs(/^make sim RUNS=5000$/m));
     expect(String(sim.steps[stepIndex(sim, 'setup-node', uses('actions/setup-node'))].with?.['node-version'])).toBe('20');
     expect(sim.needs).toBeUndefined();
   });
 
+  it('runs the short form of make power (one 60 s run per bug and of the correct store) beside the soak, as root, and keeps power.json', () => {
+    const make = stepIndex(power, 'make power', runs(/\bmake power RUNS=/));
+    expect(power.steps[make].run).toBe('sudo -E env "PATH=$PATH" make power RUNS=1 SECONDS=60 RUNTIME=process');
+    expect(power.needs).toBeUndefined();
+    expect(String(power.steps[stepIndex(power, 'setup-node', uses('actions/setup-node'))].with?.['node-version'])).toBe('20');
+    const upload = stepIndex(power, 'upload-artifact', uses('actions/upload-artifact'));
+    expect(power.steps[upload].if).toBe('always()');
+    expect(power.steps[upload].with?.path).toBe('runs/power.json');
+    expect(upload).toBeGreaterThan(make);
+    // 9 runs of about 2 minutes, one at a time
+    expect(power['timeout-minutes']).toBeGreaterThanOrEqual(40);
+    // not in make test: the Makefile's test target runs no power
+    const makefile = readFileSync(fileURLToPath(new URL('../../Makefile', import.meta.url)), 'utf8');
+    const testRecipe = makefile.slice(makefile.indexOf('\ntest:'), makefile.indexOf('\n\n', makefile.indexOf('\ntest:')));
+    expect(testRecipe).not.toMatch(/power/);
+  });
+
+  it('the power summary step prints power.json as a table, and notes a missing file without failing', async () => {
+    const summary = power.steps[stepIndex(power, 'summary', runs(/power\.json/))].run!;
+    const cwd = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-power-wf-'));
+    try {
+      const sum = path.join(cwd, 'summary.md');
+      let r = await execa('bash', ['-c', summary], { cwd, reject: false, env: { GITHUB_STEP_SUMMARY: sum } });
+      expect(r.exitCode).toBe(0);
+      expect(readFileSync(sum, 'utf8')).toContain('no runs/power.json');
+      mkdirSync(path.join(cwd, 'runs'));
+      writeFileSync(path.join(cwd, 'runs', 'power.json'), JSON.stringify({ 'fencing-off-by-one': { runs: 1, failed: 1, medianSecondsToViolation: 41.5 }, none: { runs: 1, failed: 0 } }));
+      r = await execa('bash', ['-c', summary], { cwd, reject: false, env: { GITHUB_STEP_SUMMARY: sum } });
+      expect(r.exitCode, r.stderr).toBe(0);
+      expect(r.stdout.split('\n')).toEqual(['| bug | FAILED runs | median s to first violation |', '|---|---|---|', '| fencing-off-by-one | 1 / 1 | 41.5 |', '| none | 0 / 1 | - |']);
+    } finally {
+      rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+
   it('every shell step is valid bash', async () => {
-    for (const job of [soak, sim]) {
+    for (const job of [soak, sim, power]) {
       for (const s of job.steps.filter((x) => x.run !== undefined)) {
         // ${{ … }} is replaced by GitHub before bash sees the script
         const script = s.run!.replace(/\$\{\{[^}]*\}\}/g, 'X');

@@ -1,7 +1,8 @@
 import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
-import { applySchema, sealLedger } from '../../ledger/schema.js';
+import { applySchema } from '../../ledger/schema.js';
+import { needsSeal, sealLedgerFile } from '../../ledger/seal.js';
 import { UsageError } from '../usage-error.js';
 
 /** The ledger's file name inside a run directory (DESIGN.md §4). */
@@ -33,22 +34,29 @@ export function openRunLedger(dir: string, opts: { write: boolean }): Database.D
   if (!statSync(dir).isDirectory()) throw new UsageError(`${dir} is not a directory`);
   const path = join(dir, LEDGER_FILE);
   if (!existsSync(path)) throw new UsageError(`${dir} has no ${LEDGER_FILE}: not a run directory`);
-  let db: Database.Database;
-  try {
-    db = new Database(path, { fileMustExist: true, readonly: !opts.write });
-  } catch (e) {
-    throw new LedgerFileError(`cannot open ${path}: ${(e as Error).message}`);
-  }
+  const open = (): Database.Database => {
+    try {
+      return new Database(path, { fileMustExist: true, readonly: !opts.write });
+    } catch (e) {
+      throw new LedgerFileError(`cannot open ${path}: ${(e as Error).message}`);
+    }
+  };
+  let db = open();
   try {
     const hasWrites = db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'writes'").get();
     if (hasWrites === undefined) throw new LedgerFileError(`${path} is not a zaris-certify ledger (no writes table)`);
     if (opts.write) {
       applySchema(db);
       // a run that ended before its seal (a crash, a forced exit) is sealed by its first analysis
-      sealLedger(db);
+      // (into a new file renamed over this one: seal.ts)
+      if (needsSeal(db)) {
+        db.close();
+        sealLedgerFile(path);
+        db = open();
+      }
     }
   } catch (e) {
-    db.close();
+    if (db.open) db.close();
     if (e instanceof LedgerFileError) throw e;
     throw new LedgerFileError(`${path} is not a zaris-certify ledger: ${(e as Error).message}`);
   }

@@ -10,6 +10,8 @@ export const CONTAINER_CONFIG_PATH = '/etc/zaris-certify/cluster.json';
 export const DOCKER_CLIENT_PORT = 7000;
 /** Cluster (node-to-node) port of every node. */
 export const DOCKER_CLUSTER_PORT = 7001;
+/** Metrics endpoint port of every container node (on its own network address; nodes/node-metrics.ts). */
+export const DOCKER_METRICS_PORT = 7002;
 
 /**
  * The store node's command inside the image (WORKDIR /opt/zaris-certify):
@@ -77,6 +79,7 @@ export class DockerRuntime extends DockerNodes implements Runtime {
           host: hosts.get(id)!,
           clientPort: DOCKER_CLIENT_PORT,
           clusterPort: DOCKER_CLUSTER_PORT,
+          metricsPort: DOCKER_METRICS_PORT,
           preferredPrimary: preferredPrimaries === undefined ? true : preferredPrimaries.includes(id),
         })),
       });

@@ -12,6 +12,8 @@ import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runti
 export const PROCESS_CLIENT_PORT = 7100;
 /** Where a node listens for its peers in the process runtime. */
 export const PROCESS_CLUSTER_PORT = 7200;
+/** Metrics endpoint port of every process node (on its own loopback address; nodes/node-metrics.ts). */
+export const PROCESS_METRICS_PORT = 7300;
 
 /** Options of the process runtime. */
 export interface ProcessRuntimeOptions {
@@ -108,6 +110,7 @@ export class ProcessRuntime implements Runtime {
         host: `${block}.${11 + i}`,
         clientPort: PROCESS_CLIENT_PORT,
         clusterPort: PROCESS_CLUSTER_PORT,
+        metricsPort: PROCESS_METRICS_PORT,
         preferredPrimary: preferred ? preferred.includes(id) : true,
       })),
     };

@@ -1,5 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { KeyFindingKind, ReadFindingKind } from '../../ledger/history-rules.js';
+import { unpackRows } from '../../ledger/column-pack.js';
+import { hasTable, KR_FIELDS, KR_TEXT, KW_FIELDS, loadStrings, parseExtra } from '../../ledger/key-log.js';
+import { lifeAt } from './total-loss.js';
 
 /**
  * What a chunk scan needs to know besides the ledger (plain data: it is also sent to the
@@ -10,8 +13,14 @@ export interface ScanContext {
   v2: boolean;
   /** Stores that acknowledge in sync mode with RF > 1 (under-replicated-ack applies). */
   syncReplicated: string[];
-  /** [store, partition, epoch, actives[]] of the samples (ack-not-from-active). */
-  actives: Array<[string, number, number, string[]]>;
+  /** [store, partition, life, epoch, actives[]] of the samples (ack-not-from-active; life: total-loss.ts, 0 within the budget). */
+  actives: Array<[string, number, number, number, string[]]>;
+  /**
+   * [store, partition, starts] of the partitions that lost every copy at once, in runs allowed past
+   * the fault budget (total-loss.ts): version-regression and ack-not-from-active compare within
+   * one life of the partition. [] otherwise.
+   */
+  losses: Array<[string, number, number[]]>;
 }
 
 /** A key with a finding, as the scan hands it over (the details are looked up for it alone). */
@@ -50,6 +59,8 @@ export interface ChunkResult {
   keys: number;
   candidates: KeyCandidate[];
   reads: ReadFindingRow[];
+  /** Reads of the range held in the packed form (key_log; the `reads` table's are counted in SQL). */
+  packedReads: number;
 }
 
 const REGRESSION_UDF = 'zaris_first_regression';
@@ -76,12 +87,16 @@ export interface KeyFacts {
   lastOk: number | null;
   /** The latest delete whose outcome is ok or indeterminate; null none. */
   lastDel: number | null;
-  /** The first `ok` non-delete write whose version is not above the one before; null none. */
+  /** The first `ok` non-delete write whose version is not above the one before (of the same life of the partition); null none. */
   reg: number | null;
   /** The first `ok` write whose ack names fewer than 2 copies; null none. */
   under: number | null;
-  /** The acks' distinct (epoch, node) pairs with the first seq that carried each. */
-  pairs: Array<[epoch: number, node: string, firstSeq: number]>;
+  /** The acks' distinct (epoch, node, life) with the first seq that carried each. */
+  pairs: Array<[epoch: number, node: string, firstSeq: number, life: number]>;
+  /** The starts of the total losses of the key's partition (runs past the budget); null none. */
+  losses: readonly number[] | null;
+  /** The life of the partition at the previous ok non-delete write's ack. */
+  prevLife: number;
   firstSeq: number;
   prevSeq: number;
   prevVersion: number;
@@ -134,8 +149,12 @@ function grow(a: Float64Array): Float64Array<ArrayBuffer> {
   return b;
 }
 
-/** A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq and the value's seq (stale). */
-type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null, valueSeq: number | null];
+/**
+ * A read finding as `zaris_read` records it: key, invoke, rid, kind, W's seq and the value's seq
+ * (stale); for a packed read also what the `reads` row would say (looked up in SQL otherwise).
+ */
+type ReadHit = [keyId: number, invokeMs: number, rid: number, kind: ReadFindingKind, wSeq: number | null, valueSeq: number | null, row?: PackedReadRow];
+type PackedReadRow = { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
 
 /**
  * Stale reads kept per key for the main thread to judge (a stale read whose missed writes were all
@@ -148,16 +167,23 @@ export const STALE_HITS_PER_KEY = 64;
  * Registers the verifier's SQL functions on a connection:
  * - `zaris_first_regression(seq, version)` (v1 tools and tests): over a key's `ok` non-delete
  *   writes, the seq of the first write whose version is not above the one before (null none);
- * - `zaris_key(seq, code, version, epoch, node, copies, invoke, complete)` over all of a key's
- *   writes (code: 0 ok, 1 fail, 2 indeterminate, +4 for a delete): an index into `sink` where the
- *   key's {@link KeyFacts} were put (the caller reads and clears it after each statement).
+ * - `zaris_key(seq, code, version, epoch, node, copies, invoke, complete, key_id)` over all of a
+ *   key's writes (code: 0 ok, 1 fail, 2 indeterminate, +4 for a delete): an index into `sink`
+ *   where the key's {@link KeyFacts} were put (the caller reads and clears it after each
+ *   statement). `lossesOf(key_id)`: the starts of the total losses of the key's partition (our
+ *   total-amnesia reading, total-loss.ts), or null: acks of different lives are not compared.
  * Both rely on receiving a key's rows in seq order, which the GROUP BY over the writes table's
  * (key_id, seq) primary key gives; they check that order and throw rather than answer from rows
  * out of order. (An `ORDER BY seq` inside the call would enforce it in SQL but costs ~20% of the
  * pass: DESIGN.md §8.) One JS call per write row is the verifier's main cost: everything it
  * needs of a key's writes is taken from that one call.
  */
-export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = [], arena: TimeArena | null = null): void {
+export function registerScanFunctions(
+  db: Database.Database,
+  sink: KeyFacts[] = [],
+  arena: TimeArena | null = null,
+  lossesOf: (keyId: number) => readonly number[] | null = () => null,
+): void {
   type State = [prevVersion: number, firstRegression: number | null, prevSeq: number] | null;
   const step = (state: State, seq: number, version: number | null): State => {
     if (version === null) return state;
@@ -174,7 +200,45 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     step: step as unknown as (state: State, next: unknown) => State,
     result: (state: State) => (state === null ? null : state[1]),
   });
-  const keyStep = (
+  const keyStep = makeKeyStep(arena, lossesOf);
+  db.aggregate<KeyFacts | null>(KEY_UDF, {
+    start: null,
+    step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
+    result: (s: KeyFacts | null) => {
+      if (s === null) return null;
+      sink.push(s);
+      return sink.length - 1;
+    },
+  });
+}
+
+
+/**
+ * One step of a key's facts ({@link KeyFacts}) over its writes in seq order: (facts so far or
+ * null, seq, code: 0 ok / 1 fail / 2 indeterminate, +4 for a delete, version, epoch, ack node,
+ * copies, invoke ms, complete ms). The `zaris_key` aggregate and the packed scan share it.
+ * @throws Error when the writes are not in seq order.
+ */
+export type KeyStep = (
+  s: KeyFacts | null,
+  seq: number,
+  code: number,
+  version: number | null,
+  epoch: number | null,
+  node: string | null,
+  copies: number | null,
+  invoke: number,
+  complete: number | null,
+  keyId: number | null,
+) => KeyFacts;
+
+/**
+ * Builds the key step (see {@link KeyStep}), recording ok writes and deletes in `arena` (v2 reads)
+ * when given; `lossesOf(keyId)` gives the starts of the total losses of the key's partition (ms,
+ * total-loss.ts) or null.
+ */
+export function makeKeyStep(arena: TimeArena | null, lossesOf: (keyId: number) => readonly number[] | null = () => null): KeyStep {
+  return (
     s: KeyFacts | null,
     seq: number,
     code: number,
@@ -184,11 +248,13 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     copies: number | null,
     invoke: number,
     complete: number | null,
+    keyId: number | null,
   ): KeyFacts => {
     if (s === null) {
       s = {
         n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1,
         prevVersion: -Infinity, notOk: null, allSeqs: null, okFrom: arena?.okN ?? 0, okTo: arena?.okN ?? 0, delFrom: arena?.delN ?? 0, delTo: arena?.delN ?? 0, finalMatched: null,
+        losses: keyId === null ? null : lossesOf(keyId), prevLife: 0,
       };
     }
     if (seq <= s.prevSeq) throw new Error(`verifier: writes were not scanned in (key_id, seq) order (seq ${seq} after ${s.prevSeq})`);
@@ -210,14 +276,18 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
         arena.addOk(seq, complete ?? Infinity, del);
         s.okTo = arena.okN;
       }
+      const life = s.losses === null ? 0 : lifeAt(s.losses, complete ?? Infinity);
       if (!del && version !== null) {
+        // two acks of different lives of the partition are not compared (a new memory)
+        if (life !== s.prevLife) s.prevVersion = -Infinity;
         if (s.reg === null && version <= s.prevVersion) s.reg = seq;
         s.prevVersion = version;
+        s.prevLife = life;
       }
       if (copies !== null && copies < 2 && s.under === null) s.under = seq;
       if (epoch !== null && node !== null) {
         const last = s.pairs[s.pairs.length - 1];
-        if ((last === undefined || last[0] !== epoch || last[1] !== node) && !s.pairs.some((p) => p[0] === epoch && p[1] === node)) s.pairs.push([epoch, node, seq]);
+        if ((last === undefined || last[0] !== epoch || last[1] !== node || last[3] !== life) && !s.pairs.some((p) => p[0] === epoch && p[1] === node && p[3] === life)) s.pairs.push([epoch, node, seq, life]);
       }
     } else {
       if (outcome === FAIL) s.nFail++;
@@ -233,15 +303,6 @@ export function registerScanFunctions(db: Database.Database, sink: KeyFacts[] = 
     }
     return s;
   };
-  db.aggregate<KeyFacts | null>(KEY_UDF, {
-    start: null,
-    step: keyStep as unknown as (state: KeyFacts | null, next: unknown) => KeyFacts,
-    result: (s: KeyFacts | null) => {
-      if (s === null) return null;
-      sink.push(s);
-      return sink.length - 1;
-    },
-  });
 }
 
 /** Whether a key's writes include `seq`. */
@@ -312,7 +373,7 @@ function writesSql(v2: boolean): string {
   return `
   SELECT key_id,
     ${KEY_UDF}(seq, (CASE outcome WHEN 'ok' THEN ${OK} WHEN 'fail' THEN ${FAIL} ELSE ${INDETERMINATE} END) + (CASE op WHEN 'delete' THEN ${DELETE_BIT} ELSE 0 END),
-               ack_version, ack_epoch, ack_node, ack_copies${v2 ? ', invoke_ms, complete_ms' : ', NULL, NULL'}) AS facts
+               ack_version, ack_epoch, ack_node, ack_copies${v2 ? ', invoke_ms, complete_ms, key_id' : ', NULL, NULL, NULL'}) AS facts
   FROM writes WHERE key_id >= @lo AND key_id < @hi GROUP BY key_id`;
 }
 type WritesRow = [keyId: number, facts: number];
@@ -348,7 +409,12 @@ export class ChunkScanner {
   private readonly finalsSt: Database.Statement;
   private readonly readsSt: Database.Statement | null;
   private readonly readAt: Database.Statement;
-  private readonly actives = new Map<string, Map<number, string[]>>();
+  /** `store\0partition` -> `life\0epoch` -> the actives its samples showed. */
+  private readonly actives = new Map<string, Map<string, string[]>>();
+  /** `store\0partition` -> the starts of its total losses. */
+  private readonly losses = new Map<string, number[]>();
+  /** key_id -> its partition's loss starts, for the keys of the chunk being scanned (only when some partition had a total loss). */
+  private readonly keyLosses = new Map<number, number[]>();
   private readonly syncReplicated: Set<string>;
   /** The key aggregate's per-key facts of the statement being read (cleared per chunk). */
   private readonly sink: KeyFacts[] = [];
@@ -359,12 +425,19 @@ export class ChunkScanner {
   private lastRead: [keyId: number, invoke: number] = [-1, -Infinity];
   private lastHitKey = -1;
   private staleHitsOfKey = 0;
+  /** The packed form (key_log): its range statement, the string table, the key step, scratch rows. */
+  private readonly packedSt: Database.Statement | null;
+  private readonly strings: string[];
+  private readonly keyStep: KeyStep;
+  private scratch: Float64Array = new Float64Array(KW_FIELDS * 256);
+  /** The packed reads of the chunk being scanned, judged after its writes. */
+  private readonly packedReads: Array<{ keyId: number; reads: Buffer; extra: string | null }> = [];
 
   constructor(
     db: Database.Database,
     private readonly ctx: ScanContext,
   ) {
-    registerScanFunctions(db, this.sink, ctx.v2 ? this.arena : null);
+    registerScanFunctions(db, this.sink, ctx.v2 ? this.arena : null, (keyId) => this.keyLosses.get(keyId) ?? null);
     db.function(READ_UDF, { varargs: false, deterministic: false }, (keyId: unknown, invoke: unknown, complete: unknown, vk: unknown, vs: unknown, absent: unknown, rid: unknown) =>
       this.judgeRead(keyId as number, invoke as number, complete as number, vk as number | null, vs as number | null, absent === 1, rid as number),
     );
@@ -373,12 +446,16 @@ export class ChunkScanner {
     this.finalsSt = db.prepare(FINALS_SQL).raw(true);
     this.readsSt = ctx.v2 ? db.prepare(READS_SQL).pluck() : null;
     this.readAt = db.prepare('SELECT complete_ms, node, value, id FROM reads WHERE key_id = ? AND invoke_ms = ? AND rid = ?');
-    for (const [store, partition, epoch, list] of ctx.actives) {
+    this.packedSt = hasTable(db, 'key_log') ? db.prepare('SELECT key_id, writes, reads, extra FROM key_log WHERE key_id >= @lo AND key_id < @hi ORDER BY key_id').raw(true) : null;
+    this.strings = this.packedSt === null ? [] : loadStrings(db);
+    this.keyStep = makeKeyStep(ctx.v2 ? this.arena : null, (keyId) => this.keyLosses.get(keyId) ?? null);
+    for (const [store, partition, life, epoch, list] of ctx.actives) {
       const k = `${store}\u0000${partition}`;
       let m = this.actives.get(k);
       if (m === undefined) this.actives.set(k, (m = new Map()));
-      m.set(epoch, list);
+      m.set(`${life}\u0000${epoch}`, list);
     }
+    for (const [store, partition, starts] of ctx.losses) this.losses.set(`${store}\u0000${partition}`, starts);
     this.syncReplicated = new Set(ctx.syncReplicated);
   }
 
@@ -402,8 +479,16 @@ export class ChunkScanner {
     this.sink.length = 0;
     this.arena.reset();
     this.byKey.clear();
-    const writes = this.writesSt.all(range) as WritesRow[];
+    this.packedReads.length = 0;
     const keyRows = this.keysSt.all(range) as KeysRow[];
+    this.keyLosses.clear();
+    if (this.losses.size > 0) {
+      for (const [keyId, store, partition] of keyRows) {
+        const starts = this.losses.get(`${store}\u0000${partition}`);
+        if (starts !== undefined) this.keyLosses.set(keyId, starts);
+      }
+    }
+    const writes = this.mergePacked(this.writesSt.all(range) as WritesRow[], range);
     const finals = this.finalsSt.all(range) as FinalsRow[];
     let keys = 0;
     // merge by key_id: every list is in key order; a key counts when it has writes or a final read
@@ -442,10 +527,60 @@ export class ChunkScanner {
       const cand = this.keyKind(store, partition, f === null || f[1] !== 0, !absent && named === null, matched, k, absent);
       if (cand !== null) candidates.push({ keyId, store, kind: cand[0], seq: cand[1], matchedSeq: cand[0] === 'unverified' || cand[0] === 'unexpected' ? null : matched });
     }
+    let packedReads = 0;
+    for (const p of this.packedReads) packedReads += p.reads.readUInt32LE(2);
     const reads = this.readsSt === null ? [] : this.readFindings(range, stores, keyRows);
     this.sink.length = 0;
     this.byKey.clear();
-    return { counts: [...counts.values()], keys, candidates, reads };
+    this.packedReads.length = 0;
+    return { counts: [...counts.values()], keys, candidates, reads, packedReads };
+  }
+
+  /**
+   * The range's packed keys (key_log) through the same key step as the `zaris_key` aggregate,
+   * merged by key_id with the aggregate's rows of the `writes` table; their reads are kept for
+   * the read pass.
+   * @throws Error when a key has writes in both forms.
+   */
+  private mergePacked(rows: WritesRow[], range: { lo: number; hi: number }): WritesRow[] {
+    if (this.packedSt === null) return rows;
+    const packed = this.packedSt.all(range) as Array<[number, Buffer | null, Buffer | null, string | null]>;
+    if (packed.length === 0) return rows;
+    const out: WritesRow[] = [];
+    let i = 0;
+    const strings = this.strings;
+    for (const [keyId, w, r, extra] of packed) {
+      while (i < rows.length && rows[i][0] < keyId) out.push(rows[i++]);
+      if (i < rows.length && rows[i][0] === keyId) throw new Error(`ledger: key ${keyId} has rows in writes and in key_log`);
+      if (r !== null) this.packedReads.push({ keyId, reads: r, extra });
+      if (w === null) continue;
+      const { n, rows: d } = unpackRows(w, this.scratch);
+      if (d.length > this.scratch.length) this.scratch = d;
+      let facts: KeyFacts | null = null;
+      for (let j = 0; j < n; j++) {
+        const b = j * KW_FIELDS;
+        const outcome = d[b + 4];
+        const code = (outcome === 0 ? OK : outcome === 1 ? FAIL : INDETERMINATE) + (d[b + 1] === 3 ? DELETE_BIT : 0);
+        const node = d[b + 7];
+        facts = this.keyStep(
+          facts,
+          d[b],
+          code,
+          d[b + 9] !== d[b + 9] ? null : d[b + 9],
+          d[b + 8] !== d[b + 8] ? null : d[b + 8],
+          node !== node ? null : (strings[node] ?? null),
+          d[b + 12] !== d[b + 12] ? null : d[b + 12],
+          d[b + 2],
+          d[b + 3] !== d[b + 3] ? null : d[b + 3],
+          keyId,
+        );
+      }
+      if (facts === null) continue;
+      this.sink.push(facts);
+      out.push([keyId, this.sink.length - 1]);
+    }
+    while (i < rows.length) out.push(rows[i++]);
+    return out;
   }
 
   /**
@@ -473,8 +608,8 @@ export class ChunkScanner {
       const epochs = this.actives.get(`${store}\u0000${partition}`);
       if (epochs !== undefined) {
         let bad: number | null = null;
-        for (const [epoch, node, seq] of k.pairs) {
-          const list = epochs.get(epoch);
+        for (const [epoch, node, seq, life] of k.pairs) {
+          const list = epochs.get(`${life}\u0000${epoch}`);
           if (list !== undefined && list.some((a) => a !== node) && (bad === null || seq < bad)) bad = seq;
         }
         if (bad !== null) return ['ack-not-from-active', bad];
@@ -505,6 +640,32 @@ export class ChunkScanner {
     return 1;
   }
 
+  /** The chunk's packed `ok` reads through `zaris_read`'s judge, in key, invoke, recorded order. */
+  private judgePackedReads(): void {
+    this.lastRead = [-1, -Infinity];
+    for (const p of this.packedReads) {
+      const { n, rows: d } = unpackRows(p.reads);
+      let texts: Map<number, string> | null = null;
+      for (let i = 0; i < n; i++) {
+        const b = i * KR_FIELDS;
+        if (d[b + 3] !== 0) continue;
+        const vk = d[b + 5];
+        const absent = vk !== vk;
+        const before = this.hits.length;
+        this.judgeRead(p.keyId, d[b + 1], d[b + 2], absent || vk < 0 ? null : vk, absent || vk < 0 ? null : d[b + 6], absent, d[b]);
+        if (this.hits.length > before) {
+          let value: string | null = null;
+          if (vk === KR_TEXT) {
+            texts ??= new Map(parseExtra(p.extra)?.x ?? []);
+            value = texts.get(i) ?? null;
+          } else if (!absent) value = `w${vk}.${d[b + 6]}`;
+          const node = d[b + 4];
+          this.hits[before][6] = { complete_ms: d[b + 2] !== d[b + 2] ? null : d[b + 2], node: node !== node ? null : (this.strings[node] ?? null), value, id: null };
+        }
+      }
+    }
+  }
+
   /**
    * The read findings of a range, in key then invoke order: per key, the earliest read that has
    * one, and when that is a stale read, the key's later read findings too (up to
@@ -515,9 +676,13 @@ export class ChunkScanner {
     this.lastRead = [-1, -Infinity];
     this.lastHitKey = -1;
     this.readsSt!.get(range);
+    const fromSql = this.hits.length;
+    this.judgePackedReads();
+    // the two forms hold different keys: back to key order (stable: each key's hits stay in order)
+    if (fromSql > 0 && this.hits.length > fromSql) this.hits.sort((a, b) => a[0] - b[0]);
     const out: ReadFindingRow[] = [];
-    for (const [keyId, invokeMs, rid, kind, wSeq, valueSeq] of this.hits) {
-      const r = this.readAt.get(keyId, invokeMs, rid) as { complete_ms: number | null; node: string | null; value: string | null; id: string | null };
+    for (const [keyId, invokeMs, rid, kind, wSeq, valueSeq, packed] of this.hits) {
+      const r = packed ?? (this.readAt.get(keyId, invokeMs, rid) as PackedReadRow);
       const store = stores.get(keyId) ?? keyRows.find((x) => x[0] === keyId)?.[1];
       if (store === undefined) throw new Error(`ledger: read of key ${keyId}, which has no row in keys`);
       const row: ReadFindingRow = { keyId, store, kind, read: r.id ?? `r${rid}`, value: r.value, invokeMs, completeMs: r.complete_ms, node: r.node };

@@ -3,6 +3,7 @@ import type { FindingClass } from '../../ledger/history-rules.js';
 import { CrashTimeline } from './crash-timeline.js';
 import { crashInstant, inEffectDuring, pkey, type FaultFact, type RunFacts } from './run-facts.js';
 import type { EpochOwner, SampleFacts } from './sample-pass.js';
+import type { DownTimeline } from './total-loss.js';
 
 /** The lost write L as the classifier reads it (a row of `writes`). */
 export interface AckRow {
@@ -53,25 +54,24 @@ type Interval = [number, number];
  * beyond-budget, violation) by the rules of the ledger's version, with the evidence. v1: the
  * ack's own mode, any higher epoch, replicatedRevision, crash intervals. v2: the store's mode,
  * the six async-ack conditions and not deposed, beyond-budget only in runs allowed past the
- * budget, with down intervals that end when a sample lists the node in sync again and replicas
- * out of sync at the ack. Queries the samples through samples_by_partition; memory is the
+ * budget, with down intervals that end when a sample lists the node in sync again (and records a
+ * revision for it, when the sample carries revisions: {@link DownTimeline}) and replicas out of
+ * sync at the ack. Queries the samples through samples_by_partition; memory is the
  * faults and a cache of down intervals.
  */
 export class LossClassifier {
   private readonly crashes: CrashTimeline;
-  private readonly crashFaults: FaultFact[];
   private readonly st: Record<string, Database.Statement>;
-  private readonly downCache = new Map<string, Interval[]>();
 
   constructor(
     db: Database.Database,
     private readonly facts: RunFacts,
     private readonly samples: SampleFacts | null,
+    private readonly downs: DownTimeline,
   ) {
     this.crashes = new CrashTimeline(
       facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop').map((f) => ({ id: f.id, nodes: f.nodes, start: crashInstant(f), end: f.end, caughtUp: f.caughtUp })),
     );
-    this.crashFaults = facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop');
     this.st = {
       epochAbove: db.prepare('SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch > ?').pluck(),
       replicatedIn: db
@@ -86,11 +86,6 @@ export class LossClassifier {
         .pluck(),
       window: db.prepare('SELECT replicated_revision, revisions FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ?').raw(true),
       prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
-      backInSync: db
-        .prepare(
-          'SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms > ? AND in_sync IS NOT NULL AND EXISTS (SELECT 1 FROM json_each(samples.in_sync) WHERE value = ?)',
-        )
-        .pluck(),
     };
   }
 
@@ -98,9 +93,12 @@ export class LossClassifier {
     const t = l.complete_ms;
     if (t === null) return { rule: 'violation', ackMs: null };
     const replicas = this.replicasAt(store, partition, t);
-    // 1. rf1: RF 1 and a node of the partition's replicas crashed after the ack
+    // 1. rf1: RF 1 and the node holding it crashed after the ack: a node of the partition's
+    //    replicas, or (v2) the acking node itself, which held the only copy even when no sample
+    //    showed the map of its tenure yet (history-rules.ts, rf1Holders)
     if (this.facts.stores.get(store)?.replicationFactor === 1) {
-      const hit = this.crashes.firstCrashOfAnyAtOrAfter(replicas, t);
+      const holders = this.facts.v2 && l.ack_node !== null && !replicas.includes(l.ack_node) ? [...replicas, l.ack_node] : replicas;
+      const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t);
       if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, fault: this.name(hit.faultId), crashedNode: hit.node, crashMs: hit.start };
     }
     if (!this.facts.v2) return this.classifyV1(store, partition, l, t, replicas);
@@ -265,7 +263,7 @@ export class LossClassifier {
     if (cover.length === 0) return { rule: 'beyond-budget', ackMs: t, allDownMs: t, outOfSync };
     let acc: Interval[] | null = null;
     for (const n of cover) {
-      const down = this.down(store, partition, n);
+      const down = this.downs.down(store, partition, n).map((d): Interval => [d.from, d.to]);
       acc = acc === null ? down : intersect(acc, down);
       if (acc.length === 0) return null;
     }
@@ -273,37 +271,6 @@ export class LossClassifier {
       if (to > t) return { rule: 'beyond-budget', ackMs: t, allDownMs: Math.max(from, t), outOfSync };
     }
     return null;
-  }
-
-  /**
-   * v2 "down": a node is down for a partition from a crash's instant until the first sample of the
-   * partition after the fault's end that lists it in sync (samples without in-sync sets: until
-   * caughtUp, else end); sorted, disjoint half-open intervals.
-   */
-  private down(store: string, partition: number, node: string): Interval[] {
-    const k = `${pkey(store, partition)}\u0000${node}`;
-    const cached = this.downCache.get(k);
-    if (cached !== undefined) return cached;
-    const withInSync = this.samples?.withInSync.has(pkey(store, partition)) ?? false;
-    const list = this.crashFaults
-      .filter((f) => f.nodes.includes(node))
-      .map((f): Interval => {
-        const c = crashInstant(f);
-        if (!withInSync) return [c, f.caughtUp ?? f.end ?? Infinity];
-        if (f.end === null) return [c, Infinity];
-        const back = this.st.backInSync.get(store, partition, f.end, node) as number | null;
-        return [c, back ?? Infinity];
-      })
-      .filter(([a, b]) => b > a)
-      .sort((a, b) => a[0] - b[0]);
-    const out: Interval[] = [];
-    for (const i of list) {
-      const last = out[out.length - 1];
-      if (last !== undefined && i[0] <= last[1]) last[1] = Math.max(last[1], i[1]);
-      else out.push([i[0], i[1]]);
-    }
-    this.downCache.set(k, out);
-    return out;
   }
 }
 

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import type { PartitionFindingKind } from '../../ledger/history-rules.js';
 import { crashInstant, pkey, type RunFacts } from './run-facts.js';
+import { lifeAt } from './total-loss.js';
 
 /** A partition finding with its evidence (findings.detail). */
 export interface PartitionFinding {
@@ -22,8 +23,12 @@ export interface EpochOwner {
 export interface SampleFacts {
   /** Partition findings (v2), at most one per partition and kind, in partition order. */
   findings: PartitionFinding[];
-  /** `store\0partition` -> epoch -> the non-null actives its samples showed. */
-  actives: Map<string, Map<number, Set<string>>>;
+  /**
+   * `store\0partition` -> life -> epoch -> the non-null actives its samples showed (the life: how
+   * many total losses of the partition began before the sample, total-loss.ts; always 0 within
+   * the fault budget).
+   */
+  actives: Map<string, Map<number, Map<number, Set<string>>>>;
   /** `store\0partition` -> its (epoch, active) pairs with the first and last time seen. */
   owners: Map<string, EpochOwner[]>;
   /** Partitions with at least one sample carrying an in-sync set. */
@@ -81,17 +86,19 @@ function meets(intervals: Array<[number, number]>, from: number, to: number): bo
 /**
  * One streaming pass over the runtime-map samples, partition by partition in time order
  * (samples_by_partition), judging the runtime map by the v2 rules (history-format.md v2, "The
- * runtime map itself"): epoch-conflict (two non-null actives at one epoch), epoch-regression (a
+ * runtime map itself"): epoch-conflict (two non-null actives at one epoch of one life of the
+ * partition: our total-amnesia reading, `losses`), epoch-regression (a
  * node's own samples whose epoch goes down), false-healthy (Healthy while the in-sync set lacks a
  * replica of the sample's partition map), replication-lag (async stores: a sample s at T with
  * revisions, no fault on a replica in effect within [T - lag, T], every sample of that window at
  * s's active and epoch, and an in-sync member below the active's revision in the latest sample at
  * or before T - lag). Memory: per partition, the samples of one lag window and its epochs.
- * Also collects the actives per epoch (ack-not-from-active), the (epoch, active) pairs with when
+ * `losses`: `store\0partition` -> the starts of its total losses (runs past the fault budget).
+ * Also collects the actives per life and epoch (ack-not-from-active), the (epoch, active) pairs with when
  * they were first seen (deposed owners) and which partitions' samples carry in-sync sets.
  * @throws Error when a JSON column of a sample is not JSON.
  */
-export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts {
+export function scanSamples(db: Database.Database, facts: RunFacts, losses: ReadonlyMap<string, readonly number[]> = new Map()): SampleFacts {
   const out: SampleFacts = { findings: [], actives: new Map(), owners: new Map(), withInSync: new Set() };
   const storeOrder = [...facts.stores.keys()];
   const parts = (db.prepare('SELECT DISTINCT store, partition FROM samples').all() as { store: string; partition: number }[]).sort(
@@ -116,7 +123,8 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
     const base = facts.replicas.get(pk) ?? [];
     const async = facts.stores.get(store)?.ackMode === 'async';
     const found = new Map<PartitionFindingKind, Record<string, unknown>>();
-    const actives = new Map<number, Set<string>>();
+    const actives = new Map<number, Map<number, Set<string>>>();
+    const starts = losses.get(pk);
     const owners = new Map<string, EpochOwner>();
     const nodeEpoch = new Map<string, { epoch: number; t: number }>();
     // replication lag: the samples of the window (T - lag, T] and the last sample before it
@@ -152,11 +160,14 @@ export function scanSamples(db: Database.Database, facts: RunFacts): SampleFacts
     for (const r of rows.iterate(store, partition) as IterableIterator<Raw>) {
       const [t, active, epoch, health, node, inSyncText, revisionsText, replicasText] = r;
       if (active !== null) {
-        let set = actives.get(epoch);
-        if (set === undefined) actives.set(epoch, (set = new Set()));
+        const life = lifeAt(starts, t);
+        let byEpoch = actives.get(life);
+        if (byEpoch === undefined) actives.set(life, (byEpoch = new Map()));
+        let set = byEpoch.get(epoch);
+        if (set === undefined) byEpoch.set(epoch, (set = new Set()));
         if (!set.has(active)) {
           set.add(active);
-          if (set.size > 1 && !found.has('epoch-conflict')) found.set('epoch-conflict', { epoch, actives: [...set], tMs: t });
+          if (set.size > 1 && !found.has('epoch-conflict')) found.set('epoch-conflict', { epoch, actives: [...set], tMs: t, ...(starts !== undefined ? { life } : {}) });
         }
         const ok = `${epoch}\u0000${active}`;
         const seen = owners.get(ok);

@@ -340,7 +340,7 @@ describe('verifyLedger', () => {
 
   it('streams the reads: by primary key, no temporary B-tree', () => {
     const got = verify(base());
-    const plan = new ChunkScanner(got.db, { v2: true, syncReplicated: [], actives: [] }).explainReads();
+    const plan = new ChunkScanner(got.db, { v2: true, syncReplicated: [], actives: [], losses: [] }).explainReads();
     expect(plan).toEqual(['SEARCH reads USING PRIMARY KEY (key_id>? AND key_id<?)']);
     expect(plan.filter((d) => /TEMP B-TREE/.test(d))).toEqual([]);
   });

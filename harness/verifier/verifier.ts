@@ -2,11 +2,13 @@ import type Database from 'better-sqlite3';
 import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-rules.js';
 import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
 import { writeId, type RulesVersion } from '../../ledger/schema.js';
+import { hasTable, KeyLogReader } from '../../ledger/key-log.js';
 import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
 import { LossClassifier, type AckRow } from './loss-classifier.js';
-import { loadRunFacts, runConfigOf, type RunFacts } from './run-facts.js';
+import { loadRunFacts, pkey, runConfigOf, type RunFacts } from './run-facts.js';
 import { scanSamples, type PartitionFinding, type SampleFacts } from './sample-pass.js';
 import { ParallelScan, parallelScanPossible } from './parallel-scan.js';
+import { DownTimeline, lifeAt } from './total-loss.js';
 
 export { FINDING_CLASSES, FINDING_KINDS } from '../../ledger/history-rules.js';
 export type { FindingClass, FindingKind, Verdict } from '../../ledger/history-rules.js';
@@ -89,7 +91,7 @@ function emptyCounts(): WriteCounts {
  * (streaming) and never through a temporary B-tree (sorting or grouping in memory).
  */
 export function explainChunkQuery(db: Database.Database, v2 = true): string[] {
-  return new ChunkScanner(db, { v2, syncReplicated: [], actives: [] }).explain();
+  return new ChunkScanner(db, { v2, syncReplicated: [], actives: [], losses: [] }).explain();
 }
 
 /** The run config's selfTestBug (meta run_config), or null. */
@@ -111,6 +113,12 @@ export function selfTestBugOf(db: Database.Database): string | null {
  * budget). v2 also: per key at most one read finding (stale-read, phantom-read, unexpected-read:
  * the earliest read that has one) and per partition the runtime-map findings (epoch-conflict,
  * epoch-regression, false-healthy, replication-lag).
+ *
+ * Our readings (as ledger/history-rules.ts): epoch-regression within one process's life of the
+ * node; "down" ends at a listing in sync that records a revision for the node; and, only in runs
+ * allowed past the fault budget, total amnesia (total-loss.ts): a partition whose every replica
+ * was down at once starts a new life, and version-regression, epoch-conflict and
+ * ack-not-from-active compare only within one life.
  *
  * Every finding is written into `findings` (earlier ones are deleted first): `write` is the
  * named write's id (writes.wid, or `w<key_id>.<seq>`), the read value for phantom and
@@ -142,7 +150,10 @@ export function verifyLedger(db: Database.Database, opts: VerifyOptions = {}): V
 function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyOptions): Verification {
   db.exec('DELETE FROM findings');
   const facts = loadRunFacts(db);
-  const sampleFacts = facts.v2 ? scanSamples(db, facts) : null;
+  // our total-amnesia reading (runs past the fault budget): the partitions' total losses
+  const downs = new DownTimeline(db, facts);
+  const losses = downs.losses();
+  const sampleFacts = facts.v2 ? scanSamples(db, facts, new Map(losses.map(([store, partition, starts]) => [pkey(store, partition), starts]))) : null;
   const stores = new Map<string, StoreVerification>();
   for (const s of facts.stores.values()) {
     stores.set(s.name, { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, counts: emptyCounts(), summary: emptySummary() });
@@ -171,10 +182,13 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
     v2: facts.v2,
     syncReplicated: [...facts.stores.values()].filter((s) => s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name),
     actives: sampleFacts === null ? [] : activesList(sampleFacts),
+    losses,
   };
-  const details = new FindingDetails(db, facts, sampleFacts);
+  const details = new FindingDetails(db, facts, sampleFacts, downs);
   let keys = 0;
+  let packedReads = 0;
   const take = (r: ChunkResult): void => {
+    packedReads += r.packedReads;
     for (const [store, attempted, acknowledged, failed] of r.counts) {
       const c = storeOf(store).counts;
       c.attempted += attempted;
@@ -199,7 +213,7 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
   // (.all(): at most `chunk` keys), so that findings can be written between statements
   // (MIN and MAX one table at a time: each is one B-tree descent; inside a UNION they scan it all)
   const bounds = { lo: null as number | null, hi: null as number | null };
-  for (const table of ['writes', 'final_reads', 'reads']) {
+  for (const table of ['writes', 'final_reads', 'reads', ...(hasTable(db, 'key_log') ? ['key_log'] : [])]) {
     const lo = db.prepare(`SELECT MIN(key_id) FROM ${table}`).pluck().get() as number | null;
     const hi = db.prepare(`SELECT MAX(key_id) FROM ${table}`).pluck().get() as number | null;
     if (lo !== null && (bounds.lo === null || lo < bounds.lo)) bounds.lo = lo;
@@ -225,7 +239,7 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
     counts.indeterminate += s.counts.indeterminate;
   }
   const faultsInjected = facts.faults.length;
-  const reads = facts.v2 ? (db.prepare('SELECT COUNT(*) FROM reads').pluck().get() as number) : 0;
+  const reads = facts.v2 ? (db.prepare('SELECT COUNT(*) FROM reads').pluck().get() as number) + packedReads : 0;
   const reasons = verdictReasons(facts, kinds.unverified, faultsInjected, counts.acknowledged, summary.violation);
   const verdict: Verdict = summary.violation > 0 ? 'FAILED' : reasons.length > 0 ? 'INCONCLUSIVE' : 'CERTIFIED';
   return {
@@ -260,9 +274,9 @@ function verdictReasons(facts: RunFacts, unverified: number, faults: number, ack
 
 function activesList(s: SampleFacts): ScanContext['actives'] {
   const out: ScanContext['actives'] = [];
-  for (const [pk, epochs] of s.actives) {
+  for (const [pk, lives] of s.actives) {
     const [store, partition] = pk.split('\u0000');
-    for (const [epoch, set] of epochs) out.push([store, Number(partition), epoch, [...set]]);
+    for (const [life, epochs] of lives) for (const [epoch, set] of epochs) out.push([store, Number(partition), life, epoch, [...set]]);
   }
   return out;
 }
@@ -272,29 +286,22 @@ type Finding = { cls: FindingClass; kind: FindingKind; store: string; key: strin
 /** Looks up a finding's details (point queries) and classifies losses. */
 class FindingDetails {
   private readonly keyAt: Database.Statement;
-  private readonly writeAt: Database.Statement;
+  private readonly writes: KeyLogReader;
   private readonly classifier: LossClassifier;
-  private readonly lastDeleteAtOrBefore: Database.Statement;
-  private readonly okWritesIn: Database.Statement;
 
   constructor(
     db: Database.Database,
     facts: RunFacts,
     private readonly samples: SampleFacts | null,
+    private readonly downs: DownTimeline,
   ) {
     this.keyAt = db.prepare('SELECT k.key, k.partition, fr.value FROM keys k LEFT JOIN final_reads fr ON fr.key_id = k.key_id WHERE k.key_id = ?');
-    this.writeAt = db.prepare(
-      'SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode, ack_copies FROM writes WHERE key_id = ? AND seq = ?',
-    );
-    this.classifier = new LossClassifier(db, facts, samples);
-    this.lastDeleteAtOrBefore = db.prepare("SELECT MAX(seq) FROM writes WHERE key_id = ? AND seq <= ? AND op = 'delete' AND outcome IS NOT 'fail'").pluck();
-    this.okWritesIn = db.prepare(
-      "SELECT seq, wid, invoke_ms, complete_ms, ack_node, ack_epoch, ack_version, ack_revision, ack_mode FROM writes WHERE key_id = ? AND seq > ? AND seq <= ? AND outcome = 'ok' ORDER BY seq",
-    );
+    this.writes = new KeyLogReader(db);
+    this.classifier = new LossClassifier(db, facts, samples, downs);
   }
 
   private at(keyId: number, seq: number): (AckRow & { ack_copies: number | null }) | undefined {
-    return this.writeAt.get(keyId, seq) as (AckRow & { ack_copies: number | null }) | undefined;
+    return this.writes.write(keyId, seq);
   }
 
   private id(keyId: number, seq: number, row?: { wid: string | null }): string {
@@ -323,7 +330,9 @@ class FindingDetails {
         const detail: Record<string, unknown> = { seq, ackNode: w?.ack_node ?? null, ackEpoch: w?.ack_epoch ?? null, version: w?.ack_version ?? null };
         if (kind === 'under-replicated-ack') detail.copies = w?.ack_copies ?? null;
         if (kind === 'ack-not-from-active' && w?.ack_epoch != null) {
-          detail.activesAtEpoch = [...(this.samples?.actives.get(`${c.store}\u0000${k.partition}`)?.get(w.ack_epoch) ?? [])];
+          const life = lifeAt(this.downs.lossStarts(c.store, k.partition), w.complete_ms ?? Infinity);
+          detail.activesAtEpoch = [...(this.samples?.actives.get(`${c.store}\u0000${k.partition}`)?.get(life)?.get(w.ack_epoch) ?? [])];
+          if (life > 0) detail.life = life;
         }
         return { ...base, cls: 'violation', write: this.id(c.keyId, seq, w), detail };
       }
@@ -353,8 +362,12 @@ class FindingDetails {
   staleReadExcused(r: ReadFindingRow): boolean {
     if (r.wSeq === undefined) return false;
     const k = this.keyAt.get(r.keyId) as { partition: number };
-    const base = r.valueSeq ?? ((this.lastDeleteAtOrBefore.get(r.keyId, r.wSeq) as number | null) ?? 0);
-    const missed = this.okWritesIn.all(r.keyId, base, r.wSeq) as AckRow[];
+    const all = this.writes.writes(r.keyId);
+    const wSeq = r.wSeq;
+    let lastDelete = 0;
+    for (const w of all) if (w.seq <= wSeq && w.op === 'delete' && w.outcome !== 'fail' && w.seq > lastDelete) lastDelete = w.seq;
+    const base = r.valueSeq ?? lastDelete;
+    const missed: AckRow[] = all.filter((w) => w.seq > base && w.seq <= wSeq && w.outcome === 'ok');
     return missed.length > 0 && missed.every((l) => this.classifier.classify(r.store, k.partition, l).rule !== 'violation');
   }
 

@@ -359,6 +359,30 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [lost('violation', 'rf1', 'ka', 'a1')],
   },
   {
+    name: 'v2-rf1-acked-before-the-sample-of-its-tenure',
+    why: 'rf1/0 regenerated onto n2 at epoch 3; n2 acked a write 10 ms before the first sample showing that map (replicas [n2]), then n2 was killed: the acking node held the only copy, rf1 (runs seed 4040, 150 s: two such writes were violations).',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n2'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 2980, 2990, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [lost('rf1', 'rf1', 'ka', 'a1')],
+  },
+  {
+    name: 'v2-rf1-acked-before-the-sample-of-its-tenure-no-crash',
+    why: 'The same early ack by n2, but only n3, which never held the partition, was killed after it: n2 never crashed, a violation.',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n3'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n2', 3, { replicas: ['n2'], inSync: ['n2'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 2980, 2990, 'ok', { node: 'n2', epoch: 3 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'FAILED',
+    findings: [lost('violation', 'rf1', 'ka', 'a1')],
+  },
+  {
     name: 'v2-async-beyond-the-lease',
     why: 'n1 was cut off from a majority for 3 s (lease 2.5 s) when the write was invoked: no allowance.',
     history: v2(['async3'], {
@@ -550,6 +574,7 @@ export const V2_FIXTURES: Fixture[] = [
     verdict: 'CERTIFIED',
     findings: [],
   },
+  ...totalLossFixtures(),
   {
     name: 'v2-self-test-not-shown',
     why: 'A self-test run whose bug never showed cannot certify anything.',
@@ -566,6 +591,99 @@ export const V2_FIXTURES: Fixture[] = [
   },
 ];
 
+/**
+ * Our total-amnesia reading (history-rules.ts; runs allowed past the fault budget only): a power
+ * failure of every replica ends the partition's life, the memory-only store bootstraps again
+ * (epoch 1, versions from 2^32 + 1); version-regression, epoch-conflict and ack-not-from-active
+ * compare within one life. Each beyond-budget fixture has a within-budget twin where nothing is
+ * excused. And "down" ends only at a listing in sync that records a revision for the node.
+ */
+function totalLossFixtures(): Fixture[] {
+  const E1 = 2 ** 32;
+  const all = (t: number, active: string, epoch: number, revisions: Record<string, number> = { n1: 0, n2: 0, n3: 0 }): HistoryOwnership =>
+    own(t, 'sync3', active, epoch, { inSync: [...NODES], revisions });
+  const power = [fault('f1', 'kill', ['n1', 'n2', 'n3'], 1000, 1500, { effective: 1001 })];
+  const between = (beyondBudget: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget },
+      faults: power,
+      ownership: [all(0, 'n1', 1), all(1600, 'n1', 1)],
+      writes: [
+        w('a1', 'sync3', 'ka', 1, 100, 104, 'ok', { node: 'n1', epoch: 1, version: E1 + 5 }),
+        w('a2', 'sync3', 'ka', 2, 1700, 1704, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 }),
+      ],
+      finalReads: [{ store: 'sync3', key: 'ka', value: 'a2' }],
+    });
+  const conflict = (beyondBudget: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget },
+      faults: power,
+      ownership: [all(0, 'n1', 1), all(1600, 'n2', 1)],
+      writes: [
+        w('b1', 'sync3', 'kb', 1, 100, 104, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 }),
+        w('b2', 'sync3', 'kb', 2, 1700, 1704, 'ok', { node: 'n2', epoch: 1, version: E1 + 2 }),
+      ],
+      finalReads: [{ store: 'sync3', key: 'kb', value: 'b2' }],
+    });
+  // n3 restarts empty at 1200; the sample at 1300 still lists it in sync (its dead incarnation:
+  // no revision recorded for it); n1 and n2 lose power at 2000; the sample at 3000 lists all three
+  const listed = (n3Revision: boolean): History =>
+    v2(['sync3'], {
+      run: { beyondBudget: true },
+      faults: [fault('f1', 'kill', ['n3'], 1000, 1200, { effective: 1001 }), fault('f2', 'kill', ['n1', 'n2'], 2000, 2500, { effective: 2001 })],
+      ownership: [all(0, 'n1', 1), all(1300, 'n1', 1, n3Revision ? { n1: 1, n2: 1, n3: 0 } : { n1: 1, n2: 1 }), all(3000, 'n1', 1)],
+      writes: [w('c1', 'sync3', 'kc', 1, 400, 404, 'ok', { node: 'n1', epoch: 1, version: E1 + 1 })],
+      finalReads: [{ store: 'sync3', key: 'kc', value: null }],
+    });
+  return [
+    {
+      name: 'v2-total-loss-between-writes',
+      why: 'Beyond the budget, all three replicas lose power between two acks of ka: the store starts again at version 2^32+1, which is not compared with the version before the loss.',
+      history: between(true),
+      verdict: 'CERTIFIED',
+      findings: [],
+    },
+    {
+      name: 'v2-total-loss-within-budget',
+      why: 'The same power failure in a run within the budget: a total loss must not happen there, the lower version stays a regression.',
+      history: between(false),
+      verdict: 'FAILED',
+      findings: [{ class: 'violation', kind: 'version-regression', store: 'sync3', key: 'ka', write: 'a2' }],
+    },
+    {
+      name: 'v2-epoch-conflict-across-a-total-loss',
+      why: 'Beyond the budget, epoch 1 has active n1 before the power failure and n2 after it (a new cluster bootstrapped): samples and acks of different lives are not compared.',
+      history: conflict(true),
+      verdict: 'CERTIFIED',
+      findings: [],
+    },
+    {
+      name: 'v2-epoch-conflict-within-budget',
+      why: 'The same two actives at epoch 1 within the budget: an epoch conflict, and b1 was acked by a node other than an active of its epoch.',
+      history: conflict(false),
+      verdict: 'FAILED',
+      findings: [
+        { class: 'violation', kind: 'ack-not-from-active', store: 'sync3', key: 'kb', write: 'b1' },
+        { class: 'violation', kind: 'epoch-conflict', store: 'sync3', key: null, write: null, partition: 0 },
+      ],
+    },
+    {
+      name: 'v2-down-until-listed-with-a-revision',
+      why: 'n3 restarted empty and a sample lists it in sync without a revision (its dead incarnation): it stays down until the sample at 3000, so with n1 and n2 down from 2001 every replica was down: beyond-budget.',
+      history: listed(false),
+      verdict: 'CERTIFIED',
+      findings: [lost('beyond-budget', 'sync3', 'kc', 'c1')],
+    },
+    {
+      name: 'v2-down-ends-at-a-listing-with-a-revision',
+      why: 'The same run where the sample at 1300 records a revision for n3: n3 is back in sync then, never down with n1 and n2 at once: the loss of c1 is a violation.',
+      history: listed(true),
+      verdict: 'FAILED',
+      findings: [lost('violation', 'sync3', 'kc', 'c1')],
+    },
+  ];
+}
+
 /** Every fixture. */
 export const FIXTURES: Fixture[] = [...V1_FIXTURES, ...V2_FIXTURES];
 
@@ -580,3 +698,57 @@ export function fixture(name: string): Fixture {
 export function historyOf(name: string): History {
   return JSON.parse(JSON.stringify(fixture(name).history)) as History;
 }
+
+/**
+ * Losses told as incidents (reports/incidents.ts), the project's own: a pause of n3 (f1), then n1
+ * killed (f2, effective 5,012 ms). rf1 loses a1, a2 (acked by n1 before the kill: allowed, one
+ * incident); sync3 loses b1..b3 (acked by n1 at epoch 3 before the kill: violations, one
+ * incident; the runtime map went n1@e3 -> n2@e4 at 6,000); c1, acked by n2 at epoch 4, is missing
+ * after the ownership change to n3 at epoch 5 (9,000, no crash); a read of d1 from n2 at 7,500
+ * returns d1.1 after d1.2 was acknowledged (a stale read in epoch 4, the epoch n2 took at 6,000).
+ */
+export const INCIDENTS_FIXTURE: Fixture = {
+  name: 'incidents',
+  why: 'Losses of two stores after one crash, one after an ownership change, one stale read: four incidents.',
+  history: v2(['sync3', 'rf1'], {
+    faults: [fault('f1', 'pause', ['n3'], 1000, 1500), fault('f2', 'kill', ['n1'], 5010, 8000, { effective: 5012 })],
+    ownership: [
+      own(0, 'sync3', 'n1', 3),
+      own(6000, 'sync3', 'n2', 4, { health: 'Degraded' }),
+      own(9000, 'sync3', 'n3', 5, { health: 'Degraded' }),
+      own(0, 'rf1', 'n1', 1),
+    ],
+    writes: [
+      w('a1', 'rf1', 'a1', 1, 4000, 4004, 'ok'),
+      w('a2', 'rf1', 'a2', 1, 4500, 4504, 'ok'),
+      w('b1', 'sync3', 'b1', 1, 4100, 4104, 'ok', { epoch: 3 }),
+      w('b2', 'sync3', 'b2', 1, 4400, 4404, 'ok', { epoch: 3 }),
+      w('b3', 'sync3', 'b3', 1, 4900, 4904, 'ok', { epoch: 3 }),
+      w('c1', 'sync3', 'c1', 1, 8000, 8004, 'ok', { node: 'n2', epoch: 4 }),
+      w('d1.1', 'sync3', 'd1', 1, 6100, 6104, 'ok', { node: 'n2', epoch: 4 }),
+      w('d1.2', 'sync3', 'd1', 2, 7000, 7004, 'ok', { node: 'n2', epoch: 4 }),
+      w('e1', 'sync3', 'e1', 1, 100, 104, 'ok', { epoch: 3 }),
+    ],
+    reads: [rd('r1', 'sync3', 'd1', 7500, 7502, 'd1.1', 'ok', 'n2')],
+    finalReads: [
+      { store: 'rf1', key: 'a1', value: null },
+      { store: 'rf1', key: 'a2', value: null },
+      { store: 'sync3', key: 'b1', value: null },
+      { store: 'sync3', key: 'b2', value: null },
+      { store: 'sync3', key: 'b3', value: null },
+      { store: 'sync3', key: 'c1', value: null },
+      { store: 'sync3', key: 'd1', value: 'd1.2' },
+      { store: 'sync3', key: 'e1', value: 'e1' },
+    ],
+  }),
+  verdict: 'FAILED',
+  findings: [
+    lost('rf1', 'rf1', 'a1', 'a1'),
+    lost('rf1', 'rf1', 'a2', 'a2'),
+    lost('violation', 'sync3', 'b1', 'b1'),
+    lost('violation', 'sync3', 'b2', 'b2'),
+    lost('violation', 'sync3', 'b3', 'b3'),
+    lost('violation', 'sync3', 'c1', 'c1'),
+    { class: 'violation', kind: 'stale-read', store: 'sync3', key: 'd1', write: 'd1.1', read: 'r1' },
+  ],
+};

@@ -1,6 +1,7 @@
 import type Database from 'better-sqlite3';
 import { expect } from 'vitest';
 import type { Ledger } from '../ledger-writer.js';
+import { allReads, allWrites } from '../key-log.js';
 
 /**
  * Records the v2 additions of the ledger API (CONTRACT.md "Ledger") through any writer: a sync
@@ -37,8 +38,9 @@ export async function recordV2(ledger: Ledger): Promise<void> {
 
 /** Checks what {@link recordV2} recorded, read back from the sealed ledger file. */
 export function expectV2(db: Database.Database): void {
-  expect(db.prepare('SELECT seq, ack_copies FROM writes ORDER BY seq').raw().all()).toEqual([[1, 2], [2, null]]);
-  expect(db.prepare('SELECT key_id, invoke_ms, complete_ms, outcome, node, value, value_key_id, value_seq, kind, id FROM reads').raw().all()).toEqual([
+  expect(allWrites(db).map((w) => [w.seq, w.ack_copies])).toEqual([[1, 2], [2, null]]);
+  const reads = allReads(db);
+  expect(reads.map((r) => [r.key_id, r.invoke_ms, r.complete_ms, r.outcome, r.node, r.value, r.value_key_id, r.value_seq, r.kind, r.id])).toEqual([
     [3, 13, 14, 'ok', 'n1', 'w3.1', 3, 1, 'get', null],
     [3, 13, 14, 'ok', 'n1', null, null, null, 'getMany', null],
     [3, 15, 16, 'ok', null, 'garbage\u0000"', null, null, 'get', null],
@@ -47,7 +49,7 @@ export function expectV2(db: Database.Database): void {
     [3, 30, 31, 'ok', 'n2', 'w3.2', 3, 2, 'probe', null],
   ]);
   // rid: the order recorded (the probe at 30 was recorded first)
-  const rids = db.prepare('SELECT rid FROM reads').pluck().all() as number[];
+  const rids = reads.map((r) => r.rid);
   expect(rids[5]).toBeLessThan(rids[0]);
   expect(new Set(rids).size).toBe(6);
   expect(db.prepare('SELECT count(*) FROM read_log').pluck().get()).toBe(0);

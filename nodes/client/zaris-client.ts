@@ -37,7 +37,17 @@ export interface ZarisClientOptions {
   deps?: Omit<RetryDeps, 'refreshMap'>;
   /** Warnings (invalid multi-key policy). */
   warn?: (message: string) => void;
+  /**
+   * Periodic metadata refresh, ms (seed 004: "the default 60-second interval"; default 60,000;
+   * 0 = none, refresh only on errors as seed 000 says). Started by connect(); each one goes
+   * through the shared, debounced map refresh, so it coalesces with error-driven ones. A failed
+   * periodic refresh keeps the published policy (seed 004) and is otherwise ignored.
+   */
+  metadataRefreshIntervalMs?: number;
 }
+
+/** Seed 004's default metadata refresh interval, ms (not a propagation SLA). */
+export const DEFAULT_METADATA_REFRESH_INTERVAL_MS = 60_000;
 
 /** One attempt's result as the retry loop sees it. */
 export interface WriteResult {
@@ -61,7 +71,8 @@ export interface ClusterView {
   cluster: string;
   leader: string | null;
   nodes: Map<string, Endpoint>;
-  stores: Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number }>;
+  /** Per store; `policy` is the store's advertised multi-key retry policy text (seed 004; the admin set-policy's, else the cluster's). */
+  stores: Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number; policy: string }>;
   /** Per partition (`store/partition`): the runtime entry with the highest epoch any node reported. */
   runtime: Map<string, RuntimeMapItem & { replicas: string[] }>;
   /** Metadata schema of the responses. */
@@ -103,8 +114,11 @@ export class ZarisClient {
   private readonly refreshWaitBudgetMs: number;
   private readonly policies = new Map<string, MultiKeyRetryPolicyState>();
   private closed = false;
+  private periodic: NodeJS.Timeout | null = null;
   /** Count of map refreshes that fetched (for figures). */
   fetches = 0;
+  /** Count of periodic refreshes started (seed 004's interval). */
+  periodicRefreshes = 0;
 
   constructor(private readonly opts: ZarisClientOptions) {
     this.retry = opts.retry ?? retryOptionsFromEnv();
@@ -120,9 +134,21 @@ export class ZarisClient {
     return { retry: this.retry, attemptTimeoutMs: this.attemptTimeoutMs, metadataTimeoutMs: this.opts.metadataTimeoutMs ?? 500, refreshWaitBudgetMs: this.refreshWaitBudgetMs };
   }
 
-  /** Discovers the cluster. @throws TransportError when no seed answers. */
+  /**
+   * Discovers the cluster, then starts the periodic metadata refresh (seed 004; see
+   * {@link ZarisClientOptions.metadataRefreshIntervalMs}).
+   * @throws TransportError when no seed answers (no periodic refresh is started then).
+   */
   async connect(): Promise<this> {
     await this.fetchView();
+    const every = this.opts.metadataRefreshIntervalMs ?? DEFAULT_METADATA_REFRESH_INTERVAL_MS;
+    if (every > 0 && !this.periodic && !this.closed) {
+      this.periodic = setInterval(() => {
+        this.periodicRefreshes++;
+        this.refresher.refresh().catch(() => undefined);
+      }, every);
+      this.periodic.unref();
+    }
     return this;
   }
 
@@ -343,7 +369,7 @@ export class ZarisClient {
     for (const st of view.stores.keys()) {
       const ps = this.policyState(st);
       ps.onClusterDiscovered(view.cluster);
-      ps.onRefresh({ kind: 'success', cluster: view.cluster, schemaVersion: view.schema, policy: view.policy });
+      ps.onRefresh({ kind: 'success', cluster: view.cluster, schemaVersion: view.schema, policy: view.stores.get(st)?.policy ?? view.policy });
     }
     return { view, docs };
   }
@@ -351,6 +377,8 @@ export class ZarisClient {
   /** Closes every connection. */
   close(): void {
     this.closed = true;
+    if (this.periodic) clearInterval(this.periodic);
+    this.periodic = null;
     for (const c of this.conns.values()) c.close();
     this.conns.clear();
   }
@@ -404,8 +432,11 @@ export function mergeMetadata(docs: MetadataDoc[]): ClusterView {
   const leaderDoc = docs.find((d) => d.isLeader) ?? docs.reduce((a, b) => (b.term > a.term ? b : a));
   const nodes = new Map<string, Endpoint>();
   for (const n of leaderDoc.nodes) nodes.set(n.id, { host: n.host, port: n.clientPort });
-  const stores = new Map<string, { segments: number; partitions: number; replicationFactor: number; ackMode: 'sync' | 'async'; batchGetLimit: number }>();
-  for (const s of leaderDoc.stores) stores.set(s.name, { segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, batchGetLimit: s.batchGetLimit });
+  const stores: ClusterView['stores'] = new Map();
+  for (const s of leaderDoc.stores) {
+    const policy = s.multiKeyLongTailRetryThresholdsMs ?? leaderDoc.multiKeyLongTailRetryThresholdsMs ?? '';
+    stores.set(s.name, { segments: s.segments, partitions: s.partitions, replicationFactor: s.replicationFactor, ackMode: s.ackMode, batchGetLimit: s.batchGetLimit, policy });
+  }
   const runtime = new Map<string, RuntimeMapItem & { replicas: string[] }>();
   const incs = new Map<string, string>();
   for (const d of docs) {

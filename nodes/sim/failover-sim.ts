@@ -8,7 +8,8 @@ import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { EventQueue } from './event-queue.js';
 import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
-import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass, type NodeView } from './sim-invariants.js';
+import { DurabilityChecker, type DurableView } from './sim-durability.js';
+import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass } from './sim-invariants.js';
 import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, type SimSchedule } from './sim-schedule.js';
 
@@ -126,7 +127,10 @@ interface SimNode {
   id: string;
   index: number;
   core: NodeCore | null;
-  view: NodeView | null;
+  view: DurableView | null;
+  /** Ends the durability checker's record of the node's current crash (at its restart) or pause. */
+  crashTouch: (() => void) | null;
+  pauseTouch: (() => void) | null;
   /** Bumped on every crash and restart; events carry the generation they were made for. */
   gen: number;
   restarts: number;
@@ -149,6 +153,8 @@ interface Link {
   lastAt: number;
   /** The connection whose hello the acceptor has read. */
   helloConn: number;
+  /** This link's own extra delay, ms (NetParams.linkSkewMs). */
+  skewMs: number;
 }
 
 interface ClientLink {
@@ -182,8 +188,10 @@ const BOOT_LIMIT_MS = 20_000;
 const CONVERGE_LIMIT_MS = 60_000;
 const BEYOND_SETTLE_MS = 15_000;
 const SETTLE_MS = 1_000;
-/** Poll period of the nemesis gates and of the convergence watcher, ms. */
+/** Poll period of the nemesis gates, the convergence watcher and the durability checks, ms. */
 const POLL_MS = 100;
+/** The async lag bound the durability checks hold the store to, ms (history-format.md v2 asyncLagMaxMs; ASYNC_LAG's default). */
+const SIM_ASYNC_LAG_MS = 1_000;
 
 /**
  * Runs one schedule: boot until every partition is Healthy, the workload with the schedule's
@@ -210,6 +218,7 @@ class Simulator {
   private readonly clientLinks: ClientLink[];
   private readonly pkeys: string[];
   private readonly checker: SafetyChecker;
+  private readonly durability: DurabilityChecker;
   private readonly clients: SimClients;
   private readonly traceRing: Array<string | (() => string)>;
   private traceAt = 0;
@@ -250,9 +259,10 @@ class Simulator {
     this.coreFactory = opts.coreFactory ?? ((id, inc, config, env) => new NodeCore(id, inc, config, env));
     this.traceRing = new Array(opts.traceSize ?? 50).fill('');
     const n = presetNodeCount(s.cluster);
-    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
+    this.nodes = Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, index: i, core: null, view: null, crashTouch: null, pauseTouch: null, gen: 0, restarts: 0, paused: false, held: [], tickToken: 0, rejoined: false }));
     for (const x of this.nodes) this.byId.set(x.id, x);
-    this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1 })));
+    const skew = s.net.linkSkewMs ?? 0;
+    this.links = this.nodes.map((a) => this.nodes.map((b) => ({ from: a, to: b, state: 'down' as const, connId: 0, lastAt: 0, helloConn: -1, skewMs: skew > 0 ? (hash32(s.seed, a.index * 64 + b.index, 0x5bd1) / 0x100000000) * skew : 0 })));
     this.cuts = this.nodes.map(() => this.nodes.map(() => 0));
     this.clientLinks = this.nodes.map(() => ({ connId: 0, lastReqAt: 0, lastResAt: 0, pending: new Map() }));
     this.pkeys = assignAll(this.config).map((a) => `${a.store}/${a.partition}`);
@@ -267,6 +277,15 @@ class Simulator {
       this.config,
       s.workload,
       clientRand,
+    );
+    this.durability = new DurabilityChecker(
+      {
+        now: () => this.now,
+        up: () => this.upViews(),
+        paused: (node) => this.byId.get(node)?.paused ?? false,
+        bestEntry: (pkey) => this.bestEntry(pkey),
+      },
+      { stores: this.config.stores, histories: this.clients.histories, asyncLagMs: SIM_ASYNC_LAG_MS, within: s.budget === 'within' },
     );
   }
 
@@ -342,6 +361,7 @@ class Simulator {
     let nextPoll = this.now;
     for (;;) {
       if (this.now >= nextPoll) {
+        if (this.s.budget !== 'amnesia') this.durability.poll(this.pkeys);
         if (cond()) return true;
         nextPoll = this.now + POLL_MS;
       }
@@ -391,7 +411,9 @@ class Simulator {
     };
     const core = this.coreFactory(x.id, inc, this.config, env);
     x.core = core;
-    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p) };
+    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p), peek: (p, k) => core.peek(p, k), revisionOf: (p) => core.revisionOf(p) };
+    x.crashTouch?.();
+    x.crashTouch = null;
     x.paused = false;
     x.held = [];
     this.trace(`${x.id} start inc ${inc}`);
@@ -406,6 +428,9 @@ class Simulator {
     this.mix(1, x.index, 0);
     x.core = null;
     x.view = null;
+    x.pauseTouch?.();
+    x.pauseTouch = null;
+    x.crashTouch = this.durability.crashed(x.id);
     x.gen++;
     x.paused = false;
     x.held = [];
@@ -435,12 +460,15 @@ class Simulator {
     this.trace(`${x.id} PAUSE`);
     x.paused = true;
     x.tickToken++;
+    x.pauseTouch = this.durability.faultStart([x.id]);
   }
 
   private resume(x: SimNode): void {
     if (!x.core || !x.paused) return;
     this.trace(`${x.id} RESUME (${x.held.length} waiting)`);
     x.paused = false;
+    x.pauseTouch?.();
+    x.pauseTouch = null;
     const held = x.held;
     x.held = [];
     // after SIGCONT the event loop may run the overdue tick or the waiting I/O first
@@ -470,12 +498,13 @@ class Simulator {
     if (this.s.budget !== 'amnesia') {
       this.checker.checkCommitted(x.view!);
       this.checker.checkServing(this.upViews(), x.view!);
+      this.durability.afterEvent(x.view!, this.pkeys);
     }
     if (this.survivorWatches.length > 0) this.checkSurvivors();
   }
 
-  private upViews(): NodeView[] {
-    const out: NodeView[] = [];
+  private upViews(): DurableView[] {
+    const out: DurableView[] = [];
     for (const y of this.nodes) if (y.view) out.push(y.view);
     return out;
   }
@@ -532,6 +561,7 @@ class Simulator {
       }
       l.state = 'up';
       l.lastAt = this.now;
+      this.durability.linkChanged(l.from.id, l.to.id, true);
       this.trace(`link ${l.from.id}->${l.to.id} up (conn ${conn})`);
       // the shell writes the hello when the connect callback runs (held while the dialer is paused)
       this.onNodeRaw(l.from, gen, () => {
@@ -558,6 +588,7 @@ class Simulator {
     const conn = l.connId;
     l.state = 'down';
     l.connId++;
+    this.durability.linkChanged(l.from.id, l.to.id, false);
     if (wasUp) this.trace(`link ${l.from.id}->${l.to.id} broken (${why})`);
     const a = l.from;
     const b = l.to;
@@ -606,7 +637,7 @@ class Simulator {
 
   private enqueue(l: Link, msg: ClusterMsg, hello: boolean): void {
     const copy = hello ? msg : this.wire(msg);
-    const t = Math.max(this.now + this.delay(), l.lastAt);
+    const t = Math.max(this.now + this.delay() + l.skewMs, l.lastAt);
     l.lastAt = t;
     const conn = l.connId;
     const b = l.to;
@@ -703,8 +734,11 @@ class Simulator {
       });
     } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
       this.checker.checkAck(x.view, token.pkey!);
-      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
-      this.checkCopies(x, token.pkey!, res.info.copies, res.info.revision);
+      if (deposedChecked) {
+        this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
+        const slash = token.sk!.indexOf('/');
+        this.durability.onAck(x.view, token.pkey!, token.sk!.slice(0, slash), token.sk!.slice(slash + 1), res.info);
+      }
     }
     const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
     if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
@@ -718,22 +752,6 @@ class Simulator {
       cl.pending.delete(token.serial);
       done({ kind: 'response', res: copy });
     });
-  }
-
-  /**
-   * A sync ack at RF > 1 names at least two copies (DESIGN.md §2: never on the active's copy
-   * alone; history-format.md v2 under-replicated-ack), and the claim is honest: no more than
-   * the members of the acking node's committed in-sync set that hold the write's revision now,
-   * or that crashed since (a copy that acknowledged and then died cannot be checked).
-   */
-  private checkCopies(x: SimNode, pkey: string, copies: number, rev: number): void {
-    const store = this.config.stores.find((st) => st.name === pkey.slice(0, pkey.lastIndexOf('/')))!;
-    if (store.ackMode !== 'sync' || store.replicationFactor < 2) return;
-    const e = x.core!.committedEntry(pkey)!;
-    const holding = e.inSync.filter((m) => !this.current(m) || this.byId.get(m.node)!.core!.revisionOf(pkey) >= rev).length;
-    if (copies < 2 || holding < copies) {
-      this.violate('under-replicated-ack', `${x.id} acknowledged a sync write of ${pkey} (revision ${rev}) naming ${copies} copies; ${holding} in-sync members of its entry ${describeEntry(e)} hold it`);
-    }
   }
 
   private pkeyOf(store: string, key: string): string {
@@ -868,6 +886,9 @@ class Simulator {
     const both = (a: SimNode, b: SimNode): void => {
       pairs.push([a, b], [b, a]);
     };
+    // the nodes the fault is about (history-format.md faults[].nodes): the cut-off side, or for a
+    // bridge every node but the bridge
+    let touched: SimNode[] = [x];
     switch (f.kind) {
       case 'isolate':
         for (const y of others) both(x, y);
@@ -881,6 +902,7 @@ class Simulator {
       case 'split': {
         const minority = new Set([x]);
         if (this.nodes.length >= 5) minority.add(this.nodes[(x.index + 1) % this.nodes.length]);
+        touched = [...minority];
         for (const a of minority) for (const b of this.nodes) if (!minority.has(b)) both(a, b);
         break;
       }
@@ -888,6 +910,7 @@ class Simulator {
         const half = Math.ceil(others.length / 2);
         const left = others.slice(0, half);
         const right = others.slice(half);
+        touched = others;
         for (const a of left) for (const b of right) both(a, b);
         break;
       }
@@ -900,7 +923,9 @@ class Simulator {
       this.cuts[a.index][b.index]++;
       this.breakLink(this.links[a.index][b.index], 'grudge');
     }
+    const untouch = this.durability.faultStart(touched.map((y) => y.id));
     const end = (): void => {
+      untouch();
       for (const [a, b] of pairs) this.cuts[a.index][b.index] = Math.max(0, this.cuts[a.index][b.index] - 1);
       this.trace(`HEAL ${f.kind} around ${x.id}`);
     };
@@ -984,8 +1009,9 @@ class Simulator {
       finals.set(`${h.store}/${h.key}`, valueId);
       const cls = classifyFinal(h, valueId);
       this.stats.finals[cls]++;
+      const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
+      if (cls === 'lost' && !durable.has(h.store)) this.durability.checkLoss(h, lastOk!, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}, without ${lastOk!.valueId ?? 'delete'} (seq ${lastOk!.seq}, acked by ${lastOk!.ack?.node} at epoch ${lastOk!.ack?.epoch}, t=${lastOk!.completeMs.toFixed(1)})`);
       if (cls === 'unexpected' || cls === 'phantom' || (cls === 'lost' && durable.has(h.store))) {
-        const lastOk = [...h.writes].reverse().find((w) => w.outcome === 'ok');
         this.violate(cls, `${h.store}/${h.key} (${h.pkey}) reads ${valueId ?? 'absent'} on ${x!.id}; last acknowledged: ${lastOk ? `${lastOk.valueId ?? 'delete'} (seq ${lastOk.seq}, acked by ${lastOk.ack?.node} at epoch ${lastOk.ack?.epoch}, t=${lastOk.completeMs.toFixed(1)})` : 'none'}; writes: ${h.writes.map((w) => `#${w.seq}:${w.kind}:${w.outcome}`).join(' ')}`);
       }
     }
@@ -1073,10 +1099,15 @@ class Simulator {
  * from the run's random stream (every kept schedule replays the events it always did).
  */
 function clockOffsetMs(seed: number, node: number, restarts: number): number {
-  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(node + 1, 0xc2b2ae35) ^ Math.imul(restarts + 1, 0x27d4eb2f);
+  return hash32(seed, node, restarts) % 60_000;
+}
+
+/** A 32-bit hash of three integers (unsigned), for fixed per-run draws that leave the random stream alone. */
+function hash32(seed: number, a: number, b: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(a + 1, 0xc2b2ae35) ^ Math.imul(b + 1, 0x27d4eb2f);
   h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
   h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
-  return ((h ^ (h >>> 15)) >>> 0) % 60_000;
+  return (h ^ (h >>> 15)) >>> 0;
 }
 
 function describeEntry(e: RuntimeEntry | undefined): string {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
+import { DEFAULT_TIMING } from '../cluster-config.js';
+import { GENERAL_FAULT_KINDS, type ClusterPreset, type FaultKind, type FaultStep, type FaultTarget, type NetParams, type SimSchedule, type WorkloadParams } from './sim-schedule.js';
 
 /**
  * fast-check generators of simulation schedules (sim brief, issue 4): fault kinds, targets (a node,
@@ -147,4 +148,89 @@ export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
       survivorBoundMs: 10_000,
       bootStaggerMs: r.bootStaggerMs,
     }));
+}
+
+/**
+ * The dense family (issue 12: a schedule must reach the dangerous states to catch a bug there):
+ * within budget, 10-16 s of workload on 3 nodes (sometimes 5), every schedule with
+ * - 2-3 partitions cutting an active off past the suspicion and the escalation (its partitions
+ *   fail over while it may still act; it comes back with a copy its successor never saw), each
+ *   starting after the boot and early enough to end before the workload does, none overlapping
+ *   another, with no other fault in their first seconds (so that a majority replaces the owner);
+ * - 6-10 crashes (of actives mostly): failovers, restarted nodes catching up, failbacks;
+ * - 2-6 other faults of any kind and length, some overlapping the others;
+ * links of unequal speed (a fixed extra delay per link), so the replicas of one active hold
+ * different prefixes of its stream when it fails; writers that keep many keys each and write
+ * fast, so a lost write or a diverged copy is seen before it is overwritten.
+ */
+export function denseScheduleArb(): fc.Arbitrary<SimSchedule> {
+  return fc.record({ workloadMs: fc.integer({ min: 10_000, max: 16_000 }), escalationTimeoutMs: fc.integer({ min: 1_000, max: 2_500 }) }).chain(({ workloadMs, escalationTimeoutMs }) => {
+    const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;
+    // faults start once the partitions have owners (boot takes up to ~1 s), and a cut ends
+    // (past the escalation) with time left to see what the returning owner does
+    const atMs = fc.integer({ min: 500, max: workloadMs - 1_000 });
+    const cutAtMs = fc.integer({ min: 1_000, max: workloadMs - outlast - 1_500 });
+    const active = fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) });
+    const cut = fc.record({ atMs: cutAtMs, kind: fc.constantFrom<FaultKind>('isolate', 'isolate-out', 'split'), target: active, durationMs: fc.integer({ min: outlast + 500, max: outlast + 3_000 }) });
+    const crash = fc.record({ atMs, kind: fc.constant<FaultKind>('crash'), target: fc.oneof({ weight: 3, arbitrary: active }, { weight: 1, arbitrary: targetArb() }), durationMs: fc.oneof(fc.integer({ min: 100, max: 1_000 }), fc.integer({ min: 1_000, max: 4_000 })) });
+    return fc.record({
+      seed: fc.integer(),
+      cluster: fc.constantFrom<ClusterPreset>('n3', 'n3', 'n3', 'n5'),
+      budget: fc.constant('within' as const),
+      workloadMs: fc.constant(workloadMs),
+      escalationTimeoutMs: fc.constant(escalationTimeoutMs),
+      // an integer: fc.double draws uniformly over the doubles' bit patterns, mostly denormals
+      net: fc.tuple(netArb(), fc.integer({ min: 0, max: 60 })).map(([n, linkSkewMs]) => ({ ...n, linkSkewMs })),
+      workload: denseWorkloadArb(),
+      faults: fc
+        .tuple(fc.array(cut, { minLength: 2, maxLength: 3 }), fc.array(crash, { minLength: 6, maxLength: 10 }), fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 2, maxLength: 6 }))
+        .map(([a, b, c]) => quietCuts([...a].sort((x, y) => x.atMs - y.atMs), [...b, ...c], outlast)),
+      bootStaggerMs: bootStaggerArb(),
+    });
+  });
+}
+
+/**
+ * The dense family's faults: cuts that do not overlap one another (a later cut starting before the
+ * previous one healed is left out), and no other fault during a cut's first `outlast` + 1 s: with
+ * another node crashed or cut off as well, a 3-node cluster has no majority and nobody replaces
+ * the cut-off owner, the very state the cut is for (a successor serving while the old owner may
+ * still act). Other faults may overlap a cut's later part (the failover's aftermath, the
+ * failback): the quiet window ends 300 ms past the suspicion and escalation, so that crashes
+ * (the failovers between replicas holding different prefixes) are not crowded out. Sorted by
+ * start.
+ */
+function quietCuts(cuts: FaultStep[], others: FaultStep[], outlast: number): FaultStep[] {
+  const kept: FaultStep[] = [];
+  for (const c of cuts) if (kept.length === 0 || c.atMs >= kept[kept.length - 1].atMs + kept[kept.length - 1].durationMs + 500) kept.push(c);
+  const quiet = kept.map((c) => [c.atMs - 200, c.atMs + outlast + 300] as const);
+  const rest = others.filter((f) => !quiet.some(([a, b]) => f.atMs < b && f.atMs + f.durationMs > a));
+  return [...kept, ...rest].sort((x, y) => x.atMs - y.atMs);
+}
+
+/** Clients of the dense family: 2-4 writers per store, 3-20 keys each, short think times. */
+function denseWorkloadArb(): fc.Arbitrary<WorkloadParams> {
+  return fc.record({
+    writersPerStore: fc.integer({ min: 2, max: 4 }),
+    keysPerWriter: fc.integer({ min: 3, max: 20 }),
+    thinkMinMs: fc.integer({ min: 1, max: 5 }),
+    thinkMaxMs: fc.integer({ min: 5, max: 25 }),
+    readFraction: fc.double({ min: 0, max: 0.3, noNaN: true }),
+    deleteFraction: fc.double({ min: 0, max: 0.2, noNaN: true }),
+    maxAttempts: fc.integer({ min: 2, max: 6 }),
+    attemptTimeoutMs: fc.integer({ min: 200, max: 1500 }),
+    deadlineMs: fc.integer({ min: 1_000, max: 6_000 }),
+  });
+}
+
+/** One fault of any kind (crashes three times as likely) of the dense family: short, medium, or past the suspicion plus the escalation. */
+function denseFaultArb(workloadMs: number, escalationTimeoutMs: number): fc.Arbitrary<FaultStep> {
+  const kinds = GENERAL_FAULT_KINDS.map((k) => ({ weight: k === 'crash' ? 3 : 1, arbitrary: fc.constant(k) }));
+  const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;
+  return fc.record({
+    atMs: fc.integer({ min: 0, max: workloadMs - 1 }),
+    kind: fc.oneof(...kinds),
+    target: fc.oneof({ weight: 3, arbitrary: fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) }) }, { weight: 2, arbitrary: targetArb() }),
+    durationMs: fc.oneof(fc.integer({ min: 50, max: 800 }), fc.integer({ min: 800, max: 4_000 }), fc.integer({ min: outlast, max: outlast + 3_000 })),
+  });
 }

@@ -95,7 +95,7 @@ describe('SimClients (the real client rules on virtual time)', () => {
     const r = firstWrite(() => write(KvStatus.Ok), () => ({ active: 'n2', epoch: 4 }));
     expect(r.sent).toEqual(['n2']);
     expect(r.w).toMatchObject({ seq: 1, kind: 'create', outcome: 'ok', attempts: 1, last: 'Ok', valueId: 's/k0#1' });
-    expect(r.w.ack).toEqual({ node: 'n1', epoch: 1, version: 1, revision: 1 });
+    expect(r.w.ack).toEqual({ node: 'n1', epoch: 1, version: 1, revision: 1, copies: 2 });
   });
 
   it('refreshes the map after ReplicaWriteRejected and retries at the new active', () => {

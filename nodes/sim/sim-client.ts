@@ -45,7 +45,7 @@ export interface WriteRecord {
   invokeMs: number;
   completeMs: number;
   /** For an acknowledged write: who acked it, at which epoch and version. */
-  ack?: { node: string; epoch: number; version: number; revision: number };
+  ack?: { node: string; epoch: number; version: number; revision: number; copies: number };
 }
 
 /** Every write of one key (one writer owns it, so they are totally ordered). */
@@ -239,7 +239,7 @@ export class SimClients {
       if (outcome === 'ok') {
         this.stats.writesOk++;
         const res = last.res as Extract<ClientResponse, { info: unknown }>;
-        rec.ack = { node: res.info.node, epoch: res.info.epoch, version: res.info.version, revision: res.info.revision };
+        rec.ack = { node: res.info.node, epoch: res.info.epoch, version: res.info.version, revision: res.info.revision, copies: res.info.copies };
         k.present = kind !== 'delete';
         k.version = res.info.version;
       } else if (outcome === 'fail') {

@@ -1,35 +1,20 @@
 #!/usr/bin/env node
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
-import { Command, InvalidArgumentError } from 'commander';
-import fc from 'fast-check';
-import { runSimulation, SimViolation } from './failover-sim.js';
-import { scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { SELF_TEST_BUGS, type SelfTestBug } from '../cluster-config.js';
+import { runChecked, scheduleOfRun } from './sim-batch.js';
 import { validateSchedule, type SimSchedule } from './sim-schedule.js';
 
 /**
- * `make sim RUNS=N [SEED=S]` (sim brief, issue 4): runs N generated schedules outside vitest —
- * the same generators as the properties of failover-sim.test.ts, mixed — and prints one summary
- * line on stdout: runs, events, violations, virtual seconds, wall seconds, and the seed that
- * replays the whole batch. Every violation is printed on stderr with its schedule as JSON
- * (replay one with --schedule FILE). Exit code: 0 clean, 1 any violation, 64 bad arguments.
+ * `make sim RUNS=N [SEED=S] [BUG=name]` (sim brief, issue 4; issue 12): runs N generated
+ * schedules outside vitest — the same generators as the properties of failover-sim.test.ts, mixed
+ * with the dense family (sim-batch.ts) — and prints one summary line on stdout: runs, events,
+ * violations, virtual seconds, wall seconds, and the seed that replays the whole batch. Every
+ * violation is printed on stderr with its schedule as JSON (replay one with --schedule FILE).
+ * `--bug` starts every node with that deliberate store bug (cluster-config.ts SELF_TEST_BUGS):
+ * then violations are what is expected. Exit code: 0 clean, 1 any violation, 64 bad arguments.
  */
-
-/** The mix of schedule families, by weight (the properties' proportions). */
-export function mixedScheduleArb(): fc.Arbitrary<SimSchedule> {
-  return fc.oneof(
-    { weight: 8, arbitrary: scheduleArb({ budget: 'within' }) },
-    { weight: 2, arbitrary: scheduleArb({ budget: 'within', clusters: ['n5'], maxWorkloadMs: 4_000 }) },
-    { weight: 5, arbitrary: scheduleArb({ budget: 'beyond', clusters: ['n3', 'n3', 'n5'], crashWeight: 4 }) },
-    { weight: 3, arbitrary: survivorScheduleArb() },
-    { weight: 1, arbitrary: scheduleArb({ budget: 'amnesia', clusters: ['n3', 'n3', 'n5'], crashWeight: 8 }) },
-  );
-}
-
-/** The schedule of run `i` of a batch seeded `seed`: reproducible one by one. */
-export function scheduleOfRun(seed: number, i: number): SimSchedule {
-  return fc.sample(mixedScheduleArb(), { numRuns: 1, seed: (Math.imul(seed, 0x9e3779b1) + i) | 0 })[0];
-}
 
 function positiveInt(v: string): number {
   const n = Number(v);
@@ -50,21 +35,14 @@ interface Summary {
   virtualMs: number;
 }
 
-function runOne(s: SimSchedule, label: string, sum: Summary): void {
+function runOne(s: SimSchedule, label: string, sum: Summary, bug: SelfTestBug | undefined): void {
   sum.runs++;
-  try {
-    const r = runSimulation(s);
-    sum.events += r.events;
-    sum.virtualMs += r.virtualMs;
-    if (s.faults.some((f) => f.kind === 'strip') && r.stats.strips !== 1) {
-      sum.violations++;
-      process.stderr.write(`VIOLATION ${label}: sole-survivor: the strip never ran (${r.stats.faultsSkipped} skipped)\nschedule: ${JSON.stringify(s)}\n`);
-    }
-  } catch (e) {
-    if (!(e instanceof SimViolation)) throw e;
+  const out = runChecked(s, bug);
+  sum.events += out.events;
+  sum.virtualMs += out.virtualMs;
+  if (out.violation) {
     sum.violations++;
-    sum.virtualMs += e.atMs;
-    process.stderr.write(`VIOLATION ${label}: ${e.message}\nschedule: ${JSON.stringify(s)}\n`);
+    process.stderr.write(`VIOLATION ${label}: ${out.violation.message}\nschedule: ${JSON.stringify(bug ? { ...s, selfTestBug: bug } : s)}\n`);
   }
 }
 
@@ -75,6 +53,7 @@ function main(argv: string[]): number {
     .option('--runs <n>', 'schedules to run', positiveInt, 1000)
     .option('--seed <s>', 'seed of the batch (default: random; printed in the summary)', int32)
     .option('--schedule <file>', 'replay one schedule (JSON, as printed with a violation) instead')
+    .addOption(new Option('--bug <name>', 'start every node with this deliberate store bug (self-test)').choices([...SELF_TEST_BUGS]))
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
   try {
@@ -83,7 +62,7 @@ function main(argv: string[]): number {
     const code = (e as { exitCode?: number; code?: string }).code;
     return code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 64;
   }
-  const o = program.opts<{ runs: number; seed?: number; schedule?: string }>();
+  const o = program.opts<{ runs: number; seed?: number; schedule?: string; bug?: SelfTestBug }>();
   const sum: Summary = { runs: 0, events: 0, violations: 0, virtualMs: 0 };
   const t0 = performance.now();
   let seedText = '';
@@ -95,15 +74,15 @@ function main(argv: string[]): number {
       process.stderr.write(`sim: cannot use schedule ${o.schedule}: ${(e as Error).message.split('\n')[0]}\n`);
       return 64;
     }
-    runOne(s, o.schedule, sum);
+    runOne(s, o.schedule, sum, o.bug);
     seedText = `schedule=${o.schedule}`;
   } else {
     const seed = o.seed ?? (Math.floor(Math.random() * 0x100000000) | 0);
     seedText = `seed=${seed}`;
-    for (let i = 0; i < o.runs; i++) runOne(scheduleOfRun(seed, i), `run ${i} of seed ${seed}`, sum);
+    for (let i = 0; i < o.runs; i++) runOne(scheduleOfRun(seed, i), `run ${i} of seed ${seed}`, sum, o.bug);
   }
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} ${seedText}\n`);
+  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} ${seedText}${o.bug ? ` bug=${o.bug}` : ''}\n`);
   return sum.violations > 0 ? 1 : 0;
 }
 

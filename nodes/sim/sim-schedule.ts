@@ -31,6 +31,13 @@ export interface NetParams {
   /** One-way client-to-node delay, ms, uniform in [clientMinDelayMs, clientMaxDelayMs]. */
   clientMinDelayMs: number;
   clientMaxDelayMs: number;
+  /**
+   * Each directed node-to-node link's own extra delay, ms, fixed for the whole run: uniform in
+   * [0, linkSkewMs] (hashed from the seed and the link, so it draws nothing from the run's random
+   * stream). Some paths are slower than others, so the replicas of one active lag it by
+   * different amounts. Absent: 0.
+   */
+  linkSkewMs?: number;
 }
 
 /** The simulated clients (DESIGN.md §3 "Workload": each key written by one writer, sequentially). */
@@ -187,6 +194,7 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(n.minDelayMs >= 0 && n.maxDelayMs >= n.minDelayMs)) bad('net delays must satisfy 0 <= minDelayMs <= maxDelayMs');
   if (!(n.clientMinDelayMs >= 0 && n.clientMaxDelayMs >= n.clientMinDelayMs)) bad('client delays must satisfy 0 <= clientMinDelayMs <= clientMaxDelayMs');
   if (!(n.resetProbability >= 0 && n.resetProbability < 1)) bad('resetProbability must be in [0, 1)');
+  if (n.linkSkewMs !== undefined && !(n.linkSkewMs >= 0)) bad('linkSkewMs must be >= 0');
   const w = s.workload;
   if (!(Number.isInteger(w.writersPerStore) && w.writersPerStore >= 0)) bad('writersPerStore must be an integer >= 0');
   if (!(Number.isInteger(w.keysPerWriter) && w.keysPerWriter >= 1)) bad('keysPerWriter must be an integer >= 1');

@@ -1,4 +1,5 @@
-import type Database from 'better-sqlite3';
+import Database from 'better-sqlite3';
+import { LEDGER_DDL } from '../../ledger/schema.js';
 import { expect } from 'vitest';
 import type { History } from '../../ledger/history-format.js';
 import { validateHistory } from '../../ledger/history-format.js';
@@ -55,6 +56,15 @@ export function history(): History {
     ],
     finalReads: [{ store: 'sync3', key: EVIL, value: 'w1' }, { store: 'sync3', key: 'k2', value: 'w3' }, { store: 'rf1', key: 'k3', value: 'w4' }],
   });
+}
+
+/** An empty in-memory ledger (every table, no rows but the store `sync3`); closed by {@link closeLedgers}. */
+export function emptyLedger(): Database.Database {
+  const db = new Database(':memory:');
+  open.push(db);
+  for (const ddl of LEDGER_DDL) db.exec(ddl);
+  db.exec("INSERT INTO stores VALUES ('sync3', 3, 'sync', 64)");
+  return db;
 }
 
 /** An in-memory ledger with every table the report reads, hostile strings where the store puts strings. */

@@ -1,0 +1,309 @@
+import type { StoreConfig } from '../cluster-config.js';
+import { sameMember, tenureTag, type RuntimeEntry } from '../cluster-messages.js';
+import type { WriteInfo } from '../client-protocol.js';
+import type { KeyHistory, WriteRecord } from './sim-client.js';
+import { InvariantViolation, type NodeView } from './sim-invariants.js';
+
+/**
+ * The durability rules of the store's contract (DESIGN.md §2 and §5, history-format.md v2, seed
+ * 002), checked by the simulator from god's view while the run goes on, not only at the end (a
+ * write lost at a promotion is often written again before the end; a replica left behind is
+ * often resynced by a later failover):
+ * - under-replicated-ack: an acknowledgement of a sync store with RF > 1 says fewer than two
+ *   copies (`copies`), or fewer than two in-sync copies hold the write when it is acknowledged
+ *   (the active included; not on the store's word alone, issue 10), or more copies than hold it;
+ * - possession: when a node starts serving a partition in a new tenure, its copy holds every
+ *   write acknowledged before (sync store, RF > 1, within budget); for an async store, every
+ *   acknowledged write that another in-sync member, untouched by any fault since the write was
+ *   invoked, holds at that moment (seed 002 step 3: promotion never skips a more complete live
+ *   holder; an op that never left the dead owner is the async window's loss, not this);
+ * - replica-missing-write: an in-sync replica of a sync store (RF > 1) lacks a write acknowledged
+ *   before (checked every poll, within budget);
+ * - replication-lag: an in-sync replica of an async store holds a revision below the one its
+ *   active held `asyncLagMs` earlier, while the partition kept its epoch and no fault touched any
+ *   of its nodes, nor any connection of theirs broke or was down, in that window
+ *   (history-format.md v2, replication-lag);
+ * - lost (async and RF1 stores, at the end, within budget): the last acknowledged write of a key
+ *   is missing and the loss is not the contract's: RF1 only when its acking node crashed after
+ *   the write; async only when its owner was replaced (crashed, or another node started a tenure)
+ *   after the write, and a fault touched the owner before that (a takeover from an owner no fault
+ *   touched is a handoff, which loses nothing) and within the lag bound after the write.
+ * Versions order a key's writes (every tenure gives versions above any earlier one), so "holds W"
+ * is "holds W's version or a later one" (a later write of the key, acknowledged or not).
+ */
+
+/** What the durability checks read of one running node: NodeCore's public surface. */
+export interface DurableView extends NodeView {
+  peek(pkey: string, key: string): { value: Buffer | null; version: number } | undefined;
+  revisionOf(pkey: string): number;
+}
+
+/** What the checker needs from the simulator. */
+export interface DurabilityHost {
+  /** Virtual time, ms. */
+  now(): number;
+  /** Every node that is up (paused ones included). */
+  up(): readonly DurableView[];
+  /** Is this node paused now. */
+  paused(node: string): boolean;
+  /** The highest committed entry of a partition on any node that is up. */
+  bestEntry(pkey: string): RuntimeEntry | undefined;
+}
+
+/** Options of {@link DurabilityChecker}. */
+export interface DurabilityOptions {
+  stores: readonly StoreConfig[];
+  /** The keys' write histories (the simulated clients'), by partition. */
+  histories: readonly KeyHistory[];
+  /** The async lag bound, ms (history-format.md v2 `asyncLagMaxMs`; ASYNC_LAG, 1 s by default). */
+  asyncLagMs: number;
+  /** Check the within-budget rules (possession, replica-missing-write, lost). */
+  within: boolean;
+}
+
+interface Touch {
+  nodes: readonly string[];
+  start: number;
+  end: number;
+}
+
+interface LagSample {
+  t: number;
+  epoch: number;
+  active: string | null;
+  revision: number;
+}
+
+/** The durability rules of the module doc, fed by the simulator. */
+export class DurabilityChecker {
+  private readonly storeOf = new Map<string, StoreConfig>();
+  private readonly byPkey = new Map<string, KeyHistory[]>();
+  /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
+  private readonly faults: Touch[] = [];
+  /** Node -> the last time a connection of it broke or came back (any cause: a fault, a reset). */
+  private readonly lastLinkChange = new Map<string, number>();
+  /** Directed connections down now, `${from}>${to}`. */
+  private readonly linksDown = new Set<string>();
+  /** Node -> crash times. */
+  private readonly crashes = new Map<string, number[]>();
+  /** Tenures already checked for possession, and when each partition's tenures started serving. */
+  private readonly tenuresSeen = new Set<string>();
+  private readonly tenureStarts = new Map<string, Array<{ t: number; node: string }>>();
+  private readonly lagSamples = new Map<string, LagSample[]>();
+
+  constructor(
+    private readonly host: DurabilityHost,
+    private readonly o: DurabilityOptions,
+  ) {
+    for (const s of o.stores) this.storeOf.set(s.name, s);
+    for (const h of o.histories) {
+      const list = this.byPkey.get(h.pkey) ?? [];
+      list.push(h);
+      this.byPkey.set(h.pkey, list);
+    }
+  }
+
+  // ───────────── what the simulator reports ─────────────
+
+  /** A nemesis fault started, touching `nodes`; returns the function that ends it. */
+  faultStart(nodes: readonly string[]): () => void {
+    const f: Touch = { nodes, start: this.host.now(), end: Infinity };
+    this.faults.push(f);
+    return () => {
+      if (f.end === Infinity) f.end = this.host.now();
+    };
+  }
+
+  /** A node crashed (kill -9): a fault until its restart, and a crash instant. */
+  crashed(node: string): () => void {
+    const list = this.crashes.get(node) ?? [];
+    list.push(this.host.now());
+    this.crashes.set(node, list);
+    return this.faultStart([node]);
+  }
+
+  /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
+  linkChanged(a: string, b: string, up: boolean): void {
+    const t = this.host.now();
+    this.lastLinkChange.set(a, t);
+    this.lastLinkChange.set(b, t);
+    if (up) this.linksDown.delete(`${a}>${b}`);
+    else this.linksDown.add(`${a}>${b}`);
+  }
+
+  // ───────────── checks ─────────────
+
+  /**
+   * A write acknowledged (Ok) by `x` (rule under-replicated-ack).
+   * @throws InvariantViolation (under-replicated-ack).
+   */
+  onAck(x: DurableView, pkey: string, store: string, key: string, info: WriteInfo): void {
+    const st = this.storeOf.get(store);
+    if (!st || st.ackMode !== 'sync' || st.replicationFactor < 2) return;
+    const e = x.committedEntry(pkey);
+    // an in-sync member whose incarnation is gone may have held the write until it crashed (the
+    // store counts the acknowledgement it sent): counted as a holder, the checker cannot tell
+    let holders = 0;
+    for (const m of e?.inSync ?? []) {
+      const v = this.viewOf(m.node, m.inc);
+      const rec = v?.peek(pkey, key);
+      if (!v || (rec && rec.version >= info.version)) holders++;
+    }
+    // at least two copies, and an honest claim: no more than the in-sync members holding it
+    if (info.copies < 2 || holders < 2 || holders < info.copies) {
+      throw new InvariantViolation('under-replicated-ack', `${x.id} acknowledged ${store}/${key} v${info.version} (rev ${info.revision}, epoch ${info.epoch}) saying ${info.copies} copies; ${holders} in-sync copies hold it (${e ? describe(e) : 'no entry'})`);
+    }
+  }
+
+  /**
+   * After every event of node `x`: a partition `x` serves in a tenure not seen serving before is
+   * checked for possession.
+   * @throws InvariantViolation (possession).
+   */
+  afterEvent(x: DurableView, pkeys: readonly string[]): void {
+    for (const pkey of pkeys) {
+      if (!x.isServingActive(pkey)) continue;
+      const e = x.committedEntry(pkey)!;
+      const tag = tenureTag(e.active!, e.activeSince);
+      if (this.tenuresSeen.has(tag + pkey)) continue;
+      this.tenuresSeen.add(tag + pkey);
+      const starts = this.tenureStarts.get(pkey) ?? [];
+      starts.push({ t: this.host.now(), node: x.id });
+      this.tenureStarts.set(pkey, starts);
+      if (this.o.within) this.checkPossession(x, pkey, e);
+    }
+  }
+
+  private checkPossession(x: DurableView, pkey: string, e: RuntimeEntry): void {
+    const now = this.host.now();
+    for (const h of this.byPkey.get(pkey) ?? []) {
+      const st = this.storeOf.get(h.store)!;
+      const w = lastAcked(h, now);
+      if (!w) continue;
+      const mine = x.peek(pkey, h.key)?.version ?? 0;
+      if (mine >= w.ack!.version) continue;
+      const what = `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${h.store}/${h.key} ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}, acknowledged by ${w.ack!.node} at epoch ${w.ack!.epoch}, t=${w.completeMs.toFixed(1)}); it holds v${mine}`;
+      if (st.replicationFactor > 1 && st.ackMode === 'sync') throw new InvariantViolation('possession', what);
+      if (st.ackMode !== 'async') continue;
+      for (const m of e.inSync) {
+        if (m.node === x.id) continue;
+        const v = this.viewOf(m.node, m.inc);
+        const rec = v?.peek(pkey, h.key);
+        if (!v || !rec || rec.version < w.ack!.version || this.touched(m.node, w.invokeMs, now)) continue;
+        throw new InvariantViolation('possession', `${what}, while in-sync ${m.node}, untouched by any fault since, holds v${rec.version}`);
+      }
+    }
+  }
+
+  /**
+   * Every poll (100 ms of virtual time): replica-missing-write (sync stores, within budget) and
+   * replication-lag (async stores).
+   * @throws InvariantViolation (replica-missing-write, replication-lag).
+   */
+  poll(pkeys: readonly string[]): void {
+    const now = this.host.now();
+    for (const pkey of pkeys) {
+      const hs = this.byPkey.get(pkey);
+      const e = this.host.bestEntry(pkey);
+      if (!e || !hs || hs.length === 0) continue;
+      const st = this.storeOf.get(hs[0].store)!;
+      if (st.ackMode === 'sync' && st.replicationFactor > 1 && this.o.within) this.checkInSyncHolds(pkey, e, hs, now);
+      if (st.ackMode === 'async' && st.replicationFactor > 1) this.checkLag(pkey, e, now);
+    }
+  }
+
+  private checkInSyncHolds(pkey: string, e: RuntimeEntry, hs: readonly KeyHistory[], now: number): void {
+    for (const m of e.inSync) {
+      // a Recovering active syncs from the more complete holder before it serves
+      if (e.health === 'Recovering' && sameMember(m, e.active)) continue;
+      const v = this.viewOf(m.node, m.inc);
+      if (!v) continue;
+      for (const h of hs) {
+        const w = lastAcked(h, now);
+        if (!w) continue;
+        const have = v.peek(pkey, h.key)?.version ?? 0;
+        if (have < w.ack!.version) {
+          throw new InvariantViolation('replica-missing-write', `${m.node} (inc ${m.inc}), in sync for ${pkey} (${describe(e)}), holds ${h.store}/${h.key} at v${have}, without ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}) acknowledged by ${w.ack!.node} at t=${w.completeMs.toFixed(1)}`);
+        }
+      }
+    }
+  }
+
+  private checkLag(pkey: string, e: RuntimeEntry, now: number): void {
+    const samples = this.lagSamples.get(pkey) ?? [];
+    this.lagSamples.set(pkey, samples);
+    const activeView = e.active ? this.viewOf(e.active.node, e.active.inc) : null;
+    samples.push({ t: now, epoch: e.epoch, active: e.active?.node ?? null, revision: activeView ? activeView.revisionOf(pkey) : -1 });
+    const from = now - this.o.asyncLagMs;
+    while (samples.length > 1 && samples[1].t <= from) samples.shift();
+    const base = samples[0];
+    if (base.t > from || !activeView) return;
+    if (samples.some((s) => s.epoch !== e.epoch || s.active !== base.active)) return;
+    for (const n of e.replicas) if ((this.lastLinkChange.get(n) ?? -Infinity) >= from || this.touched(n, from, now)) return;
+    for (const l of this.linksDown) {
+      const [a, b] = l.split('>');
+      if (e.replicas.includes(a) || e.replicas.includes(b)) return;
+    }
+    for (const m of e.inSync) {
+      if (sameMember(m, e.active)) continue;
+      const v = this.viewOf(m.node, m.inc);
+      if (!v) continue;
+      const rev = v.revisionOf(pkey);
+      if (rev < base.revision) {
+        throw new InvariantViolation('replication-lag', `${m.node}, in sync for async ${pkey} (${describe(e)}), holds revision ${rev} at t=${now.toFixed(1)}; its active held ${base.revision} ${this.o.asyncLagMs} ms earlier, with no fault or broken connection in between`);
+      }
+    }
+  }
+
+  /**
+   * At the end (within budget): a key of an async or RF1 store whose last acknowledged write `w`
+   * is missing from the final value.
+   * @throws InvariantViolation (lost) when the contract does not allow that loss.
+   */
+  checkLoss(h: KeyHistory, w: WriteRecord, finalDetail: string): void {
+    const st = this.storeOf.get(h.store)!;
+    const t = w.invokeMs;
+    const acker = w.ack!.node;
+    const crash = (this.crashes.get(acker) ?? []).find((c) => c >= t);
+    if (st.replicationFactor === 1) {
+      if (crash !== undefined) return;
+      throw new InvariantViolation('lost', `${finalDetail}: an RF1 write whose node ${acker} never crashed after it`);
+    }
+    if (st.ackMode !== 'async') return;
+    const takeover = (this.tenureStarts.get(h.pkey) ?? []).find((s) => s.t >= t && s.node !== acker);
+    const te = Math.min(crash ?? Infinity, takeover?.t ?? Infinity);
+    if (te === Infinity) throw new InvariantViolation('lost', `${finalDetail}: an async write whose owner ${acker} was never replaced after it`);
+    if (!this.touched(acker, t, te)) throw new InvariantViolation('lost', `${finalDetail}: an async write whose owner ${acker} no fault touched before its successor took over at t=${te.toFixed(1)} (a handoff loses nothing)`);
+    // the node that took over: the first other node to serve the partition after the write
+    const taker = takeover?.node ?? null;
+    if (!this.touched(acker, t, t + this.o.asyncLagMs) && !(taker && this.touched(taker, t, t + this.o.asyncLagMs))) {
+      throw new InvariantViolation('lost', `${finalDetail}: an async write whose replication no fault disrupted within ${this.o.asyncLagMs} ms`);
+    }
+  }
+
+  // ───────────── helpers ─────────────
+
+  /** Was `node` touched by a nemesis fault in effect at some instant of [from, to]. */
+  private touched(node: string, from: number, to: number): boolean {
+    return this.faults.some((f) => f.start <= to && f.end >= from && f.nodes.includes(node));
+  }
+
+  /** The running view of this incarnation, or null when that incarnation is gone. */
+  private viewOf(node: string, inc: string): DurableView | null {
+    for (const v of this.host.up()) if (v.id === node) return v.inc === inc ? v : null;
+    return null;
+  }
+}
+
+/** The last write of the key acknowledged to its client at or before `now`. */
+function lastAcked(h: KeyHistory, now: number): WriteRecord | null {
+  for (let i = h.writes.length - 1; i >= 0; i--) {
+    const w = h.writes[i];
+    if (w.outcome === 'ok' && w.completeMs <= now && w.ack) return w;
+  }
+  return null;
+}
+
+function describe(e: RuntimeEntry): string {
+  return `e${e.epoch} ${e.active ? `${e.active.node}/${e.active.inc}` : '-'} ${e.health} inSync=${e.inSync.map((m) => m.node).join(',')}`;
+}
