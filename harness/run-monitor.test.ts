@@ -51,10 +51,29 @@ describe('startRunMonitor (virtual clock)', () => {
         throw new Error('the disk is not low');
       },
       estimateWindowMs: 5_000,
+      estimateWarmupMs: 0,
       memoryEveryMs: 2_000,
       ...extra,
     });
   }
+
+  it('opens the estimate window after the warm-up: the early burst of unpacked batches does not count', async () => {
+    const r = recorder();
+    const acked = { n: 0 };
+    truncateSync(path.join(runDir, 'ledger.sqlite'), 1 * MB);
+    const m = start(r, acked, { estimateWarmupMs: 3_000, estimateWindowMs: 4_000 });
+    // 3 MB/s for the first 3 s (raw batches), then 1 MB/s (packed as the run goes)
+    let size = 1;
+    for (let s = 1; s <= 8; s++) {
+      size += s <= 3 ? 3 : 1;
+      truncateSync(path.join(runDir, 'ledger.sqlite'), size * MB);
+      acked.n = s * 1_000;
+      await vi.advanceTimersByTimeAsync(1_000);
+    }
+    // window 3 s -> 7 s: 10 MB -> 14 MB; 53 s of phase left after 7 s at 1 MB/s
+    expect(m.estimate).toMatchObject({ startBytes: 10 * MB, measuredBytes: 14 * MB, windowMs: 4_000, bytesPerSec: MB, acked: 4_000, expectedBytes: 14 * MB + 53 * MB });
+    expect(r.logs).toContain('ledger: +4 MB from 3 s to 7 s of faults, 1049 B per acknowledged write: expected ~67 MB by the end of the fault phase');
+  });
 
   it('estimates the ledger over its window, samples memory, shows progress, records the final size', async () => {
     const r = recorder();
