@@ -15,7 +15,7 @@ import { sweepIptables } from '../runtime/iptables.js';
 import { needs } from '../../test-support/capabilities.js';
 import { makeTempDir, sweepLeftovers, tempDirSweeper } from '../sweep.js';
 import { nodeGid, NODE_GID_BASE, snatRule, sweepSourceNat } from './loopback-snat.js';
-import { TargetProcessRuntime } from './target-process-runtime.js';
+import { TargetProcessRuntime, waitStopped } from './target-process-runtime.js';
 import { endpointOf } from './target.js';
 import { alive } from './test-support/target-cluster.js';
 import { ask, StandInTarget } from './test-support/stand-in-target.js';
@@ -26,6 +26,29 @@ import path from 'node:path';
 // setpriv (util-linux) starts the nodes; their addresses and grudges need iptables: without them NOT run
 const runtime = needs('targetRuntime');
 const net = needs('iptables');
+
+describe('waitStopped', () => {
+  it('returns once the kernel shows the process stopped, at once for a gone pid', async () => {
+    const child = execa('sleep', ['30']);
+    child.catch(() => {});
+    const pid = child.pid!;
+    const state = (): string => {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    };
+    try {
+      child.kill('SIGSTOP');
+      await waitStopped(pid, 5_000);
+      expect(state()).toBe('T');
+      child.kill('SIGCONT');
+    } finally {
+      child.kill('SIGKILL');
+    }
+    const t0 = Date.now();
+    await waitStopped(2 ** 22 + 12_345, 5_000);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+  });
+});
 
 describe('node group ids and nat rules', () => {
   it('a node group id encodes its loopback address; other addresses are refused', () => {
