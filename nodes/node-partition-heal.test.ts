@@ -37,7 +37,7 @@ async function metadata(conn: NodeConnection): Promise<MetadataDoc | null> {
  * healed, n1 stayed silent to its peers for two minutes, because its peer connections sat in TCP
  * retransmission backoff and nothing replaced them. Real processes, a real iptables cut.
  */
-describe.skipIf(netAdmin !== null)(`a node cut off by a long partition is heard again right after the heal${netAdmin ? ` (SKIPPED: ${netAdmin})` : ''}`, () => {
+describe.skipIf(netAdmin !== null)(`a node cut off by a long partition is heard again right after the heal${netAdmin ? ` [NOT RUN: ${netAdmin}]` : ''}`, () => {
   let c: TestCluster;
   let conns: Map<string, NodeConnection>;
   beforeAll(async () => {
@@ -107,7 +107,7 @@ const SHORT_CUT_MS = 8_000;
  * fault on it: its links delivered nothing after the heal, so the leader still heard nothing.
  * With the link watchdog it is heard again at once and keeps its partitions.
  */
-describe.skipIf(netAdmin !== null)(`an owner cut off for less than the escalation keeps its partitions after the heal${netAdmin ? ` (SKIPPED: ${netAdmin})` : ''}`, () => {
+describe.skipIf(netAdmin !== null)(`an owner cut off for less than the escalation keeps its partitions after the heal${netAdmin ? ` [NOT RUN: ${netAdmin}]` : ''}`, () => {
   let c: TestCluster;
   beforeAll(async () => {
     c = await startTestCluster({ partitions: true, timing: { escalationTimeoutMs: 10_000 } });
@@ -161,7 +161,7 @@ describe.skipIf(netAdmin !== null)(`an owner cut off for less than the escalatio
  * near 0, so the new, smaller times never replaced it): the new incarnation took that old time as
  * a lease reaching far into its own future. An echo now names the incarnation whose clock it is.
  */
-describe.skipIf(netAdmin !== null)(`an owner restarted, then cut off, stops acknowledging within its lease${netAdmin ? ` (SKIPPED: ${netAdmin})` : ''}`, () => {
+describe.skipIf(netAdmin !== null)(`an owner restarted, then cut off, stops acknowledging within its lease${netAdmin ? ` [NOT RUN: ${netAdmin}]` : ''}`, () => {
   let c: TestCluster;
   beforeAll(async () => {
     c = await startTestCluster({ partitions: true });

@@ -27,7 +27,7 @@ const template: Omit<ClusterConfig, 'nodes'> = {
   multiKeyLongTailRetryThresholdsMs: '',
 };
 
-describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime fault kinds: ${NOT_RUN}` : `docker runtime fault kinds (engine ${engine})`, () => {
+describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime fault kinds [NOT RUN: no Docker engine answers (start dockerd, or run .ci/run)]` : `docker runtime fault kinds (engine ${engine})`, () => {
   let runtime: DockerRuntime;
   let runDir: string;
   let clockDir = '';

@@ -41,7 +41,7 @@ function sleep(ms: number): Promise<void> {
   return new Promise((r) => setTimeout(r, ms));
 }
 
-describe.skipIf(noClock !== null)(noClock ? `process runtime clock faults: NOT RUN (${noClock})` : 'process runtime clock faults (libfaketime)', () => {
+describe.skipIf(noClock !== null)(noClock ? `process runtime clock faults [NOT RUN: ${noClock}]` : 'process runtime clock faults (libfaketime)', () => {
   let rt: ProcessRuntime;
   let runDir: string;
   beforeAll(async () => {
@@ -108,7 +108,7 @@ describe.skipIf(noClock !== null)(noClock ? `process runtime clock faults: NOT R
   }, 30_000);
 });
 
-describe.skipIf(noNetAdmin !== null)(noNetAdmin ? `process runtime client cut: NOT RUN (${noNetAdmin})` : 'process runtime client cut and one-way grudge (iptables)', () => {
+describe.skipIf(noNetAdmin !== null)(noNetAdmin ? `process runtime client cut [NOT RUN: ${noNetAdmin}]` : 'process runtime client cut and one-way grudge (iptables)', () => {
   let rt: ProcessRuntime;
   let runDir: string;
   beforeAll(async () => {

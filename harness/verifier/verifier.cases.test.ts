@@ -40,7 +40,7 @@ let work = '';
 
 const canon = (f: ExpectedFinding): string => JSON.stringify([f.class, f.kind, f.store, f.key, f.write, f.partition ?? null, f.read ?? null]);
 
-describe.skipIf(missing !== null)(`verifier cases (shared/cases/verifier)${missing === null ? '' : `: SKIPPED, ${missing}`}`, () => {
+describe.skipIf(missing !== null)(`verifier cases (shared/cases/verifier)${missing === null ? '' : ` [NOT RUN: ${missing}]`}`, () => {
   // made only when the suite runs (a skipped suite leaves no folder behind)
   beforeAll(() => {
     work = mkdtempSync(join(tmpdir(), 'zaris-certify-cases-'));
