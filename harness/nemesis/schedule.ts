@@ -813,8 +813,13 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const opening: Array<EpisodeName | 'stop-active'> = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
   const beside = new Set<EpisodeName>(['clock', 'client-cut']);
   let episode = 0;
-  /** Lays episodes from `from` until `to` (ms of the phase). */
-  const fill = (from: number, to: number): void => {
+  /**
+   * Lays episodes from `from` until `to` (ms of the phase). With `deferOpening`, an opening
+   * episode that does not fit stops this segment and is the first of the next one (the segment
+   * before the eviction-long fault can be short: a 140 s run's opening isolation filled it and its
+   * long pause was dropped, so the run had no pause past the escalation timeout).
+   */
+  const fill = (from: number, to: number, deferOpening = false): void => {
     let cursor = from;
     let misses = 0;
     for (; cursor < to && misses < 20; episode++) {
@@ -840,6 +845,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
         }
       }
       const placed = place(schedule, steps, cursor, to);
+      if (placed === 0 && inOpening && deferOpening) break;
       if (placed === 0) {
         misses++;
         cursor += draw(rng, c.D.calm);
@@ -858,7 +864,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const warmup = draw(rng, { lo: 1_000, hi: 2_000 }); // let the workload warm up before the first fault
   if (!evictFits) fill(warmup, opts.durationMs);
   else {
-    fill(warmup, evictAt);
+    fill(warmup, evictAt, true);
     const kind = rng.pick(evictKinds);
     const target = roleTarget(c, { active: 40, leader: 20, replica: 20, random: 20 });
     const step: Step = kind === 'partition' ? { kind, topology: 'isolate', target, durationMs: evictLen, offsetMs: 0 } : { kind, target, durationMs: evictLen, offsetMs: 0 };
