@@ -1371,8 +1371,9 @@ export class NodeCore {
     if (!src || !this.live(src, now)) return false;
     if (e.inSync.some((m) => sameMember(m, src))) return true;
     if (!e.syncTag || !e.replicas.includes(src.node)) return false;
+    // no report of this term yet (a new leader): wait for it while the holder answers
     const r = this.freshReport(src, e.pkey, now);
-    return r !== null && r.tag === e.syncTag;
+    return r === null || r.tag === e.syncTag;
   }
 
   /**
