@@ -475,4 +475,36 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       ],
     },
   },
+  {
+    // make sim run 1346 (batch seed 4040), 5 nodes: the leader n1 is split away with n2; ~997 ms
+    // in, its quorum check still counted n3 (silent 970 ms) as heard while n4 and n5 (silent
+    // 1000 ms) were suspected, so it proposed dropping n4 and n5 from async3/2's in-sync set,
+    // keeping only its active n3 - which had crashed. The proposal never committed, but the next
+    // leader n5 adopted it (Raft's re-proposal of accepted entries): in-sync = [n3], no candidate,
+    // and the partition was regenerated empty, wiping n4's copy of writes n3 acknowledged
+    // ("possession at 4020.6 ms: n4 serves async3/2 in a new tenure without async3/k2#4 ... while
+    // n4 ... held it then"). A leader now decides only from a fresh view, keeps a member it can
+    // confirm in every shrink, a new leader does not re-propose a shrink that keeps only gone
+    // members, and a gone in-sync set hands the partition to the replica holding the owner's log.
+    name: 'a cut-off leader does not shrink an in-sync set to a crashed owner, nor does the next leader adopt it (run 1346)',
+    schedule: {
+      seed: 6,
+      cluster: 'n5',
+      budget: 'within',
+      workloadMs: 12247,
+      escalationTimeoutMs: 1005,
+      net: { minDelayMs: 0.05000000000000007, maxDelayMs: 23.083196627591295, resetProbability: 0.0004188330737980613, clientMinDelayMs: 0.15139628569700964, clientMaxDelayMs: 0.15139628569700964, linkSkewMs: 4 },
+      workload: { writersPerStore: 2, keysPerWriter: 18, thinkMinMs: 1, thinkMaxMs: 13, readFraction: 1.5e-323, deleteFraction: 1.8188560364198156e-95, maxAttempts: 4, attemptTimeoutMs: 910, deadlineMs: 4833 },
+      faults: [
+        { atMs: 73, kind: 'split', target: { kind: 'leader' }, durationMs: 1763 },
+        { atMs: 506, kind: 'crash', target: { kind: 'active', partition: 12 }, durationMs: 3640 },
+        { atMs: 511, kind: 'crash', target: { kind: 'active', partition: 11 }, durationMs: 1003 },
+        { atMs: 512, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 989 },
+        { atMs: 707, kind: 'isolate', target: { kind: 'active', partition: 11 }, durationMs: 1318 },
+        { atMs: 4858, kind: 'isolate-out', target: { kind: 'active', partition: 8 }, durationMs: 3109 },
+        { atMs: 8679, kind: 'isolate-out', target: { kind: 'active', partition: 6 }, durationMs: 4747 },
+      ],
+      bootStaggerMs: 227,
+    },
+  },
 ];
