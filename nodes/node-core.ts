@@ -909,7 +909,13 @@ export class NodeCore {
       let hiAcc: RuntimeEntry | undefined;
       let hiCom: RuntimeEntry | undefined;
       for (const vs of this.voteStates) {
-        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || e.epoch > hiAcc.epoch)) hiAcc = e;
+        // the highest ballot: epoch, then term (Paxos). Two entries accepted at one epoch by
+        // different terms (a cut-off leader's proposal that only it accepted, and the later
+        // leader's, committed by a majority) are not a tie: the later term's may have committed,
+        // the earlier one never did (make sim RUNS=2000 SEED=4040, run 1408: the cut-off old
+        // leader, elected again, re-proposed its own epoch-2 entry naming itself, over the
+        // committed epoch 2 of its successor: the successor's acks at epoch 2 were superseded)
+        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || supersedes(e, hiAcc))) hiAcc = e;
         for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || supersedes(e, hiCom))) hiCom = e;
       }
       if (hiCom) this.learnCommitted(hiCom);

@@ -507,4 +507,33 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       bootStaggerMs: 227,
     },
   },
+  {
+    // make sim RUNS=2000 SEED=4040, run 1408, found with the fresh-view fixes of run 1346 (which
+    // changed its timing; main ran it clean by luck): n1, leader of term 1, isolated, proposed an
+    // epoch-2 entry of async3/0 naming itself that only it accepted; n2 (term 2) committed a
+    // different epoch 2 (active n2) with n3. Elected again in term 3 with n3's vote, n1 took the
+    // highest accepted entry by epoch alone - its own term-1 entry won the tie - and re-proposed it
+    // at epoch 3 over n2's committed tenure ("stale-owner-ack: n2 acknowledged a write of async3/0
+    // as the active of epoch 2, but epoch 3 (active n1 since 1) is already committed"). A new
+    // leader now takes the highest ballot: epoch, then term.
+    name: 'a new leader adopts the accepted entry of the highest ballot (epoch, then term), not its own older one (run 1408)',
+    schedule: {
+      seed: -700759907,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 15988,
+      escalationTimeoutMs: 1897,
+      net: { minDelayMs: 0.05000000000000009, maxDelayMs: 34.06903886660101, resetProbability: 0.00020000000000000012, clientMinDelayMs: 0.4363521701227157, clientMaxDelayMs: 0.4363521701227157, linkSkewMs: 56 },
+      workload: { writersPerStore: 3, keysPerWriter: 14, thinkMinMs: 4, thinkMaxMs: 22, readFraction: 1.4366771924610713e-188, deleteFraction: 5.373948388853542e-83, maxAttempts: 6, attemptTimeoutMs: 1076, deadlineMs: 1370 },
+      faults: [
+        { atMs: 0, kind: 'isolate', target: { kind: 'active', partition: 0 }, durationMs: 3992 },
+        { atMs: 3203, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 319 },
+        { atMs: 4296, kind: 'split', target: { kind: 'active', partition: 10 }, durationMs: 4153 },
+        { atMs: 7657, kind: 'crash', target: { kind: 'active', partition: 3 }, durationMs: 358 },
+        { atMs: 11391, kind: 'isolate', target: { kind: 'active', partition: 7 }, durationMs: 5337 },
+        { atMs: 14829, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 3449 },
+      ],
+      bootStaggerMs: 2284,
+    },
+  },
 ];
