@@ -98,10 +98,17 @@ class Bus {
     }
   }
 
-  /** The cut heals: what `node` sent while held is delivered now, in order (a killed node's kernel retransmits it). */
-  release(node: string): void {
+  /**
+   * The cut heals: what `node` sent while held is delivered, in order, one message every `gapMs`
+   * (a killed node's kernel retransmitting its socket buffer).
+   */
+  release(node: string, gapMs = 20): void {
     this.hold.delete(node);
-    for (const q of this.held.filter((h) => h.from === node)) this.queue.push({ ...q, at: this.now + 1 });
+    let at = this.now + 1;
+    for (const q of this.held.filter((h) => h.from === node)) {
+      this.queue.push({ ...q, at });
+      at += gapMs;
+    }
     this.held = this.held.filter((h) => h.from !== node);
   }
 
@@ -270,11 +277,11 @@ describe('NodeCore: a dead incarnation is never revived (runs/evidence-stale-inc
   });
 });
 
-/** A key of partition `pkey` (`store/partition`). */
-function keyOn(pkey: string): string {
+/** The key of partition `pkey` (`store/partition`) that comes `skip` keys after its first one (k0, k1, ... in order). */
+function keyOn(pkey: string, skip = 0): string {
   const [store, p] = pkey.split('/');
   const st = CONFIG.stores.find((s) => s.name === store)!;
-  for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p)) return `k${i}`;
+  for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p) && skip-- === 0) return `k${i}`;
 }
 
 describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync set to it (insync helper, bug 2)', () => {
@@ -282,7 +289,10 @@ describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync
    * An async partition whose active A is not the leader L, with k1 written and replicated; then A
    * is cut off (its messages queue in the link) for `cutMs`, acknowledges k2 alone, and so asks the
    * leader to drop its lagging replicas (queued); A is killed, the cut heals, the queued messages
-   * arrive, and only then the leader learns A's death (NodeLeft, probe refused).
+   * arrive, and only then the leader learns A's death (NodeLeft, probe refused). The make sim
+   * simulation cannot play this (a crash breaks its links and drops what they carried), hence
+   * this bus. Both tests fail on main 85fbb34: the queued drops commit in-sync = [A], the
+   * partition goes Unavailable and is regenerated empty (map version 2), k1 gone.
    */
   function killedOwnerAfterCut(cutMs: number): { bus: Bus; leader: NodeCore; pkey: string; owner: string; key: string; dropShrankToOwner: boolean } {
     const bus = healthyBus();
@@ -301,11 +311,12 @@ describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync
     for (const c of bus.cores.values()) expect(c.peek(pkey, key)?.value?.toString()).toBe('v1');
     const epoch = leader.committedEntry(pkey)!.epoch;
     bus.hold.add(owner);
-    bus.cores.get(owner)!.onClient({ ...put('async3', `${key}-cut`, 'v2'), reqId: 900_001 } as ClientRequest, 900_001);
+    const key2 = keyOn(pkey, 1);
+    bus.cores.get(owner)!.onClient({ ...put('async3', key2, 'v2'), reqId: 900_001 } as ClientRequest, 900_001);
     bus.run(cutMs);
     bus.kill(owner);
     bus.release(owner);
-    bus.run(30);
+    bus.run(300);
     const e = leader.committedEntry(pkey)!;
     const dropShrankToOwner = e.epoch > epoch && e.inSync.length === 1 && e.inSync[0].node === owner;
     leader.onPeerDown(owner);
