@@ -10,8 +10,9 @@ import { assignAll } from '../nodes/partitioning.js';
 import { NullLedger, type Ledger } from '../ledger/ledger-writer.js';
 import { WorkerLedger } from '../ledger/worker-ledger.js';
 import { DEFAULT_STALL_BOUND_MS } from './verifier/stalls.js';
-import { DEFAULT_ASYNC_LAG_MS, META, parseWriteId, type RunRulesConfig } from '../ledger/schema.js';
+import { DEFAULT_ASYNC_LAG_MS, META, type RunRulesConfig } from '../ledger/schema.js';
 import { startRunClock, type RunClock } from './clock.js';
+import { finalReadAll } from './final-reads.js';
 import { checkClientEnv, clientOptionsRecord, type ClientOptionsRecord } from './client-options.js';
 import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
@@ -667,48 +668,17 @@ async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: 
 }
 
 /**
- * The end phase's final read of every key (DESIGN.md §3), paged through the ledger's keys table
- * (memory stays flat however many keys the run created): the value names the write it came from
- * (`w<key_id>.<seq>`); an absent key reads as null; a key whose read never succeeds after three
- * rounds is unreadable (the verifier reports it unverified).
+ * The end phase's final reads through the Zaris client (harness/final-reads.ts): from active
+ * owners only; an Ok answer's value is the write id read, NotFound reads as absent, a key the
+ * client could not read is read again next round.
  */
-async function finalReads(client: ZarisClient, ledger: Ledger, clock: RunClock): Promise<number> {
-  let after = 0;
-  let n = 0;
-  for (;;) {
-    const page = ledger.keysPage(after, 5_000);
-    if (page.length === 0) break;
-    after = page[page.length - 1].keyId;
-    const byStore = new Map<string, typeof page>();
-    for (const k of page) {
-      const list = byStore.get(k.store) ?? [];
-      list.push(k);
-      byStore.set(k.store, list);
-    }
-    for (const [store, rows] of byStore) {
-      let pending = rows;
-      for (let round = 0; round < 3 && pending.length > 0; round++) {
-        if (round > 0) await new Promise((r) => setTimeout(r, 1_000));
-        const got = await client.readMany(store, pending.map((k) => k.key));
-        const again: typeof rows = [];
-        for (const k of pending) {
-          const r = got.get(k.key);
-          if (!r) {
-            again.push(k);
-            continue;
-          }
-          if (r.status === KvStatus.Ok && r.value) {
-            const value = r.value.toString('utf8');
-            const parsed = parseWriteId(value);
-            ledger.finalRead(k.keyId, value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
-          } else ledger.finalRead(k.keyId, null, null, false, clock.now());
-        }
-        pending = again;
-      }
-      for (const k of pending) ledger.finalRead(k.keyId, null, null, true, clock.now());
-      n += rows.length;
-    }
-  }
-  ledger.flush();
-  return n;
+function finalReads(client: ZarisClient, ledger: Ledger, clock: RunClock): Promise<number> {
+  return finalReadAll(ledger, clock, async (store, keys) => {
+    const got = await client.readMany(store, keys);
+    return keys.map((key) => {
+      const r = got.get(key);
+      if (!r) return undefined;
+      return r.status === KvStatus.Ok && r.value ? r.value.toString('utf8') : null;
+    });
+  }, 5_000);
 }

@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import net from 'node:net';
-import { performance } from 'node:perf_hooks';
 import type { ClusterConfig, NodeConfig } from './cluster-config.js';
 import { decodeRequest, encodeResponse, Op, ProtocolError, type ClientResponse } from './client-protocol.js';
 import { decodeClusterFrame, decodeLinkAck, encodeBatch, encodeHello, encodeLinkAck, encodeRep } from './cluster-codec.js';
@@ -10,6 +9,7 @@ import { FrameError, FrameReader, FrameWriter } from './framing.js';
 import { KvStatus } from './kv-status.js';
 import { LinkAcker, LinkWatch } from './link-watch.js';
 import { LoopDelayMonitor } from './loop-delay.js';
+import { makeNodeClock } from './node-clock.js';
 import { NodeCore, type ProbeResult } from './node-core.js';
 import { nodeMetricFamilies, startMetricsServer } from './node-metrics.js';
 
@@ -84,7 +84,8 @@ export class NodeShell {
   private flushScheduled = false;
   private ticker: NodeJS.Timeout | null = null;
   private stopped = false;
-  private readonly t0 = performance.now();
+  /** The node's monotonic clock, ms (node-clock.ts: robust to the harness's clock-rate faults). */
+  private readonly clock = makeNodeClock();
   private readonly loop = new LoopDelayMonitor();
   private lastTickAt = -1;
   /** Our own loop was stopped or blocked until then: links are not judged before their acks are read. */
@@ -100,7 +101,7 @@ export class NodeShell {
     this.self = self;
     this.ownAddresses = config.nodes.every((n) => net.isIP(n.host)) && new Set(config.nodes.map((n) => n.host)).size === config.nodes.length;
     this.core = new NodeCore(id, inc, config, {
-      now: () => performance.now() - this.t0,
+      now: () => this.clock(),
       random: Math.random,
       send: (to, msg) => this.send(to, msg),
       respond: (token, res) => this.respond(token as ClientConn, res),
@@ -127,7 +128,7 @@ export class NodeShell {
     for (const p of this.peers.values()) this.dial(p);
     this.loop.start();
     this.ticker = setInterval(() => {
-      const now = performance.now() - this.t0;
+      const now = this.clock();
       // the loop was blocked (or the process stopped): say so in the node's own log (issue 11)
       if (this.lastTickAt >= 0 && now - this.lastTickAt > STALL_LOG_MS) this.log('event-loop-stall', { node: this.self.id, gapMs: Math.round(now - this.lastTickAt) });
       if (this.lastTickAt >= 0 && now - this.lastTickAt > TICK_MS * 5) this.resumedAt = now;
@@ -300,7 +301,7 @@ export class NodeShell {
     const acks = new FrameReader(64);
     socket.on('data', (chunk) => {
       try {
-        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f), performance.now() - this.t0);
+        for (const f of acks.push(chunk)) watch.acked(decodeLinkAck(f), this.clock());
       } catch (e) {
         this.log('cluster-protocol-error', { to: p.cfg.id, message: (e as Error).message });
         socket.resetAndDestroy();
@@ -326,7 +327,7 @@ export class NodeShell {
    * backoff and would deliver nothing for as long again after the heal. The close handler redials.
    */
   private checkLinks(): void {
-    const now = performance.now() - this.t0;
+    const now = this.clock();
     // after a gap in our own loop (SIGSTOP, a long task) the peers' acks wait unread in our socket
     // buffers: let the loop read them before judging any link
     if (now - this.resumedAt < LINK_CHECK_GRACE_MS) return;
@@ -380,7 +381,7 @@ export class NodeShell {
 
   private flush(): void {
     this.flushScheduled = false;
-    const now = performance.now() - this.t0;
+    const now = this.clock();
     this.core.flush();
     for (const p of this.peers.values()) {
       if (!p.connected || !p.socket) continue;

@@ -13,8 +13,13 @@
  *   by whole seconds, back or forward; the monotonic clock (what timers, leases and timeouts use)
  *   is untouched.
  * - `monotonic`: FAKETIME_XRESET=1. Both clocks run at a rate (0.5 = half speed, 2 = twice as
- *   fast); XRESET makes a rate change take effect from now on, without a jump. No offsets: a
- *   monotonic clock never goes back, and a forward leap is not offered.
+ *   fast); XRESET makes a rate change take effect from now on, without a jump, but only for a
+ *   process that reads its wall clock as often as its monotonic clock: libfaketime re-anchors
+ *   every clock at the last wall-clock value it handed out, so a process that mostly reads its
+ *   monotonic clock is thrown back by the time since its last wall-clock read and its timers stall
+ *   (measured: 8-20 s). The store node keeps that reading fresh (nodes/node-clock.ts; tested in
+ *   faketime-node-clock.test.ts). No offsets: a monotonic clock never goes back, and a forward
+ *   leap is not offered.
  *
  * The library re-reads the timestamp file at most once per FAKETIME_CACHE_DURATION (1 s; its
  * check has whole-second granularity, so a change is in effect {@link CLOCK_EFFECT_MS} after the

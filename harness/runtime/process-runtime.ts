@@ -184,17 +184,12 @@ export class ProcessRuntime implements Runtime {
   }
 
   async partition(grudge: Grudge): Promise<void> {
-    if (!this.partitioner) throw new Error('partitions are not available in this run (the process runtime was started without iptables)');
-    await this.partitioner.apply(grudge);
+    await loopbackPartition(this.partitioner, grudge);
   }
 
   async cutClient(nodeIds: readonly string[]): Promise<void> {
     for (const id of nodeIds) this.get(id);
-    if (!this.partitioner) {
-      if (nodeIds.length === 0) return;
-      throw new Error('client cuts are not available in this run (the process runtime was started without iptables)');
-    }
-    await this.partitioner.cutClient(this.clientSource, nodeIds);
+    await loopbackClientCut(this.partitioner, this.clientSource, nodeIds);
   }
 
   async heal(): Promise<void> {
@@ -268,6 +263,29 @@ export class ProcessRuntime implements Runtime {
     n.proc = null;
     n.paused = false;
   }
+}
+
+/**
+ * Applies a partition map (grudge) to nodes that are processes on loopback addresses (both
+ * process runtimes: the store's and other targets').
+ * @throws Error when the runtime was started without iptables, or iptables fails.
+ */
+export async function loopbackPartition(partitioner: IptablesPartitioner | null, grudge: Grudge): Promise<void> {
+  if (!partitioner) throw new Error('partitions are not available in this run (the process runtime was started without iptables)');
+  await partitioner.apply(grudge);
+}
+
+/**
+ * Cuts the harness's client traffic (from `clientSource`) to exactly `nodeIds` (none: every cut
+ * healed), on loopback nodes of either process runtime.
+ * @throws Error when the runtime was started without iptables and a cut is asked, or iptables fails.
+ */
+export async function loopbackClientCut(partitioner: IptablesPartitioner | null, clientSource: string, nodeIds: readonly string[]): Promise<void> {
+  if (!partitioner) {
+    if (nodeIds.length === 0) return;
+    throw new Error('client cuts are not available in this run (the process runtime was started without iptables)');
+  }
+  await partitioner.cutClient(clientSource, nodeIds);
 }
 
 /**

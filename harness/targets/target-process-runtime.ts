@@ -2,7 +2,7 @@ import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { IptablesPartitioner, newRunTag } from '../runtime/iptables.js';
-import { clientSourceAddress, loopbackBlock, waitForPort } from '../runtime/process-runtime.js';
+import { clientSourceAddress, loopbackBlock, loopbackClientCut, loopbackPartition, waitForPort } from '../runtime/process-runtime.js';
 import type { ClockMode, Grudge } from '../runtime/runtime.js';
 import { makeTempDir } from '../sweep.js';
 import { SETPRIV } from './installed.js';
@@ -185,17 +185,12 @@ export class TargetProcessRuntime implements TargetRuntime {
   }
 
   async partition(grudge: Grudge): Promise<void> {
-    if (!this.partitioner) throw new Error('partitions are not available in this run (the process runtime was started without iptables)');
-    await this.partitioner.apply(grudge);
+    await loopbackPartition(this.partitioner, grudge);
   }
 
   async cutClient(nodeIds: readonly string[]): Promise<void> {
     for (const id of nodeIds) this.slot(id);
-    if (!this.partitioner) {
-      if (nodeIds.length === 0) return;
-      throw new Error('client cuts are not available in this run (the process runtime was started without iptables)');
-    }
-    await this.partitioner.cutClient(this.clientSource, nodeIds);
+    await loopbackClientCut(this.partitioner, this.clientSource, nodeIds);
   }
 
   async heal(): Promise<void> {

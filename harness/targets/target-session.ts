@@ -7,8 +7,8 @@
  * own. harness/certify.ts runs the rest (schedule, nemesis, heal, seal, verify) as for Zaris.
  */
 import type { Ledger } from '../../ledger/ledger-writer.js';
-import { parseWriteId } from '../../ledger/schema.js';
 import type { RunClock } from '../clock.js';
+import { finalReadAll } from '../final-reads.js';
 import { Workload } from '../workload.js';
 import { TargetDriver } from './target-driver.js';
 import type { Target, TargetClient, TargetCluster, TargetRuntime } from './target.js';
@@ -124,45 +124,16 @@ export async function startTargetSession(o: TargetSessionOptions): Promise<Targe
 }
 
 /**
- * The end phase's final read of every key (DESIGN.md §3), paged through the ledger's keys table
- * (memory stays flat): the value names the write it came from (`w<key_id>.<seq>`), an absent key
- * reads as null, a key no read answered after three rounds (1 s apart) is unreadable (the
- * verifier reports it unverified). Returns the number of keys.
+ * The end phase's final reads through a target's client (harness/final-reads.ts): an `ok` answer
+ * for the key asked is its value (null: absent); any other answer is read again next round.
+ * Returns the number of keys.
  */
-export async function finalReadsThrough(client: TargetClient, ledger: Ledger, clock: RunClock): Promise<number> {
-  let after = 0;
-  let n = 0;
-  for (;;) {
-    const page = ledger.keysPage(after, 2_000);
-    if (page.length === 0) break;
-    after = page[page.length - 1].keyId;
-    const byStore = new Map<string, typeof page>();
-    for (const k of page) {
-      const list = byStore.get(k.store) ?? [];
-      list.push(k);
-      byStore.set(k.store, list);
-    }
-    for (const [store, rows] of byStore) {
-      let pending = rows;
-      for (let round = 0; round < 3 && pending.length > 0; round++) {
-        if (round > 0) await new Promise((r) => setTimeout(r, 1_000));
-        const got = await client.readMany(store, pending.map((k) => k.key));
-        const again: typeof rows = [];
-        pending.forEach((k, i) => {
-          const r = got[i];
-          if (!r || r.key !== k.key || r.outcome !== 'ok') {
-            again.push(k);
-            return;
-          }
-          const parsed = r.value === null ? null : parseWriteId(r.value);
-          ledger.finalRead(k.keyId, r.value, parsed && parsed.keyId === k.keyId ? parsed : null, false, clock.now());
-        });
-        pending = again;
-      }
-      for (const k of pending) ledger.finalRead(k.keyId, null, null, true, clock.now());
-      n += rows.length;
-    }
-  }
-  ledger.flush();
-  return n;
+export function finalReadsThrough(client: TargetClient, ledger: Ledger, clock: RunClock): Promise<number> {
+  return finalReadAll(ledger, clock, async (store, keys) => {
+    const got = await client.readMany(store, keys);
+    return keys.map((key, i) => {
+      const r = got[i];
+      return r && r.key === key && r.outcome === 'ok' ? r.value : undefined;
+    });
+  }, 2_000);
 }
