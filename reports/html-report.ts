@@ -202,6 +202,7 @@ type WriteRow = Omit<WritesRow, 'key_id'>;
  */
 export class DrillDetails {
   private found: Map<string, string | null> | null = null;
+  private wanted: Set<string> | null = null;
   private readonly one: Database.Statement;
 
   constructor(
@@ -216,12 +217,12 @@ export class DrillDetails {
     const id = `${store}\u0000${key}`;
     const found = (this.found ??= this.load());
     if (found.has(id)) return found.get(id);
-    if (drilledKeys(this.results).has(id)) return undefined;
+    if (this.wanted!.has(id)) return undefined;
     return this.one.get(store, key) as string | null | undefined;
   }
 
   private load(): Map<string, string | null> {
-    const wanted = drilledKeys(this.results);
+    const wanted = (this.wanted = drilledKeys(this.results));
     const found = new Map<string, string | null>();
     if (wanted.size === 0) return found;
     const rows = this.db.prepare('SELECT store, key, detail FROM findings WHERE read IS NULL AND key IS NOT NULL ORDER BY rowid').raw(true);
@@ -235,13 +236,9 @@ export class DrillDetails {
   }
 }
 
-const drilledMemo = new WeakMap<Results, Set<string>>();
-
 /** `store\0key` of every key the report drills into (see {@link DrillDetails}). */
 function drilledKeys(r: Results): Set<string> {
-  let set = drilledMemo.get(r);
-  if (set !== undefined) return set;
-  set = new Set();
+  const set = new Set<string>();
   for (const inc of (r.incidents ?? []).slice(0, INCIDENTS_DRILLED)) if (inc.example.key !== null) set.add(`${inc.store}\u0000${inc.example.key}`);
   const perClass = new Map<FindingClass, number>();
   for (const f of r.findings) {
@@ -251,7 +248,6 @@ function drilledKeys(r: Results): Set<string> {
     perClass.set(f.class, n + 1);
     set.add(`${f.store}\u0000${f.key}`);
   }
-  drilledMemo.set(r, set);
   return set;
 }
 
