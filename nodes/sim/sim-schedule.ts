@@ -71,10 +71,12 @@ export interface WorkloadParams {
  * - `bridge`: the other nodes are split in two halves that only the target still connects.
  * - `strip`: kill every in-sync member of the target partition but one (the survivor property);
  *   they stay down until the final heal. durationMs is ignored.
+ * - `link`: the target drops every message from `source` (one directed link cut, a one-way
+ *   grudge between two nodes; the certify nemesis's one-way partition). Nothing else changes.
  */
-export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip';
+export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'link';
 
-/** Every fault kind but `strip` (which only the survivor property uses). */
+/** Every fault kind but `strip` (which only the survivor property uses) and `link` (only the one-way-cut family uses it). */
 export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'isolate', 'isolate-in', 'isolate-out', 'split', 'bridge'];
 
 /**
@@ -83,8 +85,10 @@ export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'iso
  * - `leader`: the current leader (index 0 when there is none);
  * - `active`: the active owner of the partition at this index (mod the partition count) in the
  *   order of the partition map (store by store); for `strip`, the partition itself.
+ * - `other`: an assigned replica of the partition at this index that is neither its active owner
+ *   nor the leader (the first such in map order; the first non-active replica when there is none).
  */
-export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number };
+export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number } | { kind: 'other'; partition: number };
 
 /** One fault of a schedule. */
 export interface FaultStep {
@@ -96,6 +100,14 @@ export interface FaultStep {
   durationMs: number;
   /** strip: index (mod the in-sync count) of the in-sync member that survives. */
   survivor?: number;
+  /** link: the node whose messages the target drops, resolved when the fault starts. */
+  source?: FaultTarget;
+  /**
+   * crash, within budget: do not wait for every partition to be Healthy, only for nobody else to
+   * be down and the map to name current incarnations (an owner killed while one-way cuts left its
+   * partition Degraded is still one failure, inside the contract).
+   */
+  whileDegraded?: boolean;
 }
 
 /**
@@ -204,7 +216,8 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(w.attemptTimeoutMs > 0 && w.deadlineMs > 0)) bad('attemptTimeoutMs and deadlineMs must be > 0');
   for (const f of s.faults) {
     if (!(f.atMs >= 0 && f.durationMs >= 0)) bad('fault times must be >= 0');
-    if (![...GENERAL_FAULT_KINDS, 'strip'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (![...GENERAL_FAULT_KINDS, 'strip', 'link'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (f.kind === 'link' && !f.source) bad('a link fault needs a source');
   }
   return s;
 }
