@@ -71,8 +71,15 @@ export interface WorkloadParams {
  * - `bridge`: the other nodes are split in two halves that only the target still connects.
  * - `strip`: kill every in-sync member of the target partition but one (the survivor property);
  *   they stay down until the final heal. durationMs is ignored.
+ * - `lag-crash`: an owner failing while its replicas hold different prefixes of its log (issue 12:
+ *   the state a promotion must choose in). The heir of the target partition (its first in-sync
+ *   member other than the active, in partition-map order: the one a tie goes to) is cut off
+ *   (`isolate`) for durationMs; `lagMs` into the cut, while the other replicas still follow the
+ *   active, the active crashes, and restarts `downMs` later. Within budget it waits, like a
+ *   crash, until every partition is Healthy and nobody is down, and its crash is skipped if that
+ *   no longer holds when it is due.
  */
-export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip';
+export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'lag-crash';
 
 /** Every fault kind but `strip` (which only the survivor property uses). */
 export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'isolate', 'isolate-in', 'isolate-out', 'split', 'bridge'];
@@ -82,9 +89,14 @@ export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'iso
  * - `node`: the node at this index (mod the node count);
  * - `leader`: the current leader (index 0 when there is none);
  * - `active`: the active owner of the partition at this index (mod the partition count) in the
- *   order of the partition map (store by store); for `strip`, the partition itself.
+ *   order of the partition map (store by store); for `strip`, the partition itself;
+ * - `async-active`: the active owner of a partition of an async store (where a deposed owner's
+ *   acknowledgements and an owner's unstreamed tail live): the index-th (mod their count) of the
+ *   async partitions whose active is up and not the leader (so that a leader outside the fault
+ *   replaces it), or of every async partition when there is none; for `lag-crash`, that
+ *   partition. On a cluster without an async store, as `active`.
  */
-export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number };
+export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number } | { kind: 'async-active'; index: number };
 
 /** One fault of a schedule. */
 export interface FaultStep {
@@ -96,6 +108,10 @@ export interface FaultStep {
   durationMs: number;
   /** strip: index (mod the in-sync count) of the in-sync member that survives. */
   survivor?: number;
+  /** lag-crash: ms from the heir's cut to the active's crash (default half of durationMs). */
+  lagMs?: number;
+  /** lag-crash: ms the crashed active stays down (default 1,000). */
+  downMs?: number;
 }
 
 /**
@@ -204,7 +220,10 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(w.attemptTimeoutMs > 0 && w.deadlineMs > 0)) bad('attemptTimeoutMs and deadlineMs must be > 0');
   for (const f of s.faults) {
     if (!(f.atMs >= 0 && f.durationMs >= 0)) bad('fault times must be >= 0');
-    if (![...GENERAL_FAULT_KINDS, 'strip'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (![...GENERAL_FAULT_KINDS, 'strip', 'lag-crash'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (!((f.lagMs ?? 0) >= 0 && (f.downMs ?? 0) >= 0)) bad('lagMs and downMs must be >= 0');
+    const t = f.target as { kind: string };
+    if (!['node', 'leader', 'active', 'async-active'].includes(t.kind)) bad(`unknown fault target "${t.kind}"`);
   }
   return s;
 }
