@@ -6,13 +6,13 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make bench-seal [DURATION=4h] | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify bench-seal sim power-sim power image clean
+.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify bench-seal bench-endphase sim power-sim power image clean
 
 all: build
 
@@ -82,7 +82,12 @@ bench-verify: build
 
 # seal + verify + report of a synthetic run's ledger (default: 4 hours at 3,000 writes/s)
 bench-seal: build
-	@DURATION="$${DURATION:-4h}" RATE="$${RATE:-3000}" exec $(NODE) dist/harness/seal.bench.js
+	@DURATION="$${DURATION:-4h}" RATE="$${RATE:-3000}" LOSS_EVERY="$${LOSS_EVERY:-0}" exec $(NODE) dist/harness/seal.bench.js
+
+# the same end phase with many findings (DESIGN.md §8): 40 minutes whose every rf1 key loses its last
+# ack (~44,000 rf1 losses) and async keys acked just before their owner's crash lose theirs
+bench-endphase: build
+	@DURATION="$${DURATION:-40m}" RATE="$${RATE:-3000}" LOSS_EVERY="$${LOSS_EVERY:-1}" exec $(NODE) dist/harness/seal.bench.js
 
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.

@@ -41,6 +41,14 @@ export interface RuntimeEntry {
   handoffTo: Member | null;
   /** Recovering: the more complete live holder to sync from before serving (possession proof). */
   syncFrom: Member | null;
+  /**
+   * Recovering from a holder outside the in-sync set (seed 002, possession proof: the more
+   * complete holder is any live assigned replica): the deposed owner's tenure tag, whose log the
+   * holder's copy is a prefix of. The holder stays a valid source only while it still reports
+   * that tag. Absent or null: `syncFrom` (if any) is an in-sync member. Meaningful only with
+   * `syncFrom`.
+   */
+  syncTag?: string | null;
   /** The partition map: assigned nodes, preferred primary first. Changes only on regeneration. */
   replicas: string[];
   /** Partition-map version of this partition (bumped by a planned regeneration). */
@@ -124,7 +132,11 @@ export type ClusterMsg =
   | { t: 'rep-nack'; pkey: string; tag: string; reason: string }
   /** `inc`: the requesting incarnation, which the active streams to (its own view of the peer may lag). */
   | { t: 'sync-req'; pkey: string; inc: string; tag: string; haveTag: string; haveRev: number; recovery: boolean }
-  | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean }
+  /**
+   * `recovery` (a holder's answer to a Recovering active): `inc` is the holder's incarnation and
+   * `holdTag` the tenure whose log its copy is a prefix of ('' = none); absent on other answers.
+   */
+  | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean; inc?: string; holdTag?: string }
   | { t: 'req-add'; term: number; pkey: string; epoch: number; member: Member }
   | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member }
   | { t: 'handoff-ready'; term: number; pkey: string; epoch: number; rev: number }

@@ -1119,6 +1119,8 @@ export class NodeCore {
     }
     const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0, reported) + 1;
     const entry: RuntimeEntry = { ...base, epoch, term: this.term, activeSince: newTenure ? epoch : base.activeSince };
+    // the holder's tenure means something only while there is a holder to sync from
+    if (!entry.syncFrom || entry.health !== 'Recovering') entry.syncTag = null;
     ls.lastProposed.set(base.pkey, epoch);
     const prop: Proposal = { entry, oks: new Set([this.id]), at: now };
     ls.inflight.set(base.pkey, prop);
@@ -1315,15 +1317,19 @@ export class NodeCore {
       this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
       return this.propose({ ...e }, false, now);
     }
-    // 4. Recovering whose more complete holder is gone: the candidate is the authority now
-    if (e.health === 'Recovering' && (!e.syncFrom || !this.live(e.syncFrom, now) || !e.inSync.some((m) => sameMember(m, e.syncFrom)))) {
-      return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
+    // 4. Recovering whose more complete holder is gone (dead, cut off, or no longer holding a
+    //    prefix of the deposed owner's log): the candidate is the authority now, and only now are
+    //    the writes it lacks lost (seed 002, possession proof)
+    if (e.health === 'Recovering' && !this.syncSourceValid(e, now)) {
+      this.env.log('recovery-source-lost', { pkey: e.pkey, from: e.syncFrom?.node ?? null, syncTag: e.syncTag ?? null });
+      return this.propose({ ...e, health: 'Degraded', syncFrom: null, syncTag: null }, false, now);
     }
     // 5. a lost replica makes the partition Degraded at once (cheap and reversible)
     const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
     if (lost.length > 0) {
       const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
-      const syncFrom = e.syncFrom && inSync.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
+      // a holder outside the in-sync set is never among the lost (step 4 judges it)
+      const syncFrom = e.syncFrom && !lost.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
       const health: Health = e.health === 'Recovering' && syncFrom ? 'Recovering' : 'Degraded';
       const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
       return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
@@ -1353,9 +1359,42 @@ export class NodeCore {
   }
 
   /**
-   * Promotion among the live in-sync members (never a stale copy): the highest revision, then the
-   * most synced segments, then partition-map order; the possession proof then decides Degraded
-   * (serve) or Recovering (sync from the more complete live holder first).
+   * Is the Recovering entry's sync source still one to wait for (leader side, decide step 4).
+   * An in-sync member: while it is live. A holder outside the in-sync set (`syncTag` set, chosen
+   * by {@link promote} from the assigned replicas): while it is live, still assigned, and its
+   * fresh, term-matched report still says its copy is a prefix of the deposed owner's log
+   * (report tag === `syncTag`). Seed 002, possession proof: "syncs from that better source first";
+   * once the source is gone the candidate is the authority (Degraded).
+   */
+  private syncSourceValid(e: RuntimeEntry, now: number): boolean {
+    const src = e.syncFrom;
+    if (!src || !this.live(src, now)) return false;
+    if (e.inSync.some((m) => sameMember(m, src))) return true;
+    if (!e.syncTag || !e.replicas.includes(src.node)) return false;
+    // no report of this term yet (a new leader): wait for it while the holder answers
+    const r = this.freshReport(src, e.pkey, now);
+    return r === null || r.tag === e.syncTag;
+  }
+
+  /**
+   * Promotion (seed 002 steps 2-3) after the active owner `deposed` was confirmed down (or, with
+   * `deposed` null, of a partition without an active).
+   *
+   * The candidate: among the live in-sync members (never a stale copy), the highest revision of
+   * the deposed owner's log, then the most synced segments, then partition-map order.
+   *
+   * The possession proof then decides Degraded (serve now) or Recovering (sync from the more
+   * complete live holder first). Seed 002 looks for that holder "among the partition's assigned
+   * replicas", not only the in-sync ones: a live assigned replica (not the deposed owner) whose
+   * fresh report postdates the owner's death, follows the deposed owner's tenure (its copy is a
+   * prefix of that log, so it extends the candidate's, which follows the same log) and holds a
+   * higher revision than the candidate is strictly more complete: the candidate is promoted
+   * Recovering with `syncFrom` = the highest such holder and `syncTag` = the deposed tenure. (An
+   * async owner may have streamed writes it acknowledged to a replica whose acks never reached it,
+   * so that replica never joined the in-sync set; certify seed 4040 lost 78 such writes.) Failing
+   * that, an in-sync member holding more keys than the candidate (the count-based proof of seed
+   * 002). Waits one heartbeat round (returns without proposing) while a report it needs predates
+   * the owner's death.
    */
   private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
     const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
@@ -1365,10 +1404,15 @@ export class NodeCore {
     // that member (seed 002: a fresh table), so wait for the next round (a member that never
     // answers stops being live and drops out of the candidates)
     const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
-    for (const m of cands) {
-      const p = m.node === this.id ? null : this.peers.get(m.node)!;
-      if (p && (p.reportTerm !== this.term || p.reportEcho <= downAt)) return;
-    }
+    const staleReport = (node: string): boolean => {
+      if (node === this.id) return false;
+      const p = this.peers.get(node)!;
+      return p.reportTerm !== this.term || p.reportEcho <= downAt;
+    };
+    for (const m of cands) if (staleReport(m.node)) return;
+    // the same freshness for the other live assigned replicas: possible holders (seed 002)
+    const others = deposed ? this.otherHolders(e, deposed, cands, now) : [];
+    for (const m of others) if (staleReport(m.node)) return;
     if (cands.length === 0) {
       // keep every member that may come back with its data (a paused or cut-off owner is not gone)
       this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
@@ -1398,11 +1442,48 @@ export class NodeCore {
     // acknowledged writes up to 150); then synced segments, then map order
     scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
     const cand = scored[0];
+    // possession proof, by revision (seed 002: the more complete holder is any live assigned
+    // replica): a replica outside the in-sync set whose copy is a longer prefix of the same log
+    let holder: { m: Member; rev: number } | null = null;
+    if (tenure !== null && cand.follows === 1) {
+      for (const m of others) {
+        const r = this.freshReport(m, e.pkey, now);
+        if (r && r.tag === tenure && r.rev > cand.rev && (!holder || r.rev > holder.rev)) holder = { m, rev: r.rev };
+      }
+    }
+    if (holder) {
+      this.env.log('possession-holder', { pkey: e.pkey, candidate: cand.m.node, candidateRev: cand.rev, holder: holder.m.node, holderRev: holder.rev, tenure });
+      this.propose({ ...e, active: cand.m, health: 'Recovering', inSync: remaining, handoffTo: null, syncFrom: holder.m, syncTag: tenure }, true, now);
+      return;
+    }
+    // possession proof, by held keys (seed 002's count), among the in-sync members; but never
+    // from a member whose copy is a shorter prefix of the same log as the candidate's (both follow
+    // the deposed tenure: the candidate's revision is the highest, so that copy is contained in the
+    // candidate's; it may count more keys only because later writes of the log deleted some, and
+    // installing it would drop those writes: found by the one-way-cut sim property, a candidate at
+    // revision 188 recovered from an in-sync member at 128 holding one more key)
     let best: (typeof scored)[number] | null = null;
-    for (const s of scored.slice(1)) if (s.held >= 0 && (!best || s.held > best.held)) best = s;
+    for (const s of scored.slice(1)) if (s.held >= 0 && !(cand.follows === 1 && s.follows === 1) && (!best || s.held > best.held)) best = s;
     const recovering = best !== null && best.held > Math.max(cand.held, 0);
     const health: Health = recovering ? 'Recovering' : 'Degraded';
-    this.propose({ ...e, active: cand.m, health, inSync: remaining, handoffTo: null, syncFrom: recovering ? best!.m : null }, true, now);
+    this.propose({ ...e, active: cand.m, health, inSync: remaining, handoffTo: null, syncFrom: recovering ? best!.m : null, syncTag: null }, true, now);
+  }
+
+  /**
+   * The live assigned replicas of `e` that are neither the deposed owner nor a candidate (members
+   * outside the in-sync set, under the incarnation the leader knows): the possible more complete
+   * holders of seed 002's possession proof.
+   */
+  private otherHolders(e: RuntimeEntry, deposed: Member, cands: readonly Member[], now: number): Member[] {
+    const out: Member[] = [];
+    for (const n of e.replicas) {
+      if (n === deposed.node || cands.some((c) => c.node === n)) continue;
+      const inc = this.incOf(n);
+      if (!inc) continue;
+      const m: Member = { node: n, inc };
+      if (this.live(m, now)) out.push(m);
+    }
+    return out;
   }
 
   /**
@@ -1835,6 +1916,9 @@ export class NodeCore {
     if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
       this.counters.staleEpochRefusals.replication++;
       this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
+      // our copy is still a prefix of that tenure's log: report it so (a promotion may sync from
+      // it, seed 002 possession proof), though we follow it no more
+      lp.resumeTag = lp.followTag;
       lp.followTag = '';
       return;
     }
@@ -1904,9 +1988,12 @@ export class NodeCore {
     if (!this.peers.has(from)) return;
     const fromInc = msg.inc;
     if (msg.recovery) {
-      // a Recovering active asks the more complete holder for everything it has (possession proof)
+      // a Recovering active asks the more complete holder for everything it has (possession
+      // proof); the answer says which log our copy is a prefix of (holdTag) and which incarnation
+      // holds it, so the active installs it only if it is still the copy the leader chose
       this.counters.syncsServed++;
-      this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, segs: lp.data.syncSince(-1), recovery: true });
+      const holdTag = lp.act ? lp.act.tag : lp.followTag || lp.resumeTag;
+      this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, segs: lp.data.syncSince(-1), recovery: true, inc: this.inc, holdTag });
       return;
     }
     const act = lp.act;
@@ -1941,8 +2028,18 @@ export class NodeCore {
     if (!e || !e.active) return;
     if (msg.recovery) {
       if (!lp.act || e.health !== 'Recovering' || !e.syncFrom || e.syncFrom.node !== from || msg.tag !== lp.act.tag) return;
+      // only the incarnation the leader chose (a restarted holder answers from an empty copy)
+      if (msg.inc !== undefined && msg.inc !== e.syncFrom.inc) return;
       const own = lp.data.revision;
-      lp.data.installSync(msg.segs, Math.max(own, msg.rev));
+      if (e.syncTag) {
+        // a holder outside the in-sync set: its copy must still be a prefix of the deposed
+        // owner's log, which ours is a prefix of too (else wait: the leader sees its report and
+        // falls back to Degraded); a copy no longer than ours adds nothing
+        if (msg.holdTag !== e.syncTag) return;
+        if (msg.rev > own) lp.data.installSync(msg.segs, msg.rev);
+      } else {
+        lp.data.installSync(msg.segs, Math.max(own, msg.rev));
+      }
       this.counters.snapshotsInstalled++;
       lp.recoveredAtEpoch = e.epoch;
       this.env.log('recovered-from-holder', { pkey: msg.pkey, from, rev: msg.rev, own, heldKeys: lp.data.heldKeys });

@@ -191,10 +191,70 @@ interface KeyRow {
 }
 type WriteRow = Omit<WritesRow, 'key_id'>;
 
-function drillDown(db: Database.Database, f: ResultFinding, keyLog: KeyLogReader): string {
+/**
+ * The evidence (findings.detail) of a key's own finding (not a read's), for the keys the report
+ * drills into: the first 100 incidents' examples and the first 100 key findings of each class.
+ * Those are looked up in one pass over the findings table, on the first question, instead of one
+ * scan of it per drill-down (the table has no index by key, and a long run's holds hundreds of
+ * thousands of rows); the first row (rowid order) of a key wins, as the point query
+ * `SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1` answers. A
+ * key outside that set is asked with that query.
+ */
+export class DrillDetails {
+  private found: Map<string, string | null> | null = null;
+  private wanted: Set<string> | null = null;
+  private readonly one: Database.Statement;
+
+  constructor(
+    private readonly db: Database.Database,
+    private readonly results: Results,
+  ) {
+    this.one = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1').pluck();
+  }
+
+  /** The detail text of the key's first own finding; undefined when it has none. */
+  get(store: string, key: string | null): string | null | undefined {
+    const id = `${store}\u0000${key}`;
+    const found = (this.found ??= this.load());
+    if (found.has(id)) return found.get(id);
+    if (this.wanted!.has(id)) return undefined;
+    return this.one.get(store, key) as string | null | undefined;
+  }
+
+  private load(): Map<string, string | null> {
+    const wanted = (this.wanted = drilledKeys(this.results));
+    const found = new Map<string, string | null>();
+    if (wanted.size === 0) return found;
+    const rows = this.db.prepare('SELECT store, key, detail FROM findings WHERE read IS NULL AND key IS NOT NULL ORDER BY rowid').raw(true);
+    for (const [store, key, detail] of rows.iterate() as IterableIterator<[string, string, string | null]>) {
+      const id = `${store}\u0000${key}`;
+      if (!wanted.has(id) || found.has(id)) continue;
+      found.set(id, detail);
+      if (found.size === wanted.size) break;
+    }
+    return found;
+  }
+}
+
+/** `store\0key` of every key the report drills into (see {@link DrillDetails}). */
+function drilledKeys(r: Results): Set<string> {
+  const set = new Set<string>();
+  for (const inc of (r.incidents ?? []).slice(0, INCIDENTS_DRILLED)) if (inc.example.key !== null) set.add(`${inc.store}\u0000${inc.example.key}`);
+  const perClass = new Map<FindingClass, number>();
+  for (const f of r.findings) {
+    if (!isKeyFinding(f)) continue;
+    const n = perClass.get(f.class) ?? 0;
+    if (n >= DRILL_DOWN_PER_CLASS) continue;
+    perClass.set(f.class, n + 1);
+    set.add(`${f.store}\u0000${f.key}`);
+  }
+  return set;
+}
+
+function drillDown(db: Database.Database, f: ResultFinding, keyLog: KeyLogReader, details: DrillDetails): string {
   const k = db.prepare('SELECT key_id, partition FROM keys WHERE store = ? AND key = ?').get(f.store, f.key) as KeyRow | undefined;
   if (k === undefined) return '<p>(key not in the ledger)</p>';
-  const detailText = db.prepare('SELECT detail FROM findings WHERE store = ? AND key = ? AND read IS NULL LIMIT 1').pluck().get(f.store, f.key) as string | null | undefined;
+  const detailText = details.get(f.store, f.key);
   const parsed = parseJson(detailText);
   const detail: Record<string, unknown> = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : {};
   const namedSeq = typeof detail.seq === 'number' ? detail.seq : null;
@@ -285,14 +345,14 @@ const INCIDENTS_HELP =
 /** Incidents drilled down (the rest are listed as lines). */
 export const INCIDENTS_DRILLED = 100;
 
-function incidentDrill(db: Database.Database, inc: Incident, keyLog: KeyLogReader): string {
+function incidentDrill(db: Database.Database, inc: Incident, keyLog: KeyLogReader, details: DrillDetails): string {
   const e = inc.example;
   if (e.key === null) {
     const d = db.prepare('SELECT detail FROM findings WHERE kind = ? AND store = ? AND partition IS ? AND key IS NULL LIMIT 1').pluck().get(e.kind, inc.store, inc.partition) as string | undefined;
     return `<p class="story">${esc(partitionEvidenceText(e.kind, (parseJson(d) ?? {}) as Record<string, unknown>))}</p>`;
   }
   const f: ResultFinding = { class: e.class, kind: e.kind, store: inc.store, key: e.key, write: e.write };
-  return `<p>Key ${esc(inc.store)}/${esc(e.key)} (${esc(e.kind)}, ${esc(e.class)}${e.read === undefined ? '' : `, read ${esc(e.read)}`}):</p>\n${drillDown(db, f, keyLog)}`;
+  return `<p>Key ${esc(inc.store)}/${esc(e.key)} (${esc(e.kind)}, ${esc(e.class)}${e.read === undefined ? '' : `, read ${esc(e.read)}`}):</p>\n${drillDown(db, f, keyLog, details)}`;
 }
 
 const incidentsSection: HtmlSection = {
@@ -303,10 +363,11 @@ const incidentsSection: HtmlSection = {
     const help = `<p class="howto">${esc(INCIDENTS_HELP)}</p>`;
     if (list.length === 0) return `${help}\n<p>None.</p>`;
     const keyLog = memo('key-log', () => new KeyLogReader(db));
+    const details = memo('drill-details', () => new DrillDetails(db, r));
     const items = list.map((inc, i) => {
       const head = `<span class="c-${esc(inc.class)}">${esc(inc.line)}</span>`;
       return i < INCIDENTS_DRILLED
-        ? `<details id="incident-${esc(inc.id)}"><summary>${head}</summary>\n${incidentDrill(db, inc, keyLog)}\n</details>`
+        ? `<details id="incident-${esc(inc.id)}"><summary>${head}</summary>\n${incidentDrill(db, inc, keyLog, details)}\n</details>`
         : `<div class="plain" id="incident-${esc(inc.id)}">${head}</div>`;
     });
     return `${help}\n<p>${esc(list.length)} incident${list.length === 1 ? '' : 's'} of ${esc(list.reduce((n, i) => n + i.count, 0))} findings.</p>\n${items.join('\n')}`;
@@ -399,6 +460,7 @@ function classSection(cls: FindingClass): HtmlSection {
     title: CLASS_TITLES[cls],
     render: ({ db, results: r, memo }) => {
       const keyLog = memo('key-log', () => new KeyLogReader(db));
+      const details = memo('drill-details', () => new DrillDetails(db, r));
       // the violations section lists the keys' own findings; reads and the runtime map have theirs
       const mine = r.findings.filter((f) => f.class === cls && isKeyFinding(f));
       const total = cls === 'violation' ? r.summary[cls] - kindTotal(r, READ_KINDS) - kindTotal(r, PARTITION_KINDS) : r.summary[cls];
@@ -407,7 +469,7 @@ function classSection(cls: FindingClass): HtmlSection {
       if (total === 0) return `${help}\n<p>None${cls === 'violation' ? " among the keys' own findings" : ''}.</p>${other}`;
       const items = mine.map((f, i) => {
         const head = `${esc(f.kind)} — ${esc(f.store)}/${esc(f.key)} — ${esc(f.write)}`;
-        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f, keyLog)}\n</details>` : `<div class="plain">${head}</div>`;
+        return i < DRILL_DOWN_PER_CLASS ? `<details><summary>${head}</summary>\n${drillDown(db, f, keyLog, details)}\n</details>` : `<div class="plain">${head}</div>`;
       });
       const more = total > mine.length ? `<p>${esc(total - mine.length)} more in the ledger's findings table.</p>` : '';
       const cut = mine.length > DRILL_DOWN_PER_CLASS ? ` The first ${DRILL_DOWN_PER_CLASS} open into the key's writes, the faults and runtime map around the ack, and the final read.` : ' Each opens into the key\'s writes, the faults and runtime map around the ack, and the final read.';

@@ -1,6 +1,8 @@
 import type Database from 'better-sqlite3';
 import type { FindingClass } from '../../ledger/history-rules.js';
 import { CrashTimeline } from './crash-timeline.js';
+import { ReplicaTimeline } from './replica-timeline.js';
+import { SampleBlocks } from './sample-blocks.js';
 import { crashInstant, inEffectDuring, pkey, type FaultFact, type RunFacts } from './run-facts.js';
 import type { EpochOwner, SampleFacts } from './sample-pass.js';
 import type { DownTimeline } from './total-loss.js';
@@ -56,12 +58,16 @@ type Interval = [number, number];
  * the six async-ack conditions and not deposed, beyond-budget only in runs allowed past the
  * budget, with down intervals that end when a sample lists the node in sync again (and records a
  * revision for it, when the sample carries revisions: {@link DownTimeline}) and replicas out of
- * sync at the ack. Queries the samples through samples_by_partition; memory is the
- * faults and a cache of down intervals.
+ * sync at the ack. Queries the samples through samples_by_partition; the replicas of the moment
+ * come from {@link ReplicaTimeline} (each partition's samples read once) and the samples before a
+ * takeover from {@link SampleBlocks}; memory is the faults, a cache of down intervals, the
+ * instants where a partition's replicas changed and at most 64 blocks of 30 s of samples.
  */
 export class LossClassifier {
   private readonly crashes: CrashTimeline;
   private readonly st: Record<string, Database.Statement>;
+  private readonly replicaTimeline: ReplicaTimeline;
+  private readonly sampleBlocks: SampleBlocks;
 
   constructor(
     db: Database.Database,
@@ -72,6 +78,8 @@ export class LossClassifier {
     this.crashes = new CrashTimeline(
       facts.faults.filter((f) => f.kind === 'kill' || f.kind === 'stop').map((f) => ({ id: f.id, nodes: f.nodes, start: crashInstant(f), end: f.end, caughtUp: f.caughtUp })),
     );
+    this.replicaTimeline = new ReplicaTimeline(db);
+    this.sampleBlocks = new SampleBlocks(db);
     this.st = {
       epochAbove: db.prepare('SELECT MIN(t_ms) FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch > ?').pluck(),
       replicatedIn: db
@@ -81,10 +89,6 @@ export class LossClassifier {
         .prepare('SELECT active FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1')
         .pluck(),
       firstShowing: db.prepare('SELECT t_ms FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND epoch = ? AND active = ? ORDER BY t_ms, rowid LIMIT 1').pluck(),
-      replicasAt: db
-        .prepare('SELECT replicas FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? AND replicas IS NOT NULL ORDER BY t_ms DESC, rowid DESC LIMIT 1')
-        .pluck(),
-      window: db.prepare('SELECT replicated_revision, revisions FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ?').raw(true),
       prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
     };
   }
@@ -118,12 +122,8 @@ export class LossClassifier {
    */
   private replicasAt(store: string, partition: number, t: number): string[] {
     if (this.facts.v2) {
-      const text = this.st.replicasAt.get(store, partition, t) as string | undefined;
-      if (text !== undefined) {
-        const list = JSON.parse(text) as unknown;
-        if (!Array.isArray(list) || !list.every((n) => typeof n === 'string')) throw new Error(`ledger: samples(${store}, ${partition}).replicas is not a JSON array of node ids`);
-        return list as string[];
-      }
+      const list = this.replicaTimeline.at(store, partition, t);
+      if (list !== undefined) return list;
     }
     return this.facts.replicas.get(pkey(store, partition)) ?? [];
   }
@@ -197,12 +197,13 @@ export class LossClassifier {
     const deposed = owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner);
     if (deposed !== undefined) return no(`its owner had been seen deposed (epoch ${deposed.epoch}, active ${deposed.active}) before the write was invoked`);
     // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
-    for (const [rr, revText] of this.st.window.iterate(store, partition, t, te, epoch) as IterableIterator<[number, string | null]>) {
-      if (revText === null) {
-        if (rr >= revision) return no('a sample showed its revision replicated before the takeover');
-      } else {
-        const revs = JSON.parse(revText) as Record<string, number>;
-        if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) return no('the node that took over held its revision before the takeover');
+    //    (the samples in [t, te] at L's epoch, from blocks read once: SampleBlocks)
+    for (const row of this.sampleBlocks.window(store, partition, t, te, epoch)) {
+      const revs = row.revisions();
+      if (revs === null) {
+        if (row.replicatedRevision >= revision) return no('a sample showed its revision replicated before the takeover');
+      } else if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) {
+        return no('the node that took over held its revision before the takeover');
       }
     }
     const ev: LossEvidence = {

@@ -6,7 +6,7 @@ import { KvStatus } from '../kv-status.js';
 import { NodeCore } from '../node-core.js';
 import { partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { runSimulation, SimViolation, type SimOptions, type SimResult } from './failover-sim.js';
-import { scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import { oneWayCutCrashScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
 import type { SimSchedule } from './sim-schedule.js';
 import { REGRESSION_SCHEDULES } from './test-support/regression-schedules.js';
 
@@ -38,6 +38,9 @@ const replay: Partial<fc.Parameters<unknown>> = {
  * and virtual time, so a loaded 2-core machine makes them slower, never red (issue 11).
  */
 const SIM_BUDGET = { timeout: 0 };
+
+/** Schedules of the one-way-cut family (oneWayCutCrashScheduleArb): ~0.5-1 s each. */
+const ONE_WAY_RUNS = 8;
 
 /** Schedules per property (1,000+ in all). */
 const RUNS = { within: 420, withinFive: 80, beyond: 300, survivor: 160, amnesia: 80, determinism: 40 };
@@ -121,6 +124,26 @@ describe('failover simulation', SIM_BUDGET, () => {
     expect(strips).toBe(RUNS.survivor);
     // a strip racing a drop the dead active had asked for does not test the property: keep them rare
     expect(voided).toBeLessThan(RUNS.survivor / 10);
+  });
+
+  it(`an owner killed after one-way cuts: what a surviving replica held at the crash survives, in sync or not (seed 002 possession proof; ${ONE_WAY_RUNS} schedules)`, () => {
+    let checked = 0;
+    let holders = 0;
+    let crashes = 0;
+    fc.assert(
+      fc.property(oneWayCutCrashScheduleArb(), (s) => {
+        const r = runSimulation(s);
+        checked += r.stats.heldAtCrashChecked;
+        holders += r.stats.holderPromotions;
+        crashes += r.stats.crashes;
+      }),
+      { numRuns: ONE_WAY_RUNS, ...replay },
+    );
+    // the family reaches the state it is for: owners killed while a replica outside the in-sync
+    // set held acknowledged writes, and promotions that synced from such a replica
+    expect(crashes).toBeGreaterThanOrEqual(ONE_WAY_RUNS);
+    expect(checked).toBeGreaterThan(0);
+    expect(holders).toBeGreaterThan(0);
   });
 
   it(`after a majority of the nodes lost its memory at once, the cluster still comes back (liveness only; ${RUNS.amnesia} schedules)`, () => {

@@ -94,6 +94,16 @@ export interface SimStats {
    * longer the sole surviving in-sync replica the property is about.
    */
   stripsVoided: number;
+  /**
+   * Promotions a leader decided as Recovering from a more complete holder outside the in-sync set
+   * (NodeCore log `possession-holder`; seed 002 possession proof over every assigned replica).
+   */
+  holderPromotions: number;
+  /**
+   * Acknowledged async writes a surviving replica held when their owner crashed, checked at the
+   * next tenure's start (sim-durability.ts; 0 outside the within budget).
+   */
+  heldAtCrashChecked: number;
   /** Virtual ms from the final heal until the cluster converged (-1 when it did not). */
   convergeMs: number;
   /** Final classification of every key (within budget only). */
@@ -241,6 +251,8 @@ class Simulator {
     faultsSkipped: 0,
     strips: 0,
     stripsVoided: 0,
+    holderPromotions: 0,
+    heldAtCrashChecked: 0,
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
@@ -303,6 +315,7 @@ class Simulator {
     for (const x of this.nodes) {
       for (const pkey of this.pkeys) this.mix(x.core ? x.core.revisionOf(pkey) : -1, x.core?.committedEntry(pkey)?.epoch ?? -1);
     }
+    this.stats.heldAtCrashChecked = this.durability.heldAtCrashChecked;
     return {
       seed: this.s.seed,
       events: this.events,
@@ -406,6 +419,7 @@ class Simulator {
       probe: (node) => this.probe(x, gen, node),
       log: (event, fields) => {
         if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
+        if (event === 'possession-holder') this.stats.holderPromotions++;
         this.trace(() => `${x.id} log ${event} ${fields ? JSON.stringify(fields) : ''}`);
       },
     };
@@ -828,7 +842,7 @@ class Simulator {
 
   private crashFault(f: FaultStep, workloadEnd: number): void {
     if (!this.faultsOpen) return;
-    if (!this.crashAllowed()) {
+    if (!(f.whileDegraded && this.s.budget === 'within' ? this.downCount() === 0 && this.mapCurrent() : this.crashAllowed())) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.crashFault(f, workloadEnd));
       else this.stats.faultsSkipped++;
       return;
@@ -979,6 +993,13 @@ class Simulator {
     // bridge every node but the bridge
     let touched: SimNode[] = [x];
     switch (f.kind) {
+      case 'link': {
+        const src = this.resolveTarget(f.source!);
+        if (src === x) return;
+        touched = [x, src];
+        pairs.push([src, x]);
+        break;
+      }
       case 'isolate':
         for (const y of others) both(x, y);
         break;
@@ -1024,7 +1045,20 @@ class Simulator {
 
   /** The node a fault hits, resolved now. */
   private resolve(f: FaultStep): SimNode {
-    const t = f.target;
+    return this.resolveTarget(f.target);
+  }
+
+  private resolveTarget(t: FaultTarget): SimNode {
+    if (t.kind === 'other') {
+      const pkey = this.pkeys[t.partition % this.pkeys.length];
+      const e = this.bestEntry(pkey);
+      const replicas = e?.replicas ?? assignAll(this.config).find((a) => `${a.store}/${a.partition}` === pkey)!.replicas;
+      const active = e?.active?.node ?? replicas[0];
+      const leader = this.resolveTarget({ kind: 'leader' }).id;
+      const up = (n: string): boolean => !!this.byId.get(n)!.core;
+      const node = replicas.find((n) => n !== active && n !== leader && up(n)) ?? replicas.find((n) => n !== active) ?? replicas[0];
+      return this.byId.get(node)!;
+    }
     if (t.kind === 'node') return this.nodes[t.index % this.nodes.length];
     if (t.kind === 'leader') return this.leaderNode() ?? this.nodes[0];
     const pkey = this.targetPkey(t);
@@ -1197,7 +1231,7 @@ function hash32(seed: number, a: number, b: number): number {
 
 function describeEntry(e: RuntimeEntry | undefined): string {
   if (!e) return 'none';
-  return `[e${e.epoch} t${e.term} ${e.active ? `${e.active.node}/${e.active.inc}` : '-'} ${e.health} inSync=${e.inSync.map((m) => m.node).join(',')}${e.syncFrom ? ` syncFrom=${e.syncFrom.node}` : ''}${e.handoffTo ? ` handoff=${e.handoffTo.node}` : ''} mv${e.mapVersion}]`;
+  return `[e${e.epoch} t${e.term} ${e.active ? `${e.active.node}/${e.active.inc}` : '-'} ${e.health} inSync=${e.inSync.map((m) => m.node).join(',')}${e.syncFrom ? ` syncFrom=${e.syncFrom.node}${e.syncTag ? `@${e.syncTag}` : ''}` : ''}${e.handoffTo ? ` handoff=${e.handoffTo.node}` : ''} mv${e.mapVersion}]`;
 }
 
 function describeMsg(m: ClusterMsg): string {

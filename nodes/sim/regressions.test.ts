@@ -10,6 +10,7 @@ describe('regression schedules: each once found a bug in NodeCore and must now r
       expect(res.stats.convergeMs).toBeGreaterThanOrEqual(r.schedule.budget === 'beyond' ? -1 : 0);
       expect(res.clients.writesOk).toBeGreaterThan(0);
       if (r.strips !== undefined) expect(res.stats.strips).toBe(r.strips);
+      if (r.holderPromotions !== undefined) expect(res.stats.holderPromotions).toBeGreaterThanOrEqual(r.holderPromotions);
     });
   }
 });

@@ -279,3 +279,69 @@ function denseFaultArb(workloadMs: number, escalationTimeoutMs: number): fc.Arbi
     durationMs: fc.oneof(fc.integer({ min: 50, max: 800 }), fc.integer({ min: 800, max: 4_000 }), fc.integer({ min: outlast, max: outlast + 3_000 })),
   });
 }
+
+/**
+ * The one-way-cut family (certify seed 4040, async3 partition 2): within budget, 3 nodes, one
+ * partition P (any store; the async ones are the point) and
+ * - a one-way cut where P's active owner drops the messages of a third replica H (neither the
+ *   owner nor the leader): H keeps receiving the owner's stream, but its acks never arrive, so
+ *   it leaves (or never rejoins) the in-sync set while its copy keeps up;
+ * - a one-way cut, starting later, where the leader drops the owner's messages: the leader
+ *   stops hearing the owner (and so hears no drop request from it), while the owner may still
+ *   acknowledge async writes and stream them to H;
+ * - the owner killed (even though P is Degraded) before the leader's escalation timeout runs
+ *   out, so that the promotion follows the crash; the first cut may or may not have healed;
+ * - sometimes H itself cut off or paused around the promotion (the fallback: Degraded, the
+ *   loss accepted only then).
+ * Writers keep few keys and write fast, so that H holds acknowledged writes the in-sync
+ * survivor lacks when the owner dies. Seed 002 (possession proof over the assigned replicas).
+ */
+export function oneWayCutCrashScheduleArb(): fc.Arbitrary<SimSchedule> {
+  const partition = fc.integer({ min: 0, max: 8 });
+  return fc
+    .record({
+      seed: fc.integer(),
+      partition: fc.oneof({ weight: 3, arbitrary: fc.integer({ min: 3, max: 5 }) }, { weight: 1, arbitrary: partition }),
+      escalationTimeoutMs: fc.integer({ min: 1_500, max: 3_000 }),
+      t0: fc.integer({ min: 1_000, max: 2_500 }),
+      firstMs: fc.integer({ min: 1_000, max: 4_000 }),
+      secondAfterMs: fc.integer({ min: 300, max: 2_000 }),
+      crashAfterMs: fc.integer({ min: 200, max: 2_200 }),
+      holderFault: fc.option(fc.record({ kind: fc.constantFrom<FaultKind>('isolate', 'isolate-in', 'pause'), afterCrashMs: fc.integer({ min: -200, max: 4_000 }), durationMs: fc.integer({ min: 200, max: 5_000 }) }), { freq: 3 }),
+      net: fc.tuple(netArb(), fc.integer({ min: 0, max: 30 })).map(([n, linkSkewMs]) => ({ ...n, resetProbability: Math.min(n.resetProbability, 0.001), linkSkewMs })),
+      workload: fc.record({
+        writersPerStore: fc.integer({ min: 1, max: 3 }),
+        keysPerWriter: fc.integer({ min: 2, max: 8 }),
+        thinkMinMs: fc.integer({ min: 1, max: 5 }),
+        thinkMaxMs: fc.integer({ min: 5, max: 20 }),
+        readFraction: fc.double({ min: 0, max: 0.2, noNaN: true }),
+        deleteFraction: fc.double({ min: 0, max: 0.1, noNaN: true }),
+        maxAttempts: fc.integer({ min: 2, max: 4 }),
+        attemptTimeoutMs: fc.integer({ min: 300, max: 1_000 }),
+        deadlineMs: fc.integer({ min: 1_500, max: 4_000 }),
+      }),
+    })
+    .map((r) => {
+      const p = r.partition;
+      const secondAt = r.t0 + r.secondAfterMs;
+      // before the leader confirms the silent owner down (suspicion + escalation after the second cut)
+      const crashAt = secondAt + Math.min(r.crashAfterMs, DEFAULT_TIMING.suspectAfterMs + r.escalationTimeoutMs - 300);
+      const faults: FaultStep[] = [
+        { atMs: r.t0, kind: 'link', target: { kind: 'active', partition: p }, source: { kind: 'other', partition: p }, durationMs: r.firstMs },
+        { atMs: secondAt, kind: 'link', target: { kind: 'leader' }, source: { kind: 'active', partition: p }, durationMs: crashAt - secondAt + 3_000 },
+        { atMs: crashAt, kind: 'crash', target: { kind: 'active', partition: p }, durationMs: 2_500, whileDegraded: true },
+      ];
+      if (r.holderFault) faults.push({ atMs: Math.max(0, crashAt + r.holderFault.afterCrashMs), kind: r.holderFault.kind, target: { kind: 'other', partition: p }, durationMs: r.holderFault.durationMs });
+      return {
+        seed: r.seed,
+        cluster: 'n3' as const,
+        budget: 'within' as const,
+        workloadMs: crashAt + 5_000,
+        escalationTimeoutMs: r.escalationTimeoutMs,
+        net: r.net,
+        workload: r.workload,
+        faults,
+        bootStaggerMs: 50,
+      };
+    });
+}

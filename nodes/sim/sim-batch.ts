@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { SelfTestBug } from '../cluster-config.js';
 import { runSimulation, SimViolation } from './failover-sim.js';
-import { denseScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import { denseScheduleArb, oneWayCutCrashScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
 import type { SimSchedule } from './sim-schedule.js';
 
 /**
@@ -9,7 +9,7 @@ import type { SimSchedule } from './sim-schedule.js';
  * checked run (`make sim`, sim-main.ts; `make power-sim`, power-sim.ts).
  */
 
-/** The mix of schedule families `make sim` draws from, by weight (the properties' proportions, plus the dense family). */
+/** The mix of schedule families `make sim` draws from, by weight (the properties' proportions, plus the dense and one-way-cut families). */
 export function mixedScheduleArb(): fc.Arbitrary<SimSchedule> {
   return fc.oneof(
     { weight: 8, arbitrary: scheduleArb({ budget: 'within' }) },
@@ -18,6 +18,7 @@ export function mixedScheduleArb(): fc.Arbitrary<SimSchedule> {
     { weight: 3, arbitrary: survivorScheduleArb() },
     { weight: 1, arbitrary: scheduleArb({ budget: 'amnesia', clusters: ['n3', 'n3', 'n5'], crashWeight: 8 }) },
     { weight: 6, arbitrary: denseScheduleArb() },
+    { weight: 2, arbitrary: oneWayCutCrashScheduleArb() },
   );
 }
 

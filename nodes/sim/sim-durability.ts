@@ -16,7 +16,13 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  *   write acknowledged before (sync store, RF > 1, within budget); for an async store, every
  *   acknowledged write that another in-sync member, untouched by any fault since the write was
  *   invoked, holds at that moment (seed 002 step 3: promotion never skips a more complete live
- *   holder; an op that never left the dead owner is the async window's loss, not this);
+ *   holder; an op that never left the dead owner is the async window's loss, not this); and, when
+ *   the active owner of an async partition crashes, every write it acknowledged that a surviving
+ *   assigned replica holds at the crash (in sync or not: seed 002 looks for the more complete
+ *   holder "among the partition's assigned replicas"; history-format.md v2 async-ack 3, "after a
+ *   crash, any member other than L's acking node") must be held by the first node to serve the
+ *   partition in a new tenure after it, while that replica is still up, the same incarnation, and
+ *   untouched by any fault since the crash;
  * - replica-missing-write: an in-sync replica of a sync store (RF > 1) lacks a write acknowledged
  *   before (checked every poll, within budget);
  * - replication-lag: an in-sync replica of an async store holds a revision below the one its
@@ -90,6 +96,10 @@ export class DurabilityChecker {
   private readonly tenuresSeen = new Set<string>();
   private readonly tenureStarts = new Map<string, Array<{ t: number; node: string }>>();
   private readonly lagSamples = new Map<string, LagSample[]>();
+  /** Async partition -> writes its crashed owner acknowledged that surviving replicas held at the crash. */
+  private readonly heldAtCrash = new Map<string, HeldAtCrash[]>();
+  /** Writes checked by {@link checkHeldAtCrash} so far (a figure: the rule was exercised). */
+  heldAtCrashChecked = 0;
 
   constructor(
     private readonly host: DurabilityHost,
@@ -119,7 +129,33 @@ export class DurabilityChecker {
     const list = this.crashes.get(node) ?? [];
     list.push(this.host.now());
     this.crashes.set(node, list);
+    if (this.o.within) this.noteHeldAtCrash(node);
     return this.faultStart([node]);
+  }
+
+  /**
+   * The active owner `node` of async partitions just crashed: for each of its partitions, the
+   * writes it acknowledged (the last acknowledged one of each key) that a surviving assigned
+   * replica holds now, for {@link checkHeldAtCrash}.
+   */
+  private noteHeldAtCrash(node: string): void {
+    const now = this.host.now();
+    for (const [pkey, hs] of this.byPkey) {
+      const st = this.storeOf.get(hs[0].store)!;
+      if (st.ackMode !== 'async' || st.replicationFactor < 2) continue;
+      const e = this.host.bestEntry(pkey);
+      if (!e || e.active?.node !== node) continue;
+      const views = this.host.up().filter((v) => v.id !== node && e.replicas.includes(v.id));
+      const held: HeldAtCrash[] = [];
+      for (const h of hs) {
+        const w = lastAcked(h, now);
+        if (!w || w.ack!.node !== node) continue;
+        const holders = views.filter((v) => (v.peek(pkey, h.key)?.version ?? 0) >= w.ack!.version).map((v) => ({ node: v.id, inc: v.inc }));
+        if (holders.length > 0) held.push({ key: h.key, store: h.store, w, holders, crashAt: now, owner: node });
+      }
+      if (held.length > 0) this.heldAtCrash.set(pkey, held);
+      else this.heldAtCrash.delete(pkey);
+    }
   }
 
   /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
@@ -170,7 +206,29 @@ export class DurabilityChecker {
       const starts = this.tenureStarts.get(pkey) ?? [];
       starts.push({ t: this.host.now(), node: x.id });
       this.tenureStarts.set(pkey, starts);
-      if (this.o.within) this.checkPossession(x, pkey, e);
+      if (this.o.within) {
+        this.checkHeldAtCrash(x, pkey, e);
+        this.checkPossession(x, pkey, e);
+      }
+    }
+  }
+
+  /** The first new tenure after an async owner's crash holds what a surviving replica held then. */
+  private checkHeldAtCrash(x: DurableView, pkey: string, e: RuntimeEntry): void {
+    const held = this.heldAtCrash.get(pkey);
+    if (!held) return;
+    this.heldAtCrash.delete(pkey);
+    const now = this.host.now();
+    for (const c of held) {
+      this.heldAtCrashChecked++;
+      const mine = x.peek(pkey, c.key)?.version ?? 0;
+      if (mine >= c.w.ack!.version) continue;
+      const still = c.holders.find((m) => this.viewOf(m.node, m.inc) && !this.touched(m.node, c.crashAt + 1e-6, now));
+      if (!still) continue;
+      throw new InvariantViolation(
+        'possession',
+        `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${c.store}/${c.key} ${c.w.valueId ?? 'delete'} (seq ${c.w.seq}, v${c.w.ack!.version}, acknowledged by ${c.owner} at epoch ${c.w.ack!.epoch}, t=${c.w.completeMs.toFixed(1)}); it holds v${mine}, while ${still.node}, an assigned replica that survived ${c.owner}'s crash at t=${c.crashAt.toFixed(1)} untouched by any fault since, held it then`,
+      );
     }
   }
 
@@ -293,6 +351,16 @@ export class DurabilityChecker {
     for (const v of this.host.up()) if (v.id === node) return v.inc === inc ? v : null;
     return null;
   }
+}
+
+/** A write a crashed async owner acknowledged, and the surviving replicas that held it at the crash. */
+interface HeldAtCrash {
+  key: string;
+  store: string;
+  w: WriteRecord;
+  holders: Array<{ node: string; inc: string }>;
+  crashAt: number;
+  owner: string;
 }
 
 /** The last write of the key acknowledged to its client at or before `now`. */

@@ -146,7 +146,7 @@ export class SafetyChecker {
 /** A stable JSON form of a runtime entry (key order fixed), for comparing entries across nodes. */
 export function canonicalEntry(e: RuntimeEntry): string {
   const m = (x: { node: string; inc: string } | null): string | null => (x ? `${x.node}/${x.inc}` : null);
-  return JSON.stringify([e.pkey, e.epoch, e.term, m(e.active), e.activeSince, e.health, e.inSync.map(m), m(e.handoffTo), m(e.syncFrom), e.replicas, e.mapVersion]);
+  return JSON.stringify([e.pkey, e.epoch, e.term, m(e.active), e.activeSince, e.health, e.inSync.map(m), m(e.handoffTo), m(e.syncFrom), e.syncTag ?? null, e.replicas, e.mapVersion]);
 }
 
 /**

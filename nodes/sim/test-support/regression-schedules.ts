@@ -8,6 +8,8 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
   name: string;
   schedule: SimSchedule;
   strips?: number;
+  /** At least this many promotions Recovering from a holder outside the in-sync set (SimStats.holderPromotions). */
+  holderPromotions?: number;
   /** A deliberately broken core (failover-sim.test.ts) this schedule must catch. */
   catches?: 'no-read-lease';
 }> = [
@@ -443,6 +445,34 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
         { atMs: 7689, kind: 'crash', target: { kind: 'active', partition: 5 }, durationMs: 1428 },
       ],
       bootStaggerMs: 883,
+    },
+  },
+  {
+    // Certify seed 4040 (async3 partition 2), replayed: n1 owns async3/0 with in-sync set [n1, n2]
+    // (n2 the leader). n1 drops n3's messages (n3's acks never arrive, so n3 leaves the in-sync
+    // set, yet it keeps receiving n1's stream), then n2 drops n1's messages (n2's copy stops
+    // while n1 still acknowledges async writes), then n1 is killed. The leader promoted n2, the
+    // only live in-sync member, straight to Degraded and re-synced n3 down to n2's copy: ~25
+    // acknowledged writes n3 held at the crash were lost ("possession at 8203.5 ms: n2 serves
+    // async3/0 in a new tenure without async3/k1 ... while n3, an assigned replica that survived
+    // n1's crash untouched by any fault since, held it then"). Seed 002's possession proof looks
+    // for the more complete holder among the assigned replicas: n2 is promoted Recovering and
+    // syncs from n3 first.
+    name: 'an async owner killed after one-way cuts: the new owner syncs from the replica outside the in-sync set that holds more of its log',
+    holderPromotions: 1,
+    schedule: {
+      seed: 1,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 14000,
+      escalationTimeoutMs: 3000,
+      net: { minDelayMs: 0.1, maxDelayMs: 2, resetProbability: 0, clientMinDelayMs: 0.1, clientMaxDelayMs: 1 },
+      workload: { writersPerStore: 3, keysPerWriter: 8, thinkMinMs: 1, thinkMaxMs: 10, readFraction: 0.1, deleteFraction: 0.05, maxAttempts: 3, attemptTimeoutMs: 500, deadlineMs: 3000 },
+      faults: [
+        { atMs: 3000, kind: 'link', target: { kind: 'active', partition: 3 }, source: { kind: 'other', partition: 3 }, durationMs: 3000 },
+        { atMs: 4500, kind: 'link', target: { kind: 'leader' }, source: { kind: 'active', partition: 3 }, durationMs: 5000 },
+        { atMs: 6500, kind: 'crash', target: { kind: 'active', partition: 3 }, durationMs: 3000, whileDegraded: true },
+      ],
     },
   },
 ];
