@@ -6,7 +6,7 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] | make power [RUNS=10] [SECONDS=180] | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
@@ -109,11 +109,13 @@ sim: build
 	if [ -n "$${BUG:-}" ]; then args+=(--bug "$$BUG"); fi; \
 	exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
 
-# the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S] [ONLY=bug,...,none]; writes runs/power-sim.json
-# (with ONLY: runs/power-sim-<names>.json)
+# the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S] [ONLY=bug,...,none] [PART=k/m]; writes
+# runs/power-sim.json (with ONLY: runs/power-sim-<names>.json; with PART, -part<k>of<m> before .json)
 power-sim: build
 	@args=(--runs "$${RUNS:-100}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
-	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY" --out "runs/power-sim-$$(echo "$$ONLY" | tr ',' '+').json"); fi; \
+	out=runs/power-sim; if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); out="$$out-$$(echo "$$ONLY" | tr ',' '+')"; fi; \
+	if [ -n "$${PART:-}" ]; then args+=(--part "$$PART"); out="$$out-part$$(echo "$$PART" | tr '/' 'o' | sed 's/o/of/')"; fi; \
+	args+=(--out "$$out.json"); \
 	exec $(NODE) dist/nodes/sim/power-sim.js "$${args[@]}"
 
 clean:

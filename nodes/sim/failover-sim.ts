@@ -782,6 +782,8 @@ class Simulator {
         return this.crashFault(f, workloadEnd);
       case 'strip':
         return this.stripFault(f, workloadEnd);
+      case 'lag-crash':
+        return this.lagCrashFault(f, workloadEnd);
       case 'pause': {
         const x = this.resolve(f);
         if (!x.core || x.paused) return;
@@ -792,8 +794,24 @@ class Simulator {
         return;
       }
       default:
-        return this.partitionFault(f);
+        return f.target.kind === 'async-active' ? this.aimedCut(f, workloadEnd) : this.partitionFault(f);
     }
+  }
+
+  /**
+   * A partition fault aimed at an async active (`async-active`): waits (polling, until the
+   * workload's end) for an async partition whose active is up, not the leader, and has another
+   * current in-sync member to be replaced by, then cuts that active off; skipped if none comes.
+   */
+  private aimedCut(f: FaultStep, workloadEnd: number): void {
+    if (!this.faultsOpen) return;
+    const pkey = this.targetPkey(f.target, true, f.kind);
+    if (pkey === null) {
+      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.aimedCut(f, workloadEnd));
+      else this.stats.faultsSkipped++;
+      return;
+    }
+    this.partitionFault(f, this.byId.get(this.bestEntry(pkey)!.active!.node)!);
   }
 
   private endFault(end: () => void): void {
@@ -893,8 +911,79 @@ class Simulator {
     return this.s.survivorBoundMs ?? 10_000;
   }
 
-  private partitionFault(f: FaultStep): void {
-    const x = this.resolve(f);
+  /**
+   * `lag-crash` (sim-schedule.ts): cut the heir of an async partition off, then crash its active
+   * while the other replicas still follow it, so that the replicas hold different prefixes of the
+   * dead owner's log and the heir (the one a tie goes to) is behind. Waits like a crash for the
+   * budget; skipped when the partition has no live heir.
+   */
+  private lagCrashFault(f: FaultStep, workloadEnd: number): void {
+    if (!this.faultsOpen) return;
+    const retry = (): void => {
+      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.lagCrashFault(f, workloadEnd));
+      else this.stats.faultsSkipped++;
+    };
+    if (!this.crashAllowed() || this.nodes.some((y) => y.paused)) return retry();
+    const pkey = this.targetPkey(f.target);
+    const e = this.bestEntry(pkey);
+    const owner = e?.active ? this.byId.get(e.active.node)! : null;
+    const heirId = e?.replicas.find((n) => n !== owner?.id && e.inSync.some((m) => m.node === n && this.current(m)));
+    if (!e || !owner || !owner.core || !heirId) return retry();
+    const heir = this.byId.get(heirId)!;
+    const ownerInc = owner.core.inc;
+    this.trace(`LAG-CRASH ${pkey}: cutting heir ${heir.id} off, then crashing ${owner.id}`);
+    this.partitionFault({ ...f, kind: 'isolate' }, heir);
+    this.at(this.now + (f.lagMs ?? f.durationMs / 2), () => {
+      if (!this.faultsOpen || owner.core?.inc !== ownerInc) return;
+      // the budget again: the cut may have taken the heir out of the in-sync set already
+      if (!this.crashAllowed()) {
+        this.stats.faultsSkipped++;
+        return;
+      }
+      this.crash(owner, `lag-crash ${pkey}`);
+      const end = (): void => this.restart(owner);
+      this.faultEnds.push(end);
+      this.at(this.now + (f.downMs ?? 1_000), () => this.endFault(end));
+    });
+  }
+
+  /**
+   * The partition a fault's target names (`active`, `async-active`; others: the first partition).
+   * `strict`: for `async-active`, only a partition whose active is up, not the leader, and has
+   * another current in-sync member (a successor), and which a fault of `kind` cuts off without
+   * the leader, or null when there is none.
+   */
+  private targetPkey(t: FaultTarget, strict: true, kind: FaultStep['kind']): string | null;
+  private targetPkey(t: FaultTarget, strict?: false): string;
+  private targetPkey(t: FaultTarget, strict = false, kind?: FaultStep['kind']): string | null {
+    if (t.kind === 'active') return this.pkeys[t.partition % this.pkeys.length];
+    if (t.kind !== 'async-active') return this.pkeys[0];
+    const asyncStores = new Set(this.config.stores.filter((st) => st.ackMode === 'async').map((st) => st.name));
+    const all = this.pkeys.filter((p) => asyncStores.has(p.slice(0, p.indexOf('/'))));
+    if (all.length === 0) return this.pkeys[t.index % this.pkeys.length];
+    const leader = this.leaderNode();
+    const away = all.filter((p) => {
+      const e = this.bestEntry(p);
+      const a = e?.active;
+      if (!e || !a || !this.current(a) || a.node === leader?.id) return false;
+      // a split's minority on 5 nodes is the target and the next node: keep the leader out of it
+      const x = this.byId.get(a.node)!;
+      if (strict && kind === 'split' && this.nodes.length >= 5 && this.nodes[(x.index + 1) % this.nodes.length] === leader) return false;
+      return !strict || e.inSync.some((m) => m.node !== a.node && this.current(m));
+    });
+    if (strict && away.length === 0) return null;
+    const from = away.length > 0 ? away : all;
+    return from[t.index % from.length];
+  }
+
+  /** The leader of the highest term among the nodes that believe they lead, or null. */
+  private leaderNode(): SimNode | null {
+    let best: SimNode | null = null;
+    for (const x of this.nodes) if (x.core?.isLeader && (!best || x.core.currentTerm > best.core!.currentTerm)) best = x;
+    return best;
+  }
+
+  private partitionFault(f: FaultStep, x: SimNode = this.resolve(f)): void {
     const others = this.nodes.filter((y) => y !== x);
     const pairs: Array<[SimNode, SimNode]> = [];
     const both = (a: SimNode, b: SimNode): void => {
@@ -971,12 +1060,8 @@ class Simulator {
       return this.byId.get(node)!;
     }
     if (t.kind === 'node') return this.nodes[t.index % this.nodes.length];
-    if (t.kind === 'leader') {
-      let best: SimNode | null = null;
-      for (const x of this.nodes) if (x.core?.isLeader && (!best || x.core.currentTerm > best.core!.currentTerm)) best = x;
-      return best ?? this.nodes[0];
-    }
-    const pkey = this.pkeys[t.partition % this.pkeys.length];
+    if (t.kind === 'leader') return this.leaderNode() ?? this.nodes[0];
+    const pkey = this.targetPkey(t);
     const e = this.bestEntry(pkey);
     const node = e?.active?.node ?? assignAll(this.config).find((a) => `${a.store}/${a.partition}` === pkey)!.replicas[0];
     return this.byId.get(node)!;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TIMING } from '../cluster-config.js';
 import { powerScheduleOfRun } from './sim-batch.js';
-import { validateSchedule, type FaultStep } from './sim-schedule.js';
+import { validateSchedule } from './sim-schedule.js';
 
 /** The dense family as make power-sim draws it (issue 12): generation only, no simulation. */
 describe('the dense schedules of make power-sim', () => {
@@ -13,14 +13,47 @@ describe('the dense schedules of make power-sim', () => {
     expect(powerScheduleOfRun(20261131, 17)).not.toEqual(schedules[17]);
   });
 
-  it('each cut an active off past the suspicion and escalation, after the boot, with no other fault until it failed over', () => {
+  it('each cut two async actives off past the suspicion and escalation, after the boot, with no other fault until they failed over', () => {
     for (const s of schedules) {
       const outlast = DEFAULT_TIMING.suspectAfterMs + s.escalationTimeoutMs;
-      const isCut = (f: FaultStep): boolean => ['isolate', 'isolate-out', 'split'].includes(f.kind) && f.target.kind === 'active' && f.durationMs >= outlast + 500 && f.atMs >= 1_000;
-      const quiet = s.faults.filter((c) => isCut(c) && s.faults.every((f) => f === c || !(f.atMs < c.atMs + outlast + 300 && f.atMs + f.durationMs > c.atMs - 200)));
-      // and one of them fails over while the workload still runs
-      expect(quiet.some((c) => c.atMs + outlast + 300 < s.workloadMs), JSON.stringify(s.faults)).toBe(true);
+      const cuts = s.faults.filter((f) => ['isolate', 'split'].includes(f.kind) && f.target.kind === 'async-active');
+      expect(cuts.length, JSON.stringify(s.faults)).toBe(2);
+      for (const c of cuts) {
+        expect(c.atMs).toBeGreaterThanOrEqual(1_000);
+        expect(c.durationMs).toBeGreaterThanOrEqual(outlast + 1_200);
+        // the failover happens while the workload still runs, and nothing else starts or runs meanwhile
+        expect(c.atMs + outlast + 300).toBeLessThan(s.workloadMs);
+        expect(s.faults.filter((f) => f !== c && f.atMs < c.atMs + outlast + 300 && f.atMs + f.durationMs > c.atMs - 200)).toEqual([]);
+      }
     }
+  });
+
+  it('each fail an async owner 200-450 ms into a cut of its heir, once or twice, the first before any other aimed fault, in a quiet window', () => {
+    for (const s of schedules) {
+      const outlast = DEFAULT_TIMING.suspectAfterMs + s.escalationTimeoutMs;
+      const lags = s.faults.filter((f) => f.kind === 'lag-crash');
+      expect(lags.length).toBeGreaterThanOrEqual(1);
+      expect(lags.length).toBeLessThanOrEqual(2);
+      // the row of aimed faults opens with a lag-crash, while the cluster is calm after the boot
+      expect(s.faults.find((f) => f.target.kind === 'async-active')?.kind).toBe('lag-crash');
+      for (const l of lags) {
+        expect(l.target.kind).toBe('async-active');
+        expect(l.lagMs).toBeGreaterThanOrEqual(200);
+        expect(l.lagMs).toBeLessThanOrEqual(450);
+        // the heir's cut outlasts the crash, and ends before the replication timeout could drop it first
+        expect(l.durationMs).toBeGreaterThan(l.lagMs!);
+        expect(l.durationMs).toBeLessThanOrEqual(750);
+        expect(l.atMs + l.lagMs! + outlast + 300).toBeLessThan(s.workloadMs);
+        const quietEnd = l.atMs + l.lagMs! + outlast + 300;
+        expect(s.faults.filter((f) => f !== l && f.atMs < quietEnd && f.atMs + f.durationMs > l.atMs - 200)).toEqual([]);
+      }
+    }
+  });
+
+  it('keep crashes and faults of every kind besides the aimed ones', () => {
+    const others = schedules.flatMap((s) => s.faults.filter((f) => f.target.kind !== 'async-active'));
+    expect(others.length / schedules.length).toBeGreaterThan(1);
+    expect(new Set(others.map((f) => f.kind)).size).toBe(7);
   });
 
   it('are drawn without bias towards the bounds: faults spread over the run, not piled on its first ms', () => {

@@ -151,63 +151,108 @@ export function survivorScheduleArb(): fc.Arbitrary<SimSchedule> {
 }
 
 /**
- * The dense family (issue 12: a schedule must reach the dangerous states to catch a bug there):
- * within budget, 10-16 s of workload on 3 nodes (sometimes 5), every schedule with
- * - 2-3 partitions cutting an active off past the suspicion and the escalation (its partitions
- *   fail over while it may still act; it comes back with a copy its successor never saw), each
- *   starting after the boot and early enough to end before the workload does, none overlapping
- *   another, with no other fault in their first seconds (so that a majority replaces the owner);
+ * The dense family (issue 12: a schedule must reach the dangerous states to catch a bug there;
+ * the same schedules for every bug and for the correct store): within budget, on 3 nodes
+ * (sometimes 5), a row of "aimed" faults one after another, each in a quiet window, then the
+ * workload runs on for 1-3 s; around them, faults of every kind:
+ * - 2 cuts (`isolate`, or on 3 nodes `split`: on 5, a split's minority is the target and its ring
+ *   neighbour, an in-sync member of the same partitions, the successor the failover wants) of an
+ *   async partition's active that is not the leader and has a successor (`async-active`, cut
+ *   once there is one): it is replaced by a leader outside the cut while its lease lapses and its
+ *   clients still reach it (a stale owner's acknowledgements, a NodeLeft believed at once), and
+ *   it comes back past the failover with async writes of its own its successor never saw (a
+ *   diverged copy to resync); each lasts the suspicion and escalation plus 1.2-2.5 s, time for
+ *   a leader re-election when the only async actives left are on the leader;
+ * - 1-2 `lag-crash`es (the first one opening the row) of an async partition: its heir cut off 200-450 ms before the active
+ *   crashes, so the replicas hold different prefixes and the one a tie goes to is behind;
  * - 6-10 crashes (of actives mostly): failovers, restarted nodes catching up, failbacks;
- * - 2-6 other faults of any kind and length, some overlapping the others;
+ * - 2-6 other faults of any kind and length, some overlapping the others' aftermath;
  * links of unequal speed (a fixed extra delay per link), so the replicas of one active hold
  * different prefixes of its stream when it fails; writers that keep many keys each and write
  * fast, so a lost write or a diverged copy is seen before it is overwritten.
  */
 export function denseScheduleArb(): fc.Arbitrary<SimSchedule> {
-  return fc.record({ workloadMs: fc.integer({ min: 10_000, max: 16_000 }), escalationTimeoutMs: fc.integer({ min: 1_000, max: 2_500 }) }).chain(({ workloadMs, escalationTimeoutMs }) => {
+  return fc.tuple(fc.integer({ min: 1_000, max: 2_500 }), fc.constantFrom<ClusterPreset>('n3', 'n3', 'n3', 'n5')).chain(([escalationTimeoutMs, cluster]) => {
     const outlast = DEFAULT_TIMING.suspectAfterMs + escalationTimeoutMs;
-    // faults start once the partitions have owners (boot takes up to ~1 s), and a cut ends
-    // (past the escalation) with time left to see what the returning owner does
-    const atMs = fc.integer({ min: 500, max: workloadMs - 1_000 });
-    const cutAtMs = fc.integer({ min: 1_000, max: workloadMs - outlast - 1_500 });
-    const active = fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) });
-    const cut = fc.record({ atMs: cutAtMs, kind: fc.constantFrom<FaultKind>('isolate', 'isolate-out', 'split'), target: active, durationMs: fc.integer({ min: outlast + 500, max: outlast + 3_000 }) });
-    const crash = fc.record({ atMs, kind: fc.constant<FaultKind>('crash'), target: fc.oneof({ weight: 3, arbitrary: active }, { weight: 1, arbitrary: targetArb() }), durationMs: fc.oneof(fc.integer({ min: 100, max: 1_000 }), fc.integer({ min: 1_000, max: 4_000 })) });
-    return fc.record({
-      seed: fc.integer(),
-      cluster: fc.constantFrom<ClusterPreset>('n3', 'n3', 'n3', 'n5'),
-      budget: fc.constant('within' as const),
-      workloadMs: fc.constant(workloadMs),
-      escalationTimeoutMs: fc.constant(escalationTimeoutMs),
-      // an integer: fc.double draws uniformly over the doubles' bit patterns, mostly denormals
-      net: fc.tuple(netArb(), fc.integer({ min: 0, max: 60 })).map(([n, linkSkewMs]) => ({ ...n, linkSkewMs })),
-      workload: denseWorkloadArb(),
-      faults: fc
-        .tuple(fc.array(cut, { minLength: 2, maxLength: 3 }), fc.array(crash, { minLength: 6, maxLength: 10 }), fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 2, maxLength: 6 }))
-        .map(([a, b, c]) => quietCuts([...a].sort((x, y) => x.atMs - y.atMs), [...b, ...c], outlast)),
-      bootStaggerMs: bootStaggerArb(),
+    const asyncActive = fc.record({ kind: fc.constant('async-active' as const), index: fc.integer({ min: 0, max: 9 }) });
+    const cutOf = (kinds: FaultKind[], minPastMs: number, maxPastMs: number): fc.Arbitrary<Omit<FaultStep, 'atMs'>> => fc.record({ kind: fc.constantFrom<FaultKind>(...kinds), target: asyncActive, durationMs: fc.integer({ min: outlast + minPastMs, max: outlast + maxPastMs }) });
+    const lagCrash = fc
+      .record({ target: asyncActive, lagMs: fc.integer({ min: 200, max: 450 }), tailMs: fc.integer({ min: 100, max: 300 }), downMs: fc.integer({ min: 300, max: 3_000 }) })
+      .map((r) => ({ kind: 'lag-crash' as FaultKind, target: r.target, durationMs: r.lagMs + r.tailMs, lagMs: r.lagMs, downMs: r.downMs }));
+    const aimed = fc
+      .tuple(fc.array(cutOf(cluster === 'n5' ? ['isolate'] : ['isolate', 'split'], 1_200, 2_500), { minLength: 2, maxLength: 2 }), fc.array(lagCrash, { minLength: 1, maxLength: 2 }), fc.integer({ min: 1_000, max: 1_500 }), fc.array(fc.integer({ min: 300, max: 1_200 }), { minLength: 4, maxLength: 4 }))
+      .map(([cuts, lags, startMs, gaps]) => {
+        // alternate the kinds, one after another with a gap; a lag-crash first, while the cluster
+        // is still calm after the boot (it waits for every partition Healthy, which the
+        // aftermath of a cut and the faults around it can delay past the workload's end)
+        const order: Array<Omit<FaultStep, 'atMs'>> = [];
+        const a = [...lags];
+        const b = [...cuts];
+        while (a.length + b.length > 0) {
+          if (a.length > 0) order.push(a.shift()!);
+          if (b.length > 0) order.push(b.shift()!);
+        }
+        let t = startMs;
+        return order.map((f, i) => {
+          const step: FaultStep = { ...f, atMs: t };
+          t += aimedSpanMs(step, outlast) + gaps[i];
+          return step;
+        });
+      });
+    return aimed.chain((aimedFaults) => {
+      const last = aimedFaults[aimedFaults.length - 1];
+      const aimedEnd = last.atMs + aimedSpanMs(last, outlast);
+      return fc.integer({ min: 1_000, max: 3_000 }).chain((tailMs) => {
+        const workloadMs = aimedEnd + tailMs;
+        // faults start once the partitions have owners (boot takes up to ~1 s)
+        const atMs = fc.integer({ min: 500, max: workloadMs - 1_000 });
+        const crash = fc.record({ atMs, kind: fc.constant<FaultKind>('crash'), target: fc.oneof({ weight: 3, arbitrary: activeArb() }, { weight: 1, arbitrary: targetArb() }), durationMs: fc.oneof(fc.integer({ min: 100, max: 1_000 }), fc.integer({ min: 1_000, max: 4_000 })) });
+        return fc.record({
+          seed: fc.integer(),
+          cluster: fc.constant(cluster),
+          budget: fc.constant('within' as const),
+          workloadMs: fc.constant(workloadMs),
+          escalationTimeoutMs: fc.constant(escalationTimeoutMs),
+          // an integer: fc.double draws uniformly over the doubles' bit patterns, mostly denormals
+          net: fc.tuple(netArb(), fc.integer({ min: 0, max: 60 })).map(([n, linkSkewMs]) => ({ ...n, linkSkewMs })),
+          workload: denseWorkloadArb(),
+          faults: fc
+            .tuple(fc.array(crash, { minLength: 6, maxLength: 10 }), fc.array(denseFaultArb(workloadMs, escalationTimeoutMs), { minLength: 2, maxLength: 6 }))
+            .map(([b, c]) => quietAimed(aimedFaults, [...b, ...c], outlast)),
+          bootStaggerMs: bootStaggerArb(),
+        });
+      });
     });
   });
 }
 
-/**
- * The dense family's faults: cuts that do not overlap one another (a later cut starting before the
- * previous one healed is left out), and no other fault during a cut's first `outlast` + 1 s: with
- * another node crashed or cut off as well, a 3-node cluster has no majority and nobody replaces
- * the cut-off owner, the very state the cut is for (a successor serving while the old owner may
- * still act). Other faults may overlap a cut's later part (the failover's aftermath, the
- * failback): the quiet window ends 300 ms past the suspicion and escalation, so that crashes
- * (the failovers between replicas holding different prefixes) are not crowded out. Sorted by
- * start.
- */
-function quietCuts(cuts: FaultStep[], others: FaultStep[], outlast: number): FaultStep[] {
-  const kept: FaultStep[] = [];
-  for (const c of cuts) if (kept.length === 0 || c.atMs >= kept[kept.length - 1].atMs + kept[kept.length - 1].durationMs + 500) kept.push(c);
-  const quiet = kept.map((c) => [c.atMs - 200, c.atMs + outlast + 300] as const);
-  const rest = others.filter((f) => !quiet.some(([a, b]) => f.atMs < b && f.atMs + f.durationMs > a));
-  return [...kept, ...rest].sort((x, y) => x.atMs - y.atMs);
+function activeArb(): fc.Arbitrary<FaultTarget> {
+  return fc.record({ kind: fc.constant('active' as const), partition: fc.integer({ min: 0, max: 14 }) });
 }
 
+/**
+ * How long an aimed fault of the dense family holds the stage, ms: a cut its whole length; a
+ * lag-crash until the failover it causes (its crash, then the suspicion and escalation) and the
+ * crashed owner's restart.
+ */
+export function aimedSpanMs(f: FaultStep, outlast: number): number {
+  if (f.kind !== 'lag-crash') return f.durationMs;
+  return (f.lagMs ?? 0) + Math.max(f.downMs ?? 0, outlast + 300);
+}
+
+/**
+ * The dense family's faults: the aimed ones, and the others but those starting or running in an
+ * aimed fault's quiet window (its start to 300 ms past its failover: the suspicion and escalation
+ * after a cut's start or a lag-crash's crash). With another node crashed or cut off as well, a
+ * 3-node cluster has no majority and nobody replaces the cut-off owner (the very state the cut
+ * is for), and a lag-crash waits for a calm cluster. Other faults may overlap an aimed fault's
+ * later part (the failover's aftermath, the failback). Sorted by start.
+ */
+function quietAimed(aimed: FaultStep[], others: FaultStep[], outlast: number): FaultStep[] {
+  const quiet = aimed.map((c) => [c.atMs - 200, c.atMs + (c.kind === 'lag-crash' ? (c.lagMs ?? 0) : 0) + outlast + 300] as const);
+  const rest = others.filter((f) => !quiet.some(([a, b]) => f.atMs < b && f.atMs + f.durationMs > a));
+  return [...aimed, ...rest].sort((x, y) => x.atMs - y.atMs);
+}
 /** Clients of the dense family: 2-4 writers per store, 3-20 keys each, short think times. */
 function denseWorkloadArb(): fc.Arbitrary<WorkloadParams> {
   return fc.record({

@@ -73,8 +73,15 @@ export interface WorkloadParams {
  *   they stay down until the final heal. durationMs is ignored.
  * - `link`: the target drops every message from `source` (one directed link cut, a one-way
  *   grudge between two nodes; the certify nemesis's one-way partition). Nothing else changes.
+ * - `lag-crash`: an owner failing while its replicas hold different prefixes of its log (issue 12:
+ *   the state a promotion must choose in). The heir of the target partition (its first in-sync
+ *   member other than the active, in partition-map order: the one a tie goes to) is cut off
+ *   (`isolate`) for durationMs; `lagMs` into the cut, while the other replicas still follow the
+ *   active, the active crashes, and restarts `downMs` later. Within budget it waits, like a
+ *   crash, until every partition is Healthy and nobody is down, and its crash is skipped if that
+ *   no longer holds when it is due.
  */
-export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'link';
+export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'link' | 'lag-crash';
 
 /** Every fault kind but `strip` (which only the survivor property uses) and `link` (only the one-way-cut family uses it). */
 export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'isolate', 'isolate-in', 'isolate-out', 'split', 'bridge'];
@@ -84,11 +91,16 @@ export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'iso
  * - `node`: the node at this index (mod the node count);
  * - `leader`: the current leader (index 0 when there is none);
  * - `active`: the active owner of the partition at this index (mod the partition count) in the
- *   order of the partition map (store by store); for `strip`, the partition itself.
+ *   order of the partition map (store by store); for `strip`, the partition itself;
  * - `other`: an assigned replica of the partition at this index that is neither its active owner
- *   nor the leader (the first such in map order; the first non-active replica when there is none).
+ *   nor the leader (the first such in map order; the first non-active replica when there is none);
+ * - `async-active`: the active owner of a partition of an async store (where a deposed owner's
+ *   acknowledgements and an owner's unstreamed tail live): the index-th (mod their count) of the
+ *   async partitions whose active is up and not the leader (so that a leader outside the fault
+ *   replaces it), or of every async partition when there is none; for `lag-crash`, that
+ *   partition. On a cluster without an async store, as `active`.
  */
-export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number } | { kind: 'other'; partition: number };
+export type FaultTarget = { kind: 'node'; index: number } | { kind: 'leader' } | { kind: 'active'; partition: number } | { kind: 'other'; partition: number } | { kind: 'async-active'; index: number };
 
 /** One fault of a schedule. */
 export interface FaultStep {
@@ -108,6 +120,10 @@ export interface FaultStep {
    * partition Degraded is still one failure, inside the contract).
    */
   whileDegraded?: boolean;
+  /** lag-crash: ms from the heir's cut to the active's crash (default half of durationMs). */
+  lagMs?: number;
+  /** lag-crash: ms the crashed active stays down (default 1,000). */
+  downMs?: number;
 }
 
 /**
@@ -216,8 +232,11 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(w.attemptTimeoutMs > 0 && w.deadlineMs > 0)) bad('attemptTimeoutMs and deadlineMs must be > 0');
   for (const f of s.faults) {
     if (!(f.atMs >= 0 && f.durationMs >= 0)) bad('fault times must be >= 0');
-    if (![...GENERAL_FAULT_KINDS, 'strip', 'link'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (![...GENERAL_FAULT_KINDS, 'strip', 'link', 'lag-crash'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
     if (f.kind === 'link' && !f.source) bad('a link fault needs a source');
+    if (!((f.lagMs ?? 0) >= 0 && (f.downMs ?? 0) >= 0)) bad('lagMs and downMs must be >= 0');
+    const t = f.target as { kind: string };
+    if (!['node', 'leader', 'active', 'other', 'async-active'].includes(t.kind)) bad(`unknown fault target "${t.kind}"`);
   }
   return s;
 }
