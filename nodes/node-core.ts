@@ -2155,6 +2155,15 @@ export class NodeCore {
       return;
     }
     if (lp.act || e.active.node !== from || tenureTag(e.active, e.activeSince) !== msg.tag) return;
+    // fencing, as for a rep: once we accepted an entry naming another tenure, the deposed owner's
+    // catch-up no longer feeds us (make sim RUNS=2000 SEED=4040 run 1944, with the fresh-view fixes:
+    // a replica catching up from an owner confirmed down just after a cut healed installed its
+    // answer after accepting the promotion of another member, and held writes the new active lacked)
+    const a = this.accepted.get(msg.pkey);
+    if (a && a.epoch > e.epoch && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
+      this.counters.staleEpochRefusals.replication++;
+      return;
+    }
     if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;

@@ -536,4 +536,35 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       bootStaggerMs: 2284,
     },
   },
+  {
+    // make sim RUNS=2000 SEED=4040, run 1944, found with the fresh-view fixes (main ran it clean by
+    // its timing): n3, active of async3/2, cut off by a split, was confirmed down ~250 ms after the
+    // heal while it was back and answering n1's catch-up. The leader n1 proposed n2 (then the most
+    // complete member) and accepted that itself, yet installed n3's sync-resp afterwards (only a
+    // rep was fenced by the accepted entry, a sync-resp by the committed one): n1 then held writes
+    // n3 had acknowledged that the new active n2 lacked ("possession at 9919.9 ms: n2 serves
+    // async3/2 in a new tenure without async3/k3#25 ... while in-sync n1 ... holds it").
+    name: 'a catch-up answer of a deposed tenure is fenced once another tenure is accepted (run 1944)',
+    schedule: {
+      seed: -722143826,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 10000,
+      escalationTimeoutMs: 2420,
+      net: { minDelayMs: 0.21734205924635353, maxDelayMs: 19.025402472828116, resetProbability: 0.0002000000000000003, clientMinDelayMs: 0.12359538542424084, clientMaxDelayMs: 0.12359538542424084, linkSkewMs: 59 },
+      workload: { writersPerStore: 3, keysPerWriter: 13, thinkMinMs: 5, thinkMaxMs: 8, readFraction: 0.2999999999999997, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 546, deadlineMs: 5999 },
+      faults: [
+        { atMs: 7, kind: 'split', target: { kind: 'active', partition: 3 }, durationMs: 947 },
+        { atMs: 116, kind: 'bridge', target: { kind: 'active', partition: 13 }, durationMs: 57 },
+        { atMs: 513, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 1005 },
+        { atMs: 1139, kind: 'crash', target: { kind: 'active', partition: 5 }, durationMs: 1005 },
+        { atMs: 1571, kind: 'crash', target: { kind: 'active', partition: 0 }, durationMs: 274 },
+        { atMs: 2086, kind: 'crash', target: { kind: 'active', partition: 0 }, durationMs: 51 },
+        { atMs: 3172, kind: 'split', target: { kind: 'active', partition: 5 }, durationMs: 3923 },
+        { atMs: 8990, kind: 'crash', target: { kind: 'leader' }, durationMs: 1009 },
+        { atMs: 8992, kind: 'crash', target: { kind: 'active', partition: 2 }, durationMs: 997 },
+      ],
+      bootStaggerMs: 970,
+    },
+  },
 ];
