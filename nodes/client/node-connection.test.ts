@@ -101,7 +101,7 @@ describe('NodeConnection timeouts', () => {
       partitioner = await IptablesPartitioner.open({ addresses: { n: NODE } });
       const node = await silentNode(NODE);
       const conn = new NodeConnection({ host: NODE, port: node.port, localAddress: CLIENT });
-      let first: Promise<void> | undefined;
+      let first: Promise<unknown> | undefined;
       try {
         // an established connection with one request delivered
         let firstKind: string | null = null;
