@@ -176,7 +176,10 @@ export class NodeConnection {
       }
     });
     const gone = (why: string): void => {
-      if (this.socket === s) this.socket = null;
+      // a socket already reset (sweepTimeouts) failed its requests then; those written since
+      // belong to its successor
+      if (this.socket !== s) return;
+      this.socket = null;
       this.failAll(why, true);
     };
     s.on('error', (e: NodeJS.ErrnoException) => gone(e.code ?? e.message));
@@ -195,12 +198,31 @@ export class NodeConnection {
     }
   }
 
+  /**
+   * Fails the requests past their deadline. A written request that timed out resets the
+   * connection (RST, the kernel's send queue discarded): its bytes may still sit in that queue
+   * (a link that drops packets: TCP retransmits with exponential backoff and delivers them once
+   * the link is back, up to a backoff period later), and a request the caller has given up on
+   * must never reach the node after the caller moved on to its next write (DESIGN.md §5: an
+   * acknowledged write ordered after the final value is lost, even when that value is an `info`
+   * write; certify seed 6060: ten sync writes acknowledged after such a timeout were overwritten
+   * 12.6 s after their predecessors' send, when the cut's retransmission reached the new active).
+   * The other written requests on that connection fail as Transport (may have been applied).
+   */
   private sweepTimeouts(): void {
     const now = performance.now();
+    let timedOutWritten = false;
     for (const [id, p] of this.pending) {
       if (now < p.deadline) continue;
       this.pending.delete(id);
+      if (p.written) timedOutWritten = true;
       p.reject(new TransportError(p.written ? 'Timeout' : 'NodeUnavailable', { mayHaveBeenSent: p.written, message: `no response from ${this.opts.host}:${this.opts.port} in time` }));
+    }
+    if (timedOutWritten && this.socket) {
+      const s = this.socket;
+      this.socket = null;
+      s.resetAndDestroy();
+      this.failAll('connection reset by the client after a request timed out', true);
     }
   }
 }
