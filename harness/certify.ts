@@ -455,7 +455,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
         escalationTimeoutMs,
         evictionTimeoutMs,
         nodeCount: target ? target.nodeIds.length : NODE_IDS.length,
-        partitions: (await watch.partitions()).sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
+        partitions: (await watch.partitions())
+          .map((p) => ({ ...p, ackMode: stores.find((s) => s.name === p.store)?.ackMode }))
+          .sort((a, b) => a.store.localeCompare(b.store) || a.partition - b.partition),
         beyondBudget,
       });
     const digest = scheduleDigest(schedule);

@@ -2002,6 +2002,8 @@ export class NodeCore {
     if (!e.replicas.includes(from)) return;
     const haveRev = msg.haveTag === act.tag ? msg.haveRev : -1;
     const segs = lp.data.syncSince(haveRev);
+    // the deliberate bug (partition-data.ts) acts on a catch-up from the op log with ops to send
+    if (this.config.selfTestBug === 'catchup-skips-last-op' && haveRev >= 0 && lp.data.revision > haveRev && segs.some((x) => !x.snapshot)) this.selfTestBugHit('catchup-skips-last-op', lp.pkey);
     const prev = act.followers.get(from);
     const link: FollowerLink = {
       member: { node: from, inc: fromInc },

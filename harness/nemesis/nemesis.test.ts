@@ -304,6 +304,23 @@ describe('Nemesis executor', () => {
     expect(c.grudge).toEqual({});
   });
 
+  it('a lag-crash (issue 12): the heir drops its active\'s traffic, and the active is killed LAG ms after the cut took effect', async () => {
+    const c = new FakeCluster();
+    const s = sched([
+      { kind: 'partition', topology: 'one-way', direction: 'in', target: { role: 'heir', store: 'sync3', partition: 1 }, peer: { target: { role: 'active', store: 'sync3', partition: 1 } }, atMs: 0, durationMs: 80 },
+      { kind: 'kill', target: { role: 'active-of', fault: 0 }, atMs: 0, durationMs: 5, after: { event: 'started', fault: 0, delayMs: 30, waitMs: 1_000 } },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    // partition 1 is n2 (active), n3, n4: the heir is n3, the first in-sync member after the active in map order
+    const [cut, kill] = c.starts;
+    expect(JSON.parse(cut.detail!).grudge as Grudge).toEqual({ n3: ['n2'] });
+    expect(kill.kind).toBe('kill');
+    expect(kill.nodes).toEqual(['n2']);
+    expect(JSON.parse(kill.detail!).after).toMatchObject({ event: 'started', fault: 0 });
+    // the kill comes while the heir is still cut off
+    expect(c.log.indexOf(`start#${kill.id} kill n2`)).toBeLessThan(c.log.indexOf(`end#${cut.id}`));
+  });
+
   it('resolves the leader, active owners, in-sync replicas and nodes catching up through the probe, else a random node', async () => {
     const c = new FakeCluster();
     c.leaderId = 'n3';

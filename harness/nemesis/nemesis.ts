@@ -737,6 +737,13 @@ export class Nemesis {
         const rs = (p?.inSync ?? []).filter((n) => n !== p?.active && pool.includes(n));
         return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
       }
+      case 'heir': {
+        // the first in-sync member other than the active in partition-map order (schedule.ts)
+        st.partition = { store: t.store, partition: t.partition };
+        const p = part(t.store, t.partition);
+        const h = (p?.replicas ?? []).find((n) => n !== p?.active && p?.inSync.includes(n) && pool.includes(n));
+        return h ?? random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
+      }
       case 'catching-up': {
         const cs = snap ? catchingUpNodes(snap).filter((n) => pool.includes(n)) : [];
         return cs.length > 0 ? rng.pick(cs) : random('no replica catching up');

@@ -181,12 +181,42 @@ describe('planSchedule', () => {
     const overlapping = s.faults.filter((f, i) => s.faults.slice(0, i).some((g) => ends(g) > f.atMs));
     expect(overlapping.length).toBeGreaterThan(s.faults.length / 5);
     const events = new Set(s.faults.map((f) => f.after?.event).filter(Boolean));
-    expect([...events].sort()).toEqual(['catching-up', 'caught-up', 'ended', 'failback']);
+    expect([...events].sort()).toEqual(['catching-up', 'caught-up', 'ended', 'failback', 'node-caught-up', 'started']);
     const roles = new Set(s.faults.map((f) => f.target.role));
     for (const r of ['active', 'leader', 'replica', 'random', 'catching-up', 'same', 'active-over', 'active-of']) expect(roles).toContain(r);
     // every kind is aimed at a replica catching up somewhere in a long run
     const day = plan({ ...base, seed: 8, durationMs: 4 * 3_600_000, kinds: [...FAULT_KINDS] });
     for (const k of ['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as FaultKind[]) expect(day.faults.some((f) => f.kind === k && f.target.role === 'catching-up'), k).toBe(true);
+  });
+
+  it('aimed like the simulation (issue 12): promotion opens with a lag-crash of an async partition, catch-up with a resync-crash of a sync one', () => {
+    const parts = PARTS.map((p) => ({ ...p, ackMode: p.store === 'async3' ? ('async' as const) : ('sync' as const) }));
+    for (let seed = 1; seed <= 30; seed++) {
+      const pr = planSchedule({ ...base, seed, durationMs: 180_000, kinds: [...PRESETS.promotion.kinds], preset: 'promotion', partitions: parts });
+      // the heir drops its active's traffic; LAG ms after the cut took effect the active is killed
+      const [cut, kill] = pr.faults;
+      expect(cut).toMatchObject({ kind: 'partition', topology: 'one-way', direction: 'in', target: { role: 'heir', store: 'async3' } });
+      expect(cut.peer?.target).toEqual({ role: 'active', store: (cut.target as { store: string }).store, partition: (cut.target as { partition: number }).partition });
+      expect(kill).toMatchObject({ kind: 'kill', target: { role: 'active-of', fault: 0 }, after: { event: 'started', fault: 0 } });
+      // under the nodes' replication timeout (600 ms), past which the heir would leave the in-sync set
+      expect(kill.after!.delayMs).toBeGreaterThanOrEqual(200);
+      expect(kill.after!.delayMs).toBeLessThanOrEqual(400);
+      expect(cut.durationMs).toBeGreaterThan(kill.after!.delayMs);
+      const lagCrashes = pr.faults.filter((f) => f.kind === 'kill' && f.after?.event === 'started').length;
+      expect(lagCrashes).toBeGreaterThanOrEqual(2);
+      const cu = planSchedule({ ...base, seed, durationMs: 180_000, kinds: [...PRESETS['catch-up'].kinds], preset: 'catch-up', partitions: parts });
+      const [hit, crash] = cu.faults;
+      expect(['pause', 'partition']).toContain(hit.kind);
+      expect(hit.target).toMatchObject({ role: 'heir', store: 'sync3' });
+      expect(hit.durationMs).toBeLessThan(base.escalationTimeoutMs);
+      expect(crash).toMatchObject({ kind: 'kill', target: { role: 'active-of', fault: 0 }, after: { event: 'node-caught-up', name: hit.bind } });
+      const names = cu.faults.map((f) => f.bind).filter((b) => b !== undefined);
+      expect(new Set(names).size).toBe(names.length);
+      expect(names.length).toBeGreaterThanOrEqual(3);
+      // replayable: the new roles and triggers validate
+      expect(scheduleFromJson(scheduleToJson(pr))).toEqual(pr);
+      expect(scheduleFromJson(scheduleToJson(cu))).toEqual(cu);
+    }
   });
 
   it('every fault kind is aimed at active owners and at the leader', () => {
@@ -245,7 +275,7 @@ describe('planSchedule', () => {
 });
 
 /** Digest of seed 42, 60 s, every kind, escalation 10 s, eviction 60 s, 3 nodes, PARTS. */
-const GOLDEN_DIGEST_SEED_42 = '88402b956d49d1a72112f32744c86b1dabad3f118bdb03d06851193d54bfe433';
+const GOLDEN_DIGEST_SEED_42 = '1d458b07009c0c391cf7f2ed16e86b5b0ff09d08d79256f0e16fa04c7ac83f33';
 
 describe('digest and replay', () => {
   it('the digest does not depend on JSON key order; replay gives the same schedule', () => {

@@ -73,6 +73,11 @@ export type FaultTarget =
   | { role: 'random' }
   | { role: 'active'; store: string; partition: number }
   | { role: 'replica'; store: string; partition: number }
+  /**
+   * The heir of a partition: its first in-sync member other than the active, in partition-map
+   * order (the member a tie between equally synced candidates goes to; issue 12 lag-crash).
+   */
+  | { role: 'heir'; store: string; partition: number }
   | { role: 'catching-up' }
   | { role: 'failback' }
   | { role: 'same'; fault: number }
@@ -84,7 +89,7 @@ export type FaultTarget =
   | { role: 'bound'; name: string };
 
 /** Every target role, in a fixed order (validation messages). */
-export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'catching-up', 'failback', 'same', 'active-over', 'active-of', 'preferred', 'bound'];
+export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'heir', 'catching-up', 'failback', 'same', 'active-over', 'active-of', 'preferred', 'bound'];
 
 /**
  * Events a fault can wait for before it starts (after its `atMs`):
@@ -243,7 +248,9 @@ export type EpisodeName =
   | 'pause-zombie'
   | 'clock'
   | 'client-cut'
-  | 'power';
+  | 'power'
+  | 'lag-crash'
+  | 'resync-crash';
 
 /** A fault mix: episode weights, the kinds it uses, and the stores its owner targets prefer. */
 export interface Preset {
@@ -256,6 +263,8 @@ export interface Preset {
   episodes: Readonly<Partial<Record<EpisodeName, number>>>;
   /** Active/replica targets are drawn from these stores' partitions (all RF>1 stores when absent). */
   stores?: readonly string[];
+  /** Episodes played first, before the common opening, while the cluster is still calm after the boot. */
+  lead?: readonly EpisodeName[];
 }
 
 const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
@@ -277,6 +286,8 @@ const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
   clock: 1,
   'client-cut': 0.8,
   power: 0.6,
+  'lag-crash': 1.5,
+  'resync-crash': 1,
 };
 
 /** The presets, by name. */
@@ -287,7 +298,8 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'failovers of active owners: kills, long pauses and isolations, a second fault while or right after a replica catches up, during a failback',
     bugs: ['lose-on-promotion', 'no-possession-proof'],
     kinds: ['kill', 'stop', 'pause', 'partition'],
-    episodes: { 'crash-active': 3, 'catch-up-crash': 3, 'hit-catching-up': 1, 'caught-up-crash': 2, failback: 2, 'isolate-long-active': 2, 'pause-long-active': 2, 'isolate-heal-crash': 2, 'pause-zombie': 1 },
+    episodes: { 'lag-crash': 8, 'crash-active': 3, 'catch-up-crash': 3, 'hit-catching-up': 1, 'caught-up-crash': 2, failback: 2, 'isolate-long-active': 2, 'pause-long-active': 2, 'isolate-heal-crash': 2, 'pause-zombie': 1 },
+    lead: ['lag-crash', 'lag-crash'],
   },
   fencing: {
     name: 'fencing',
@@ -316,7 +328,8 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'a restarted replica promoted right after it caught up: kill it, kill the active the moment it is in sync, fail back to it',
     bugs: ['catchup-skips-last-op'],
     kinds: ['kill', 'pause', 'partition'],
-    episodes: { 'caught-up-crash': 5, 'catch-up-crash': 2, 'hit-catching-up': 1, failback: 2, 'isolate-heal-crash': 1 },
+    episodes: { 'resync-crash': 6, 'caught-up-crash': 3, 'catch-up-crash': 1, 'hit-catching-up': 1, failback: 1, 'isolate-heal-crash': 1 },
+    lead: ['resync-crash'],
   },
   lease: {
     name: 'lease',
@@ -331,7 +344,7 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'async-store active owners crashed or isolated: a write never streamed is lost at the takeover',
     bugs: ['never-replicate-async'],
     kinds: ['kill', 'pause', 'partition'],
-    episodes: { 'crash-active': 4, 'isolate-long-active': 2, 'pause-zombie': 1 },
+    episodes: { 'crash-active': 4, 'lag-crash': 2, 'isolate-long-active': 2, 'pause-zombie': 1 },
     stores: ['async3'],
   },
 };
@@ -471,7 +484,7 @@ export interface PlanOptions {
    * The partitions of every store. `replicationFactor` (default 3) keeps RF1 partitions out of
    * active/replica targets (their failover loses data by contract, rf1).
    */
-  partitions: ReadonlyArray<{ store: string; partition: number; replicationFactor?: number }>;
+  partitions: ReadonlyArray<{ store: string; partition: number; replicationFactor?: number; ackMode?: 'sync' | 'async' }>;
   /** No fault budget (DESIGN.md §5 beyond-budget). Default false. */
   beyondBudget?: boolean;
 }
@@ -487,6 +500,12 @@ interface PlanContext {
   D: ReturnType<typeof faultDurations>;
   /** RF>1 partitions the owner targets draw from (the preset's stores when it has some). */
   parts: Array<{ store: string; partition: number }>;
+  /** RF>1 partitions of async stores (lag-crash aims there); `parts` when no store is known async. */
+  asyncParts: Array<{ store: string; partition: number }>;
+  /** RF>1 partitions of sync stores (resync-crash aims there: a loss there is a violation); `parts` when none is known sync. */
+  syncParts: Array<{ store: string; partition: number }>;
+  /** Episodes placed so far (unique names for bindings). */
+  placed: number;
   nodeCount: number;
   kinds: ReadonlySet<FaultKind>;
   beyondBudget: boolean;
@@ -700,6 +719,45 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     return steps;
   },
   'client-cut': (c) => (has(c, 'client-cut') ? [{ kind: 'client-cut', target: roleTarget(c, { active: 60, leader: 10, replica: 0, random: 30 }), durationMs: draw(c.rng, c.D.clientCut), offsetMs: 0 }] : null),
+  // issue 12 (the simulation's lag-crash, nodes/sim/sim-schedule.ts): an owner failing while its
+  // replicas hold different prefixes of its log, the state a promotion must choose in. The heir of
+  // an async partition drops its active's traffic (a one-way cut: within the budget on 3 nodes,
+  // the heir and the third node stay a connected majority), and LAG ms into the cut, while the
+  // other replica still follows, the active is killed: writes acknowledged in the lag reach one
+  // replica and not the heir, the member a tie goes to. LAG (200-400 ms) stays under the nodes'
+  // replication timeout (600 ms), past which the active would ask the leader to drop the heir
+  // from the in-sync set and no promotion would have to choose.
+  'lag-crash': (c) => {
+    if (!has(c, 'partition') || !c.kinds.has('kill') || c.nodeCount < 3 || c.asyncParts.length === 0) return null;
+    const p = c.rng.pick(c.asyncParts);
+    const lag = c.rng.int(200, 400);
+    const tail = c.rng.int(100, 300);
+    return [
+      { kind: 'partition', topology: 'one-way', direction: 'in', target: { role: 'heir', store: p.store, partition: p.partition }, peer: { target: { role: 'active', store: p.store, partition: p.partition } }, durationMs: lag + tail, offsetMs: 0 },
+      { kind: 'kill', target: { role: 'active-of', fault: 0 }, durationMs: c.rng.int(1_000, 3_000), after: { event: 'started', fault: 0, delayMs: lag, waitMs: 5_000 }, offsetMs: 0 },
+    ];
+  },
+  // issue 12, catch-up from the op log: a replica that keeps its memory (paused, or cut off) past
+  // the replication timeout is dropped from the in-sync set and, back, resumes its position in
+  // the same owner's log (a restarted replica takes a snapshot instead); the moment it is in sync
+  // again the active is killed, and the heir (the member a tie goes to, the one cut here) is the
+  // likely successor: what its catch-up left out is then missing from the partition. Sync stores
+  // (a lost write there is a violation); the fault stays under the escalation timeout (no
+  // failover of its own).
+  'resync-crash': (c) => {
+    const kind = crashKind(c);
+    const how = (['pause', 'partition'] as const).filter((k) => c.kinds.has(k) && (k !== 'partition' || c.nodeCount >= 2));
+    if (!kind || how.length === 0 || c.syncParts.length === 0) return null;
+    const p = c.rng.pick(c.syncParts);
+    const k = c.rng.pick(how);
+    const d0 = c.rng.int(1_500, Math.max(1_500, Math.min(6_000, c.D.isolateShort.hi)));
+    const name = `resync-${c.placed}`;
+    const target: FaultTarget = { role: 'heir', store: p.store, partition: p.partition };
+    return [
+      k === 'pause' ? { kind: 'pause', target, durationMs: d0, bind: name, offsetMs: 0 } : { kind: 'partition', topology: 'isolate', target, durationMs: d0, bind: name, offsetMs: 0 },
+      { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 20_000 }, offsetMs: 0 },
+    ];
+  },
   power: (c) => {
     if (!has(c, 'power') || c.nodeCount < 2) return null;
     // within the budget a majority must stay up: two nodes of five (of three: never, so not planned)
@@ -785,6 +843,15 @@ export function planSchedule(opts: PlanOptions): Schedule {
     rng,
     D: faultDurations(opts.escalationTimeoutMs, evictionTimeoutMs),
     parts: focused.length > 0 ? focused : replicated,
+    asyncParts: (() => {
+      const a = sorted.filter((p) => (p.replicationFactor ?? 3) > 1 && p.ackMode === 'async').map((p) => ({ store: p.store, partition: p.partition }));
+      return a.length > 0 ? a : focused.length > 0 ? focused : replicated;
+    })(),
+    syncParts: (() => {
+      const a = sorted.filter((p) => (p.replicationFactor ?? 3) > 1 && p.ackMode === 'sync').map((p) => ({ store: p.store, partition: p.partition }));
+      return a.length > 0 ? a : focused.length > 0 ? focused : replicated;
+    })(),
+    placed: 0,
     nodeCount: opts.nodeCount,
     kinds: new Set(kinds),
     beyondBudget,
@@ -810,7 +877,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
   // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation
   // timeout, then one of each rarer kind that is selected (a clock fault and a client cut run beside
   // what follows; a power failure where the budget can allow one)
-  const opening: Array<EpisodeName | 'stop-active'> = ['crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
+  const opening: Array<EpisodeName | 'stop-active'> = [...(preset.lead ?? []), 'crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
   const beside = new Set<EpisodeName>(['clock', 'client-cut']);
   let episode = 0;
   /**
@@ -845,6 +912,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
         }
       }
       const placed = place(schedule, steps, cursor, to);
+      c.placed++;
       if (placed === 0 && inOpening && deferOpening) break;
       if (placed === 0) {
         misses++;
@@ -942,6 +1010,7 @@ export function describeTarget(t: FaultTarget): string {
       return `node:${t.node}`;
     case 'active':
     case 'replica':
+    case 'heir':
       return `${t.role}:${t.store}/${t.partition}`;
     case 'same':
     case 'active-over':
@@ -996,6 +1065,7 @@ function parseTarget(v: unknown, where: string, index: number, bound: ReadonlySe
       return { role: 'node', node: v.node };
     case 'active':
     case 'replica':
+    case 'heir':
       onlyKeys(v, ['role', 'store', 'partition'], where);
       if (typeof v.store !== 'string' || v.store.length === 0) bad(`${where}.store must be a store name`);
       return { role: v.role, store: v.store, partition: int(v, 'partition', where, 0) };
