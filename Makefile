@@ -6,7 +6,7 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [ONLY=bug,...,none] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
@@ -101,6 +101,7 @@ power: build
 	@args=(--runs "$(or $(RUNS),10)" --seconds "$(or $(SECONDS),180)" --runtime "$${RUNTIME:-process}"); \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${POWER_FAULTS:-}" ]; then args+=(--faults "$$POWER_FAULTS"); fi; \
+	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	exec $(CLI) power "$${args[@]}"
 
 # the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]

@@ -236,9 +236,16 @@ export function buildCli(): Command {
     .addOption(new Option('--faults <mix>', "preset: each bug under its own FAULTS preset (the correct store's runs under the bugs' presets in turn); random: the random mix").choices(['preset', 'random']).default('preset'))
     .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('process'))
     .option('--runs-dir <dir>', 'parent folder of run directories (power.json goes there)', 'runs')
-    .action(async (opts: { runs: number; seconds: number; seed: number; faults: 'preset' | 'random'; runtime: 'auto' | 'process' | 'docker'; runsDir: string }) => {
+    .option('--only <names>', 'comma list of self-test bugs and/or none (the correct store): run only those')
+    .action(async (opts: { runs: number; seconds: number; seed: number; faults: 'preset' | 'random'; runtime: 'auto' | 'process' | 'docker'; runsDir: string; only?: string }) => {
       const { certify } = await import('./certify.js');
-      const { runPower } = await import('./commands/power.js');
+      const { runPower, parsePowerOnly } = await import('./commands/power.js');
+      let only: ReturnType<typeof parsePowerOnly> | undefined;
+      try {
+        only = opts.only === undefined ? undefined : parsePowerOnly(opts.only);
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
       const ac = new AbortController();
       process.on('SIGINT', () => ac.abort());
       process.on('SIGTERM', () => ac.abort());
@@ -248,6 +255,7 @@ export function buildCli(): Command {
         seconds: opts.seconds,
         seed: opts.seed,
         faults: opts.faults,
+        ...(only ? { only } : {}),
         base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: 3000, writersPerStore: 8, keysPerWriter: 16, escalationTimeoutMs: 10_000, signal: ac.signal, log: () => undefined },
         certify,
         print,

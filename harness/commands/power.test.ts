@@ -10,7 +10,7 @@ import { historyOf } from '../../ledger/test-support/fixtures.js';
 import type { CertifyOptions, CertifyOutcome } from '../certify.js';
 import { buildCli } from '../cli.js';
 import { verifyLedger } from '../verifier/verifier.js';
-import { aggregatePower, firstViolationMs, median, runPower, secondsToViolationOfRun, type PowerRun } from './power.js';
+import { aggregatePower, firstViolationMs, median, parsePowerOnly, runPower, secondsToViolationOfRun, type PowerRun } from './power.js';
 
 /** A run directory holding a verified ledger imported from a fixture history (a real ledger, real findings). */
 function fixtureRun(runsDir: string, name: string, fixture: string): CertifyOutcome {
@@ -125,6 +125,46 @@ describe('make power (harness/commands/power.ts)', () => {
       expect(table[4]).toMatch(/^none \(correct store\)\s+fencing, catch-up\s+0 \/ 3\s+CERTIFIED; CERTIFIED; CERTIFIED$/);
       expect(table[5]).toBe(`wrote ${file}`);
       expect(lines).toContain('    ERROR: harness error: nodes did not start (no run)');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('--only runs the bugs named, and the correct store only when none is named (under those bugs\' presets, or every bug\'s)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-power-'));
+    try {
+      const seen: Array<[string, number, string | undefined]> = [];
+      const certify = async (o: CertifyOptions): Promise<CertifyOutcome> => {
+        seen.push([o.selfTestBug ?? 'none', o.seed, o.faultPreset]);
+        return fixtureRun(dir, `${o.selfTestBug ?? 'none'}-${o.seed}-${seen.length}`, 'clean-sync');
+      };
+      const base = { runtime: 'process' as const, runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 };
+      const go = (only: string) => runPower({ runs: 2, seconds: 60, seed: 1, faults: 'preset', only: parsePowerOnly(only), base, certify, print: () => undefined });
+      const a = await go('catchup-skips-last-op,no-possession-proof');
+      expect(seen).toEqual([
+        ['no-possession-proof', 1, 'promotion'],
+        ['no-possession-proof', 2, 'promotion'],
+        ['catchup-skips-last-op', 1, 'catch-up'],
+        ['catchup-skips-last-op', 2, 'catch-up'],
+      ]);
+      expect(a.report.none).toEqual({ runs: 0, failed: 0 });
+      seen.length = 0;
+      await go('fencing-off-by-one, none');
+      expect(seen).toEqual([
+        ['fencing-off-by-one', 1, 'fencing'],
+        ['fencing-off-by-one', 2, 'fencing'],
+        ['none', 1, 'fencing'],
+        ['none', 2, 'fencing'],
+      ]);
+      seen.length = 0;
+      const c = await go('none');
+      expect(seen).toEqual([
+        ['none', 1, 'promotion'],
+        ['none', 2, 'lease'],
+      ]);
+      expect(Object.keys(c.report)).toEqual(['none']);
+      expect(() => parsePowerOnly('none,fencing')).toThrow('--only: unknown name "fencing" (choose from lose-on-promotion, ');
+      expect(() => parsePowerOnly(' , ')).toThrow(/^--only is empty/);
     } finally {
       rmSync(dir, { recursive: true, force: true });
     }

@@ -96,6 +96,23 @@ export function median(xs: readonly number[]): number | null {
   return s.length % 2 === 1 ? s[m] : (s[m - 1] + s[m]) / 2;
 }
 
+/**
+ * Parses `--only` (`make power ONLY=…`): a comma list of self-test bug names and/or `none`.
+ * @throws Error with one line naming the unknown name and the choices (the CLI exits 64).
+ */
+export function parsePowerOnly(text: string): { bugs: SelfTestBug[]; none: boolean } {
+  const names = text.split(',').map((x) => x.trim()).filter((x) => x.length > 0);
+  if (names.length === 0) throw new Error(`--only is empty: give a comma list of ${SELF_TEST_BUGS.join(', ')}, none`);
+  const bugs: SelfTestBug[] = [];
+  let none = false;
+  for (const n of names) {
+    if (n === 'none') none = true;
+    else if ((SELF_TEST_BUGS as readonly string[]).includes(n)) bugs.push(n as SelfTestBug);
+    else throw new Error(`--only: unknown name "${n}" (choose from ${SELF_TEST_BUGS.join(', ')}, none)`);
+  }
+  return { bugs, none };
+}
+
 /** Aggregates runs into power.json's shape (bugs in `bugs` order, then none). */
 export function aggregatePower(runs: readonly PowerRun[], bugs: readonly SelfTestBug[]): PowerReport {
   const out: PowerReport = {};
@@ -137,6 +154,12 @@ export interface PowerOptions {
   /** `preset`: each bug under its own FAULTS preset (nemesis PRESET_FOR_BUG), the correct store's run i under the preset of bug i (mod the bugs); `random`: every run the random mix. */
   faults: 'preset' | 'random';
   bugs?: readonly SelfTestBug[];
+  /**
+   * `make power ONLY=…`: run only these bugs (a subset of {@link bugs}), and the correct store's
+   * runs only when `none` is set (then under the presets of these bugs in turn, or of every bug
+   * when none is listed). Absent: every bug and the correct store.
+   */
+  only?: { bugs: readonly SelfTestBug[]; none: boolean };
   base: Omit<CertifyOptions, 'durationMs' | 'seed' | 'faults' | 'faultPreset' | 'faultsExplicit' | 'selfTestBug' | 'beyondBudget'>;
   certify: (o: CertifyOptions) => Promise<CertifyOutcome>;
   /** Seconds to the first violation of a finished run (default: read from its ledger). */
@@ -153,12 +176,16 @@ export interface PowerOptions {
  * @returns the report and every run.
  */
 export async function runPower(o: PowerOptions): Promise<{ report: PowerReport; runs: PowerRun[]; file: string }> {
-  const bugs = o.bugs ?? SELF_TEST_BUGS;
+  const all = o.bugs ?? SELF_TEST_BUGS;
+  const bugs = o.only ? all.filter((b) => o.only!.bugs.includes(b)) : all;
+  // the correct store runs under the presets of the bugs run (of every bug when only it runs)
+  const noneBugs = bugs.length > 0 ? bugs : all;
+  const withNone = !o.only || o.only.none;
   const toViolation = o.secondsToViolation ?? secondsToViolationOfRun;
   const plan: Array<{ bug: SelfTestBug | 'none'; i: number; preset: PresetName }> = [];
   const presetOf = (bug: SelfTestBug): PresetName => (o.faults === 'preset' ? (PRESET_FOR_BUG[bug] ?? 'random') : 'random');
   for (const bug of bugs) for (let i = 0; i < o.runs; i++) plan.push({ bug, i, preset: presetOf(bug) });
-  for (let i = 0; i < o.runs; i++) plan.push({ bug: 'none', i, preset: bugs.length === 0 ? 'random' : presetOf(bugs[i % bugs.length]) });
+  if (withNone) for (let i = 0; i < o.runs; i++) plan.push({ bug: 'none', i, preset: noneBugs.length === 0 ? 'random' : presetOf(noneBugs[i % noneBugs.length]) });
   const runs: PowerRun[] = [];
   for (const [n, p] of plan.entries()) {
     const seed = o.seed + p.i;
