@@ -7,6 +7,7 @@ import { describe, expect, it } from 'vitest';
 import { buildResults } from '../../reports/results.js';
 import { importHistory } from '../../ledger/history-import.js';
 import { historyOf } from '../../ledger/test-support/fixtures.js';
+import { sealLedger } from '../../ledger/seal.js';
 import type { CertifyOptions, CertifyOutcome } from '../certify.js';
 import { buildCli } from '../cli.js';
 import { verifyLedger } from '../verifier/verifier.js';
@@ -31,6 +32,15 @@ describe('make power (harness/commands/power.ts)', () => {
     try {
       // a lost sync write acknowledged at 205 ms
       expect(secondsToViolationOfRun(fixtureRun(dir, 'lost', 'lost-sync').runDir)).toBe(0.205);
+      // the same once sealed (what every certify run leaves: no writes rows, the findings say when)
+      const sealed = importHistory(historyOf('lost-sync'), ':memory:');
+      verifyLedger(sealed);
+      sealLedger(sealed);
+      // (an imported history is not packed by sealLedger: drop its hot rows as a seal does)
+      sealed.prepare('DELETE FROM writes').run();
+      expect(sealed.prepare('SELECT COUNT(*) FROM writes').pluck().get()).toBe(0);
+      expect(firstViolationMs(sealed)).toBe(205);
+      sealed.close();
       // stale, phantom and unexpected reads completing at 302 ms
       expect(secondsToViolationOfRun(fixtureRun(dir, 'reads', 'v2-reads').runDir)).toBe(0.302);
       // an epoch conflict seen in a sample at 100 ms comes before an ack-not-from-active at 104 ms

@@ -42,7 +42,8 @@ export interface PowerRun {
  * clock: 0 = the run's start), or null when it holds none. Each finding is dated by what shows
  * it: a runtime-map finding by the sample that showed it (detail.tMs), a read finding by the
  * read's completion, a lost write, an under-replicated or misattributed ack and a version
- * regression by the write's acknowledgement, an unexpected or phantom final value by the final
+ * regression by the write's acknowledgement (the finding's own ackMs/invokeMs: a sealed ledger
+ * keeps no `writes` rows; else the write's row), an unexpected or phantom final value by the final
  * read (else the run's duration). Reads the findings table (verifier output), keys, writes,
  * final_reads and meta.duration_ms.
  */
@@ -55,6 +56,9 @@ export function firstViolationMs(db: Database.Database): number | null {
          UNION ALL
          SELECT COALESCE(json_extract(f.detail, '$.completeMs'), json_extract(f.detail, '$.invokeMs')) FROM findings f
           WHERE f.class = 'violation' AND f.read IS NOT NULL
+         UNION ALL
+         SELECT COALESCE(json_extract(f.detail, '$.ackMs'), json_extract(f.detail, '$.invokeMs')) FROM findings f
+          WHERE f.class = 'violation' AND f.read IS NULL AND f.kind IN ('lost', 'under-replicated-ack', 'ack-not-from-active', 'version-regression')
          UNION ALL
          SELECT COALESCE(w.complete_ms, w.invoke_ms) FROM findings f
            JOIN keys k ON k.store = f.store AND k.key = f.key
