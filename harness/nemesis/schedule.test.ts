@@ -189,7 +189,7 @@ describe('planSchedule', () => {
     for (const k of ['kill', 'stop', 'pause', 'partition', 'clock', 'client-cut'] as FaultKind[]) expect(day.faults.some((f) => f.kind === k && f.target.role === 'catching-up'), k).toBe(true);
   });
 
-  it('aimed like the simulation (issue 12): promotion opens with a lag-crash of an async partition, catch-up with a resync-crash of a sync one', () => {
+  it('aimed like the simulation (issue 12): promotion opens with a lag-crash of an async partition, catch-up with a resync-crash of a sync one, fencing with a zombie-crash of an async one', () => {
     const parts = PARTS.map((p) => ({ ...p, ackMode: p.store === 'async3' ? ('async' as const) : ('sync' as const) }));
     for (let seed = 1; seed <= 30; seed++) {
       const pr = planSchedule({ ...base, seed, durationMs: 180_000, kinds: [...PRESETS.promotion.kinds], preset: 'promotion', partitions: parts });
@@ -213,6 +213,12 @@ describe('planSchedule', () => {
       const names = cu.faults.map((f) => f.bind).filter((b) => b !== undefined);
       expect(new Set(names).size).toBe(names.length);
       expect(names.length).toBeGreaterThanOrEqual(3);
+      const fe = planSchedule({ ...base, seed, durationMs: 180_000, kinds: [...PRESETS.fencing.kinds], preset: 'fencing', partitions: parts });
+      const [cut0, succ] = fe.faults;
+      expect(cut0).toMatchObject({ kind: 'partition', topology: 'isolate', target: { role: 'active', store: 'async3' } });
+      expect(cut0.durationMs).toBeGreaterThan(base.escalationTimeoutMs);
+      expect(succ).toMatchObject({ kind: 'kill', target: { role: 'active-of', fault: 0 }, after: { event: 'node-caught-up', name: cut0.bind } });
+      expect(scheduleFromJson(scheduleToJson(fe))).toEqual(fe);
       // replayable: the new roles and triggers validate
       expect(scheduleFromJson(scheduleToJson(pr))).toEqual(pr);
       expect(scheduleFromJson(scheduleToJson(cu))).toEqual(cu);
@@ -275,7 +281,7 @@ describe('planSchedule', () => {
 });
 
 /** Digest of seed 42, 60 s, every kind, escalation 10 s, eviction 60 s, 3 nodes, PARTS. */
-const GOLDEN_DIGEST_SEED_42 = '1d458b07009c0c391cf7f2ed16e86b5b0ff09d08d79256f0e16fa04c7ac83f33';
+const GOLDEN_DIGEST_SEED_42 = 'f4868c6e60adb3927042bba80c40821763c114be9da2dd7d7b9c90bbf941a081';
 
 describe('digest and replay', () => {
   it('the digest does not depend on JSON key order; replay gives the same schedule', () => {

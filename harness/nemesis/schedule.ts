@@ -250,7 +250,8 @@ export type EpisodeName =
   | 'client-cut'
   | 'power'
   | 'lag-crash'
-  | 'resync-crash';
+  | 'resync-crash'
+  | 'zombie-crash';
 
 /** A fault mix: episode weights, the kinds it uses, and the stores its owner targets prefer. */
 export interface Preset {
@@ -288,6 +289,7 @@ const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
   power: 0.6,
   'lag-crash': 1.5,
   'resync-crash': 1,
+  'zombie-crash': 1,
 };
 
 /** The presets, by name. */
@@ -306,7 +308,9 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     description: 'deposed owners that come back: active owners paused or isolated past the escalation timeout, one-way cuts, flapping',
     bugs: ['fencing-off-by-one'],
     kinds: ['kill', 'pause', 'partition'],
-    episodes: { 'pause-zombie': 4, 'isolate-long-active': 3, 'one-way': 2, 'isolate-heal-crash': 2, flap: 1, failback: 1 },
+    episodes: { 'zombie-crash': 5, 'pause-zombie': 2, 'isolate-long-active': 3, 'one-way': 2, 'isolate-heal-crash': 1, flap: 1, failback: 1 },
+    stores: ['async3'],
+    lead: ['zombie-crash'],
   },
   'sync-ack': {
     name: 'sync-ack',
@@ -756,6 +760,20 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     return [
       k === 'pause' ? { kind: 'pause', target, durationMs: d0, bind: name, offsetMs: 0 } : { kind: 'partition', topology: 'isolate', target, durationMs: d0, bind: name, offsetMs: 0 },
       { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 20_000 }, offsetMs: 0 },
+    ];
+  },
+  // issue 12, fencing: an active owner cut off past the escalation timeout is deposed, and comes
+  // back holding the tail it wrote (an async owner acknowledges until its lease lapses) at an
+  // epoch it accepted from the committed map; the moment it is back in sync its successor is
+  // killed, and the promotion chooses between it and the third copy (a failback to it, when it
+  // is the preferred primary, makes it the owner too). Aimed at async stores by the fencing preset.
+  'zombie-crash': (c) => {
+    const kind = crashKind(c);
+    if (!has(c, 'partition') || !kind || c.nodeCount < 3) return null;
+    const name = `zombie-${c.placed}`;
+    return [
+      { kind: 'partition', topology: 'isolate', target: ownerTarget(c), durationMs: draw(c.rng, c.D.isolateLong), bind: name, offsetMs: 0 },
+      { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: 0 },
     ];
   },
   power: (c) => {
