@@ -548,8 +548,12 @@ export class NodeCore {
     }
     if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
       // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
-      // probe, no suspicion and escalation); it counts as live again once it answers
+      // probe, no suspicion and escalation); it counts as live again once it answers. Its last
+      // reply is dated back past the suspicion window, so that updateSuspicion keeps the
+      // confirmation until it does answer (a promotion waits for the candidates' fresh reports,
+      // which takes more than one tick on 5 nodes)
       const now = this.env.now();
+      peer.lastReply = Math.min(peer.lastReply, now - this.config.timing.suspectAfterMs);
       peer.suspectedSince = now;
       peer.silentConfirmed = true;
       peer.downAt = now;
