@@ -215,7 +215,7 @@ describe('planSchedule', () => {
       expect(names.length).toBeGreaterThanOrEqual(3);
       const fe = planSchedule({ ...base, seed, durationMs: 180_000, kinds: [...PRESETS.fencing.kinds], preset: 'fencing', partitions: parts });
       const [cut0, succ] = fe.faults;
-      expect(cut0).toMatchObject({ kind: 'partition', topology: 'isolate', target: { role: 'active', store: 'async3' } });
+      expect(cut0).toMatchObject({ kind: 'partition', topology: 'isolate', target: { role: 'preferred', store: 'async3' } });
       expect(cut0.durationMs).toBeGreaterThan(base.escalationTimeoutMs);
       expect(succ).toMatchObject({ kind: 'kill', target: { role: 'active-of', fault: 0 }, after: { event: 'node-caught-up', name: cut0.bind } });
       expect(scheduleFromJson(scheduleToJson(fe))).toEqual(fe);

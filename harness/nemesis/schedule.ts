@@ -762,7 +762,7 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
       { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 20_000 }, offsetMs: 0 },
     ];
   },
-  // issue 12, fencing: an active owner cut off past the escalation timeout is deposed, and comes
+  // issue 12, fencing: a preferred primary (the owner) cut off past the escalation timeout is deposed, and comes
   // back holding the tail it wrote (an async owner acknowledges until its lease lapses) at an
   // epoch it accepted from the committed map; the moment it is back in sync its successor is
   // killed, and the promotion chooses between it and the third copy (a failback to it, when it
@@ -771,8 +771,12 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     const kind = crashKind(c);
     if (!has(c, 'partition') || !kind || c.nodeCount < 3) return null;
     const name = `zombie-${c.placed}`;
+    // the preferred primary (first in partition-map order, the owner whenever no fault moved it):
+    // back in sync it wins a tie between equally synced candidates, and a failback returns to it
+    const p = c.parts.length > 0 ? c.rng.pick(c.parts) : null;
+    const target: FaultTarget = p ? { role: 'preferred', store: p.store, partition: p.partition } : { role: 'leader' };
     return [
-      { kind: 'partition', topology: 'isolate', target: ownerTarget(c), durationMs: draw(c.rng, c.D.isolateLong), bind: name, offsetMs: 0 },
+      { kind: 'partition', topology: 'isolate', target, durationMs: draw(c.rng, c.D.isolateLong), bind: name, offsetMs: 0 },
       { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: 0 },
     ];
   },
