@@ -371,6 +371,12 @@ describe('the self-test bugs (cluster-config SelfTestBug) are caught in the simu
     expect(violationOf(bugSchedule('never-replicate-async', []))).toBe('replication-lag');
   });
 
+  it('fencing-off-by-one: the returning owner asks to resume the successor\'s log from its own watermark (replica-divergence)', () => {
+    // the cut-off async owner acknowledges within its lease, then is deposed: its copy holds ops
+    // of its own tenure that the successor's log does not
+    expect(violationOf(bugSchedule('fencing-off-by-one', isolateAsyncOwner))).toBe('replica-divergence');
+  });
+
   it('lose-on-promotion: a promoted owner that starts empty serves without acknowledged sync writes', () => {
     // late in the run, with many keys: some are not written again after the promotion
     const killOwner: SimSchedule['faults'] = [{ atMs: 5_000, kind: 'crash', target: { kind: 'active', partition: 0 }, durationMs: 300 }];

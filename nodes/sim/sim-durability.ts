@@ -38,10 +38,57 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  * is "holds W's version or a later one" (a later write of the key, acknowledged or not).
  */
 
+/** One key's record in a node's copy: value (null: a tombstone), version, and the revision of the op that wrote it. */
+export interface PeekedRecord {
+  value: Buffer | null;
+  version: number;
+  revision: number;
+}
+
 /** What the durability checks read of one running node: NodeCore's public surface. */
 export interface DurableView extends NodeView {
-  peek(pkey: string, key: string): { value: Buffer | null; version: number } | undefined;
+  peek(pkey: string, key: string): PeekedRecord | undefined;
+  /** The record of a key as this copy's log stood at revision `rev`: null for none then, undefined when the copy cannot tell. */
+  peekAt(pkey: string, key: string, rev: number): PeekedRecord | null | undefined;
   revisionOf(pkey: string): number;
+}
+
+/**
+ * Is a replica's copy the prefix up to some revision r of an active's log (DESIGN.md §2: "a
+ * catch-up position is an (epoch, revision) agreed with the current active, never a replica's own
+ * watermark"): every key held exactly as the log stood at r (same version, same value, a
+ * tombstone as a tombstone, no record where the log had none). Keys whose state at r the active's
+ * copy can no longer tell (its op log does not reach back) are not judged.
+ * @param keys the keys to compare (the workload's keys of the partition).
+ * @param activeAt the active's record of a key as its log stood at r: null for none, undefined
+ *   when it cannot tell (NodeCore.peekAt).
+ * @param replica the replica's present record of a key.
+ * @returns null when the copy is that prefix, else one line naming the first key that differs.
+ */
+export function prefixDivergence(
+  keys: readonly string[],
+  activeAt: (key: string) => PeekedRecord | null | undefined,
+  replica: (key: string) => PeekedRecord | undefined,
+): string | null {
+  for (const key of keys) {
+    const a = activeAt(key);
+    if (a === undefined) continue;
+    const b = replica(key);
+    if (a === null) {
+      if (b) return `${key}: the log had no record of it, the replica holds ${recordText(b)}`;
+      continue;
+    }
+    if (!b || b.version !== a.version || !sameValue(a.value, b.value)) return `${key}: the log held ${recordText(a)}, the replica holds ${b ? recordText(b) : 'nothing'}`;
+  }
+  return null;
+}
+
+function sameValue(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+function recordText(r: PeekedRecord): string {
+  return `${r.value === null ? 'a tombstone' : r.value.toString()} v${r.version} (rev ${r.revision})`;
 }
 
 /** What the checker needs from the simulator. */
@@ -84,6 +131,8 @@ interface LagSample {
 export class DurabilityChecker {
   private readonly storeOf = new Map<string, StoreConfig>();
   private readonly byPkey = new Map<string, KeyHistory[]>();
+  /** Partition -> its workload keys. */
+  private readonly keysOf = new Map<string, string[]>();
   /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
   private readonly faults: Touch[] = [];
   /** Node -> the last time a connection of it broke or came back (any cause: a fault, a reset). */
@@ -100,6 +149,8 @@ export class DurabilityChecker {
   private readonly heldAtCrash = new Map<string, HeldAtCrash[]>();
   /** Writes checked by {@link checkHeldAtCrash} so far (a figure: the rule was exercised). */
   heldAtCrashChecked = 0;
+  /** Position claims checked by {@link onPositionClaim} so far (a figure: the rule was exercised). */
+  positionClaimsChecked = 0;
 
   constructor(
     private readonly host: DurabilityHost,
@@ -110,6 +161,9 @@ export class DurabilityChecker {
       const list = this.byPkey.get(h.pkey) ?? [];
       list.push(h);
       this.byPkey.set(h.pkey, list);
+      const keys = this.keysOf.get(h.pkey) ?? [];
+      keys.push(h.key);
+      this.keysOf.set(h.pkey, keys);
     }
   }
 
@@ -168,6 +222,29 @@ export class DurabilityChecker {
   }
 
   // ───────────── checks ─────────────
+
+  /**
+   * Replica `r` claims a position in the log of the tenure `tag` of `pkey`: it acknowledged
+   * revision `rev` of that tenure's stream (rep-ack), or asked to catch up from revision `rev` of
+   * it (sync-req naming that tenure as the log it holds). `active` is the incarnation whose
+   * committed entry names it the active of that tenure, so its copy is that log. The claim must
+   * be true: `rev` no further than the log reaches, and `r`'s copy that log's prefix at `rev`
+   * ({@link prefixDivergence}), for sync and async stores alike. A bug like fencing off by one
+   * (a returning copy that follows another log taken for a position in this one) shows here, at
+   * the claim, before the workload's next writes of the keys cover the copy's wrong ones.
+   * @throws InvariantViolation (replica-divergence).
+   */
+  onPositionClaim(what: 'rep-ack' | 'sync-req', r: DurableView, active: DurableView, pkey: string, tag: string, rev: number): void {
+    const keys = this.keysOf.get(pkey);
+    if (!keys) return;
+    this.positionClaimsChecked++;
+    const end = active.revisionOf(pkey);
+    const d = rev > end ? `the log ends at revision ${end}` : prefixDivergence(keys, (k) => active.peekAt(pkey, k, rev), (k) => r.peek(pkey, k));
+    if (d) {
+      const e = active.committedEntry(pkey);
+      throw new InvariantViolation('replica-divergence', `${r.id} (inc ${r.inc}) ${what === 'rep-ack' ? 'acknowledged' : 'asked to catch up from'} revision ${rev} of ${tag} for ${pkey} to ${active.id} (at revision ${end}, ${e ? describe(e) : 'no entry'}), but its copy is not that log's prefix: ${d}`);
+    }
+  }
 
   /**
    * A write acknowledged (Ok) by `x` (rule under-replicated-ack).
