@@ -188,9 +188,12 @@ export class DurabilityChecker {
   }
 
   /**
-   * The active owner `node` of async partitions just crashed: for each of its partitions, the
-   * writes it acknowledged (the last acknowledged one of each key) that a surviving assigned
-   * replica holds now, for {@link checkHeldAtCrash}.
+   * The active owner `node` of async partitions just crashed: for each of its partitions and
+   * each key, the latest write it acknowledged that a surviving assigned replica holds now (the
+   * key's last acknowledged write, or, when no replica holds that one yet, the latest earlier one
+   * a replica does hold: a promotion that skips the more complete holder loses it as surely, and
+   * the key's last write, too recent to have left the owner, would hide that), for
+   * {@link checkHeldAtCrash}.
    */
   private noteHeldAtCrash(node: string): void {
     const now = this.host.now();
@@ -202,10 +205,19 @@ export class DurabilityChecker {
       const views = this.host.up().filter((v) => v.id !== node && e.replicas.includes(v.id));
       const held: HeldAtCrash[] = [];
       for (const h of hs) {
-        const w = lastAcked(h, now);
-        if (!w || w.ack!.node !== node) continue;
-        const holders = views.filter((v) => (v.peek(pkey, h.key)?.version ?? 0) >= w.ack!.version).map((v) => ({ node: v.id, inc: v.inc }));
-        if (holders.length > 0) held.push({ key: h.key, store: h.store, w, holders, crashAt: now, owner: node });
+        const last = lastAcked(h, now);
+        if (!last || last.ack!.node !== node) continue;
+        const best = Math.max(0, ...views.map((v) => v.peek(pkey, h.key)?.version ?? 0));
+        // the latest write the owner acknowledged that some surviving replica holds
+        let w: WriteRecord | null = null;
+        for (let i = h.writes.length - 1; i >= 0 && !w; i--) {
+          const x = h.writes[i];
+          if (x.outcome === 'ok' && x.completeMs <= now && x.ack && x.ack.node === node && x.ack.version <= best) w = x;
+        }
+        if (!w) continue;
+        const v = w.ack!.version;
+        const holders = views.filter((y) => (y.peek(pkey, h.key)?.version ?? 0) >= v).map((y) => ({ node: y.id, inc: y.inc }));
+        held.push({ key: h.key, store: h.store, w, holders, crashAt: now, owner: node });
       }
       if (held.length > 0) this.heldAtCrash.set(pkey, held);
       else this.heldAtCrash.delete(pkey);
