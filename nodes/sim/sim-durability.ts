@@ -323,21 +323,27 @@ export class DurabilityChecker {
 
   private checkPossession(x: DurableView, pkey: string, e: RuntimeEntry): void {
     const now = this.host.now();
+    const what = (h: KeyHistory, w: WriteRecord, mine: number): string =>
+      `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${h.store}/${h.key} ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}, acknowledged by ${w.ack!.node} at epoch ${w.ack!.epoch}, t=${w.completeMs.toFixed(1)}); it holds v${mine}`;
     for (const h of this.byPkey.get(pkey) ?? []) {
       const st = this.storeOf.get(h.store)!;
       const w = lastAcked(h, now);
       if (!w) continue;
       const mine = x.peek(pkey, h.key)?.version ?? 0;
       if (mine >= w.ack!.version) continue;
-      const what = `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${h.store}/${h.key} ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}, acknowledged by ${w.ack!.node} at epoch ${w.ack!.epoch}, t=${w.completeMs.toFixed(1)}); it holds v${mine}`;
-      if (st.replicationFactor > 1 && st.ackMode === 'sync') throw new InvariantViolation('possession', what);
+      if (st.replicationFactor > 1 && st.ackMode === 'sync') throw new InvariantViolation('possession', what(h, w, mine));
       if (st.ackMode !== 'async') continue;
+      // every acknowledged write an in-sync member holds, not only the key's last one (which may
+      // be too recent to have left its owner, while the member holds an earlier one we lack)
       for (const m of e.inSync) {
         if (m.node === x.id) continue;
         const v = this.viewOf(m.node, m.inc);
         const rec = v?.peek(pkey, h.key);
-        if (!v || !rec || rec.version < w.ack!.version || this.touched(m.node, w.invokeMs, now)) continue;
-        throw new InvariantViolation('possession', `${what}, while in-sync ${m.node}, untouched by any fault since, holds v${rec.version}`);
+        if (!v || !rec || rec.version <= mine) continue;
+        // the latest such write: the shortest window for a fault to have touched the member
+        const held = latestAckedIn(h, now, mine, rec.version);
+        if (!held || this.touched(m.node, held.invokeMs, now)) continue;
+        throw new InvariantViolation('possession', `${what(h, held, mine)}, while in-sync ${m.node}, untouched by any fault since, holds v${rec.version}`);
       }
     }
   }
@@ -450,6 +456,15 @@ interface HeldAtCrash {
   holders: Array<{ node: string; inc: string }>;
   crashAt: number;
   owner: string;
+}
+
+/** The latest write of the key acknowledged to its client at or before `now` whose version is in (above, atMost]. */
+function latestAckedIn(h: KeyHistory, now: number, above: number, atMost: number): WriteRecord | null {
+  for (let i = h.writes.length - 1; i >= 0; i--) {
+    const w = h.writes[i];
+    if (w.outcome === 'ok' && w.completeMs <= now && w.ack && w.ack.version > above && w.ack.version <= atMost) return w;
+  }
+  return null;
 }
 
 /** The last write of the key acknowledged to its client at or before `now`. */
