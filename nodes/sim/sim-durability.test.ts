@@ -163,3 +163,92 @@ describe('DurabilityChecker.onPositionClaim (replica-divergence)', () => {
     expect(claim(c, 'rep-ack', view('n2', copyOf(logA)), active, 7)).toMatch(/^replica-divergence: .*acknowledged revision 7 .*the log ends at revision 6/);
   });
 });
+
+describe('DurabilityChecker possession of an async store: every acknowledged write a surviving holder has, not only the key\'s last', () => {
+  const m = (node: string): Member => ({ node, inc: `${node}.0` });
+  const store: StoreConfig = { name: 'async3', ackMode: 'async', replicationFactor: 3, segments: 2 } as StoreConfig;
+  /** Writes #1..#3 of k0, acknowledged by n1 at versions 1..3 (t = 10, 20, 30). */
+  const history = (): KeyHistory => ({
+    store: 'async3',
+    key: 'k0',
+    pkey: 'async3/0',
+    writes: [1, 2, 3].map((v) => ({ seq: v, kind: 'put' as const, valueId: `async3/k0#${v}`, outcome: 'ok' as const, last: 'Ok', attempts: 1, invokeMs: v * 10 - 5, completeMs: v * 10, ack: { node: 'n1', epoch: 1, version: v, revision: v, copies: 1 } })),
+  });
+  const e1: RuntimeEntry = { pkey: 'async3/0', store: 'async3', partition: 0, epoch: 1, term: 1, active: m('n1'), activeSince: 1, health: 'Healthy', inSync: [m('n1'), m('n2'), m('n3')], handoffTo: null, syncFrom: null, replicas: ['n1', 'n2', 'n3'], mapVersion: 1 };
+  const e2: RuntimeEntry = { ...e1, epoch: 2, active: m('n2'), activeSince: 2, health: 'Degraded', inSync: [m('n2'), m('n3')] };
+  interface Node extends DurableView {
+    version: number;
+    e: RuntimeEntry;
+  }
+  function node(id: string, version: number): Node {
+    const x: Node = {
+      id,
+      inc: `${id}.0`,
+      version,
+      e: e1,
+      isServingActive: () => sameActive(x),
+      committedEntry: () => x.e,
+      peek: () => (x.version > 0 ? { value: Buffer.from(`async3/k0#${x.version}`), version: x.version, revision: x.version } : undefined),
+      peekAt: () => undefined,
+      revisionOf: () => x.version,
+    };
+    return x;
+  }
+  const sameActive = (x: Node): boolean => x.e.active?.node === x.id;
+  function setup(n2v: number, n3v: number): { c: DurabilityChecker; clock: { t: number }; n1: Node; n2: Node; n3: Node; up: Node[] } {
+    const clock = { t: 40 };
+    const n1 = node('n1', 3);
+    const n2 = node('n2', n2v);
+    const n3 = node('n3', n3v);
+    const up = [n1, n2, n3];
+    const c = new DurabilityChecker({ now: () => clock.t, up: () => up, paused: () => false, bestEntry: () => e1 }, { stores: [store], histories: [history()], asyncLagMs: 1_000, within: true });
+    return { c, clock, n1, n2, n3, up };
+  }
+  const outcome = (f: () => void): string => {
+    try {
+      f();
+      return 'none';
+    } catch (e) {
+      if (e instanceof InvariantViolation) return `${e.invariant}: ${e.detail}`;
+      throw e;
+    }
+  };
+
+  it('a new tenure that lacks write #2, which an untouched in-sync member holds, is a possession violation though the key\'s last write (#3) reached nobody', () => {
+    const { c, clock, n2 } = setup(1, 2);
+    clock.t = 50;
+    n2.e = e2;
+    expect(outcome(() => c.afterEvent(n2, ['async3/0']))).toMatch(/^possession: n2 \(inc n2\.0\) serves async3\/0 in a new tenure .* without async3\/k0 async3\/k0#2 \(seq 2, v2, .*\); it holds v1, while in-sync n3, untouched by any fault since, holds v2$/);
+  });
+
+  it('the same, when the member that holds #2 was touched by a fault since #2 was invoked: the async window may lose it', () => {
+    const { c, clock, n2 } = setup(1, 2);
+    const end = c.faultStart(['n3']);
+    clock.t = 45;
+    end();
+    clock.t = 50;
+    n2.e = e2;
+    expect(outcome(() => c.afterEvent(n2, ['async3/0']))).toBe('none');
+  });
+
+  it('after the owner\'s crash, the first new tenure must hold the latest write a surviving replica held at the crash (#2), not only the key\'s last one', () => {
+    const { c, clock, n1, n2, up } = setup(1, 2);
+    up.splice(up.indexOf(n1), 1);
+    c.crashed('n1');
+    expect(c.heldAtCrashChecked).toBe(0);
+    clock.t = 60;
+    // n3 holds #2 but is out of the new entry's in-sync set: only the crash rule sees it
+    n2.e = { ...e2, inSync: [m('n2')] };
+    expect(outcome(() => c.afterEvent(n2, ['async3/0']))).toMatch(/^possession: .* without async3\/k0 async3\/k0#2 \(seq 2, v2, .*\); it holds v1, while n3, an assigned replica that survived n1's crash/);
+    expect(c.heldAtCrashChecked).toBe(1);
+  });
+
+  it('a new tenure holding what every survivor held is fine', () => {
+    const { c, clock, n1, n2, up } = setup(2, 2);
+    up.splice(up.indexOf(n1), 1);
+    c.crashed('n1');
+    clock.t = 60;
+    n2.e = e2;
+    expect(outcome(() => c.afterEvent(n2, ['async3/0']))).toBe('none');
+  });
+});
