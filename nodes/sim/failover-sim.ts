@@ -822,11 +822,14 @@ class Simulator {
   /**
    * A partition fault aimed at an async active (`async-active`): waits (polling, until the
    * workload's end) for an async partition whose active is up, not the leader, and has another
-   * current in-sync member to be replaced by, then cuts that active off; skipped if none comes.
+   * current in-sync member to be replaced by, and for every node up, rejoined and running (with
+   * one down or still rejoining after a restart, the cut can leave no majority to replace the
+   * active: a leader steps down and the cut ends with nothing decided), then cuts that active
+   * off; skipped if none comes.
    */
   private aimedCut(f: FaultStep, workloadEnd: number): void {
     if (!this.faultsOpen) return;
-    const pkey = this.targetPkey(f.target, true, f.kind);
+    const pkey = this.downCount() === 0 && !this.nodes.some((y) => y.paused) ? this.targetPkey(f.target, true, f.kind) : null;
     if (pkey === null) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.aimedCut(f, workloadEnd));
       else this.stats.faultsSkipped++;
