@@ -252,3 +252,44 @@ describe('DurabilityChecker possession of an async store: every acknowledged wri
     expect(outcome(() => c.afterEvent(n2, ['async3/0']))).toBe('none');
   });
 });
+
+describe('DurabilityChecker replication-lag: a connection change excuses only the stream it broke', () => {
+  const m = (node: string): Member => ({ node, inc: `${node}.0` });
+  const store: StoreConfig = { name: 'async3', ackMode: 'async', replicationFactor: 3, segments: 2 } as StoreConfig;
+  const e: RuntimeEntry = { pkey: 'async3/0', store: 'async3', partition: 0, epoch: 1, term: 1, active: m('n1'), activeSince: 1, health: 'Healthy', inSync: [m('n1'), m('n2'), m('n3')], handoffTo: null, syncFrom: null, replicas: ['n1', 'n2', 'n3'], mapVersion: 1 };
+  /** n1 (active) gains one revision per 100 ms poll; n2 and n3 stay at 0 (a stream that never runs). */
+  function run(change?: [string, string]): string {
+    const clock = { t: 0 };
+    const rev: Record<string, number> = { n1: 0, n2: 0, n3: 0 };
+    const views: DurableView[] = ['n1', 'n2', 'n3'].map((id) => ({ id, inc: `${id}.0`, isServingActive: () => id === 'n1', committedEntry: () => e, peek: () => undefined, peekAt: () => undefined, revisionOf: () => rev[id] }));
+    const c = new DurabilityChecker({ now: () => clock.t, up: () => views, paused: () => false, bestEntry: () => e }, { stores: [store], histories: [{ store: 'async3', key: 'k0', pkey: 'async3/0', writes: [] }], asyncLagMs: 1_000, within: true });
+    try {
+      for (let i = 0; i <= 20; i++) {
+        clock.t = i * 100;
+        rev.n1 = i;
+        // a connection resets at 500 ms and is back at once, again at 1,200 ms
+        if (change && (i === 5 || i === 12)) {
+          c.linkChanged(change[0], change[1], false);
+          c.linkChanged(change[0], change[1], true);
+        }
+        c.poll(['async3/0']);
+      }
+      return 'none';
+    } catch (err) {
+      if (err instanceof InvariantViolation) return `${err.invariant} ${err.detail.split(',')[0]} at ${clock.t}`;
+      throw err;
+    }
+  }
+
+  it('flags in-sync replicas that stay behind the active\'s revision of 1 s earlier', () => {
+    expect(run()).toBe('replication-lag n2 at 1100');
+  });
+
+  it('a reset between two replicas delays neither stream', () => {
+    expect(run(['n2', 'n3'])).toBe('replication-lag n2 at 1100');
+  });
+
+  it('a reset between the active and one replica excuses that replica for 1 s, not the other', () => {
+    expect(run(['n1', 'n2'])).toBe('replication-lag n3 at 1100');
+  });
+});

@@ -27,8 +27,10 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  *   before (checked every poll, within budget);
  * - replication-lag: an in-sync replica of an async store holds a revision below the one its
  *   active held `asyncLagMs` earlier, while the partition kept its epoch and no fault touched any
- *   of its nodes, nor any connection of theirs broke or was down, in that window
- *   (history-format.md v2, replication-lag);
+ *   of its nodes, nor any connection between that replica and the active broke or was down, in
+ *   that window (history-format.md v2, replication-lag; the connection clause is the
+ *   simulator's, whose network resets connections: a replica catches up after a reset of its own
+ *   stream, one elsewhere delays nothing);
  * - lost (async and RF1 stores, at the end, within budget): the last acknowledged write of a key
  *   is missing and the loss is not the contract's: RF1 only when its acking node crashed after
  *   the write; async only when its owner was replaced (crashed, or another node started a tenure)
@@ -135,7 +137,7 @@ export class DurabilityChecker {
   private readonly keysOf = new Map<string, string[]>();
   /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
   private readonly faults: Touch[] = [];
-  /** Node -> the last time a connection of it broke or came back (any cause: a fault, a reset). */
+  /** `${a}|${b}` (a < b) -> the last time a connection between the two broke or came back (any cause: a fault, a reset). */
   private readonly lastLinkChange = new Map<string, number>();
   /** Directed connections down now, `${from}>${to}`. */
   private readonly linksDown = new Set<string>();
@@ -227,8 +229,7 @@ export class DurabilityChecker {
   /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
   linkChanged(a: string, b: string, up: boolean): void {
     const t = this.host.now();
-    this.lastLinkChange.set(a, t);
-    this.lastLinkChange.set(b, t);
+    this.lastLinkChange.set(pairKey(a, b), t);
     if (up) this.linksDown.delete(`${a}>${b}`);
     else this.linksDown.add(`${a}>${b}`);
   }
@@ -392,13 +393,14 @@ export class DurabilityChecker {
     const base = samples[0];
     if (base.t > from || !activeView) return;
     if (samples.some((s) => s.epoch !== e.epoch || s.active !== base.active)) return;
-    for (const n of e.replicas) if ((this.lastLinkChange.get(n) ?? -Infinity) >= from || this.touched(n, from, now)) return;
-    for (const l of this.linksDown) {
-      const [a, b] = l.split('>');
-      if (e.replicas.includes(a) || e.replicas.includes(b)) return;
-    }
+    for (const n of e.replicas) if (this.touched(n, from, now)) return;
+    const act = e.active!.node;
     for (const m of e.inSync) {
       if (sameMember(m, e.active)) continue;
+      // the stream from the active to this member (and its acks) ran undisturbed: no connection
+      // between the two broke or came back in the window, none is down (a reset elsewhere, say
+      // between two replicas, delays nothing of this stream)
+      if ((this.lastLinkChange.get(pairKey(act, m.node)) ?? -Infinity) >= from || this.linksDown.has(`${act}>${m.node}`) || this.linksDown.has(`${m.node}>${act}`)) continue;
       const v = this.viewOf(m.node, m.inc);
       if (!v) continue;
       const rev = v.revisionOf(pkey);
@@ -465,6 +467,11 @@ function latestAckedIn(h: KeyHistory, now: number, above: number, atMost: number
     if (w.outcome === 'ok' && w.completeMs <= now && w.ack && w.ack.version > above && w.ack.version <= atMost) return w;
   }
   return null;
+}
+
+/** The key of an unordered pair of nodes. */
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}|${b}` : `${b}|${a}`;
 }
 
 /** The last write of the key acknowledged to its client at or before `now`. */
