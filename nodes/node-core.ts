@@ -2152,9 +2152,6 @@ export class NodeCore {
     // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
     // revision we were at when we looked (or is fully caught up), writes wait for it too from the
     // current revision on; once it holds that revision it holds every acknowledged write
-    // self-test bug never-replicate-async: the followers are in sync on paper, so one that caught
-    // up once (it acked its catch-up) is taken to keep pace with the stream it never gets
-    const onPaper = this.config.selfTestBug === 'never-replicate-async' && lp.store.ackMode === 'async';
     for (const f of act.followers.values()) {
       if (!f.streaming) continue;
       const node = f.member.node;
@@ -2163,10 +2160,6 @@ export class NodeCore {
         continue;
       }
       let pa = act.pendingAdds.get(node);
-      if (onPaper && f.acked >= 0 && (!pa || pa.member.inc !== f.member.inc)) {
-        pa = { member: f.member, at: -Infinity, fromRev: f.acked, reqEpoch: -1 };
-        act.pendingAdds.set(node, pa);
-      }
       if (!pa || pa.member.inc !== f.member.inc) {
         const keepsPace = f.acked >= lp.data.revision || (f.paceRev >= 0 && f.acked >= f.paceRev && now - f.paceAt < RETRY_MS);
         if (!keepsPace) {
