@@ -43,6 +43,9 @@ class Bus {
   now = 0;
   readonly cores = new Map<string, NodeCore>();
   readonly cut = new Set<string>();
+  /** Nodes whose outgoing messages wait in `held` (a cut link's queue) instead of being delivered; what is sent to them is lost. */
+  readonly hold = new Set<string>();
+  private held: Array<{ at: number; from: string; to: string; msg: ClusterMsg }> = [];
   private queue: Array<{ at: number; from: string; to: string; msg: ClusterMsg }> = [];
   private responses = new Map<number, ClientResponse>();
   private reqId = 0;
@@ -82,13 +85,36 @@ class Bus {
       const due = this.queue.filter((q) => q.at <= this.now);
       this.queue = this.queue.filter((q) => q.at > this.now);
       for (const q of due) {
-        if (this.cut.has(q.from) || this.cut.has(q.to)) continue;
+        if (this.cut.has(q.from) || this.cut.has(q.to) || this.hold.has(q.to)) continue;
+        if (this.hold.has(q.from)) {
+          this.held.push(q);
+          continue;
+        }
         if (q.msg.t === 'hello' && q.msg.term === -1) continue; // probe answers: nothing to say
         this.cores.get(q.to)?.onMessage(q.from, q.msg);
       }
       if (this.now % 10 === 0) for (const c of this.cores.values()) c.tick();
       for (const c of this.cores.values()) c.flush();
     }
+  }
+
+  /**
+   * The cut heals: what `node` sent while held is delivered, in order, one message every `gapMs`
+   * (a killed node's kernel retransmitting its socket buffer).
+   */
+  release(node: string, gapMs = 20): void {
+    this.hold.delete(node);
+    let at = this.now + 1;
+    for (const q of this.held.filter((h) => h.from === node)) {
+      this.queue.push({ ...q, at });
+      at += gapMs;
+    }
+    this.held = this.held.filter((h) => h.from !== node);
+  }
+
+  /** Kills `node`: its core is gone, what is sent to it is lost. */
+  kill(node: string): void {
+    this.cores.delete(node);
   }
 
   /** Sends a client request to `node` and runs the bus until it is answered (or `ms` passed). */
@@ -251,9 +277,69 @@ describe('NodeCore: a dead incarnation is never revived (runs/evidence-stale-inc
   });
 });
 
-/** A key of partition `pkey` (`store/partition`). */
-function keyOn(pkey: string): string {
+/** The key of partition `pkey` (`store/partition`) that comes `skip` keys after its first one (k0, k1, ... in order). */
+function keyOn(pkey: string, skip = 0): string {
   const [store, p] = pkey.split('/');
   const st = CONFIG.stores.find((s) => s.name === store)!;
-  for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p)) return `k${i}`;
+  for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p) && skip-- === 0) return `k${i}`;
 }
+
+describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync set to it (insync helper, bug 2)', () => {
+  /**
+   * An async partition whose active A is not the leader L, with k1 written and replicated; then A
+   * is cut off (its messages queue in the link) for `cutMs`, acknowledges k2 alone, and so asks the
+   * leader to drop its lagging replicas (queued); A is killed, the cut heals, the queued messages
+   * arrive, and only then the leader learns A's death (NodeLeft, probe refused). The make sim
+   * simulation cannot play this (a crash breaks its links and drops what they carried), hence
+   * this bus. Both tests fail on main 85fbb34: the queued drops commit in-sync = [A], the
+   * partition goes Unavailable and is regenerated empty (map version 2), k1 gone.
+   */
+  function killedOwnerAfterCut(cutMs: number): { bus: Bus; leader: NodeCore; pkey: string; owner: string; key: string; dropShrankToOwner: boolean } {
+    const bus = healthyBus();
+    const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+    const pkey = leader.partitionKeys().find((p) => p.startsWith('async3/') && leader.committedEntry(p)!.active!.node !== leader.id)!;
+    const owner = leader.committedEntry(pkey)!.active!.node;
+    const key = keyOn(pkey);
+    // (a handoff or a lease renewal may still be under way: OwnershipChanging is retried, as the client does)
+    let status = bus.ask(owner, put('async3', key, 'v1')).status;
+    for (let i = 0; i < 20 && status === KvStatus.OwnershipChanging; i++) {
+      bus.run(100);
+      status = bus.ask(owner, put('async3', key, 'v1')).status;
+    }
+    expect(status).toBe(KvStatus.Ok);
+    bus.run(300);
+    for (const c of bus.cores.values()) expect(c.peek(pkey, key)?.value?.toString()).toBe('v1');
+    const epoch = leader.committedEntry(pkey)!.epoch;
+    bus.hold.add(owner);
+    const key2 = keyOn(pkey, 1);
+    bus.cores.get(owner)!.onClient({ ...put('async3', key2, 'v2'), reqId: 900_001 } as ClientRequest, 900_001);
+    bus.run(cutMs);
+    bus.kill(owner);
+    bus.release(owner);
+    bus.run(300);
+    const e = leader.committedEntry(pkey)!;
+    const dropShrankToOwner = e.epoch > epoch && e.inSync.length === 1 && e.inSync[0].node === owner;
+    leader.onPeerDown(owner);
+    leader.onProbeResult(owner, 'refused');
+    bus.run(2_000);
+    return { bus, leader, pkey, owner, key, dropShrankToOwner };
+  }
+
+  it('a request queued while the owner was cut off long enough to be suspected is ignored; the failover keeps the replicas\' copies', () => {
+    const { bus, leader, pkey, owner, key, dropShrankToOwner } = killedOwnerAfterCut(CONFIG.timing.suspectAfterMs + 200);
+    expect(dropShrankToOwner).toBe(false);
+    const e = leader.committedEntry(pkey)!;
+    expect(e.active && e.active.node).not.toBe(owner);
+    expect(e.mapVersion).toBe(1);
+    // the write both surviving replicas held is served by the new owner
+    expect(bus.cores.get(e.active!.node)!.peek(pkey, key)?.value?.toString()).toBe('v1');
+  });
+
+  it('after a short cut, even if the drop commits, the owner\'s death hands the partition to the replica holding its log, not an empty regeneration', () => {
+    const { bus, leader, pkey, owner, key } = killedOwnerAfterCut(CONFIG.timing.replicationTimeoutMs + 100);
+    const e = leader.committedEntry(pkey)!;
+    expect(e.active && e.active.node).not.toBe(owner);
+    expect(e.mapVersion).toBe(1);
+    expect(bus.cores.get(e.active!.node)!.peek(pkey, key)?.value?.toString()).toBe('v1');
+  });
+});

@@ -475,4 +475,96 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       ],
     },
   },
+  {
+    // make sim run 1346 (batch seed 4040), 5 nodes: the leader n1 is split away with n2; ~997 ms
+    // in, its quorum check still counted n3 (silent 970 ms) as heard while n4 and n5 (silent
+    // 1000 ms) were suspected, so it proposed dropping n4 and n5 from async3/2's in-sync set,
+    // keeping only its active n3 - which had crashed. The proposal never committed, but the next
+    // leader n5 adopted it (Raft's re-proposal of accepted entries): in-sync = [n3], no candidate,
+    // and the partition was regenerated empty, wiping n4's copy of writes n3 acknowledged
+    // ("possession at 4020.6 ms: n4 serves async3/2 in a new tenure without async3/k2#4 ... while
+    // n4 ... held it then"). A leader now decides only from a fresh view, keeps a member it can
+    // confirm in every shrink, a new leader does not re-propose a shrink that keeps only gone
+    // members, and a gone in-sync set hands the partition to the replica holding the owner's log.
+    name: 'a cut-off leader does not shrink an in-sync set to a crashed owner, nor does the next leader adopt it (run 1346)',
+    schedule: {
+      seed: 6,
+      cluster: 'n5',
+      budget: 'within',
+      workloadMs: 12247,
+      escalationTimeoutMs: 1005,
+      net: { minDelayMs: 0.05000000000000007, maxDelayMs: 23.083196627591295, resetProbability: 0.0004188330737980613, clientMinDelayMs: 0.15139628569700964, clientMaxDelayMs: 0.15139628569700964, linkSkewMs: 4 },
+      workload: { writersPerStore: 2, keysPerWriter: 18, thinkMinMs: 1, thinkMaxMs: 13, readFraction: 1.5e-323, deleteFraction: 1.8188560364198156e-95, maxAttempts: 4, attemptTimeoutMs: 910, deadlineMs: 4833 },
+      faults: [
+        { atMs: 73, kind: 'split', target: { kind: 'leader' }, durationMs: 1763 },
+        { atMs: 506, kind: 'crash', target: { kind: 'active', partition: 12 }, durationMs: 3640 },
+        { atMs: 511, kind: 'crash', target: { kind: 'active', partition: 11 }, durationMs: 1003 },
+        { atMs: 512, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 989 },
+        { atMs: 707, kind: 'isolate', target: { kind: 'active', partition: 11 }, durationMs: 1318 },
+        { atMs: 4858, kind: 'isolate-out', target: { kind: 'active', partition: 8 }, durationMs: 3109 },
+        { atMs: 8679, kind: 'isolate-out', target: { kind: 'active', partition: 6 }, durationMs: 4747 },
+      ],
+      bootStaggerMs: 227,
+    },
+  },
+  {
+    // make sim RUNS=2000 SEED=4040, run 1408, found with the fresh-view fixes of run 1346 (which
+    // changed its timing; main ran it clean by luck): n1, leader of term 1, isolated, proposed an
+    // epoch-2 entry of async3/0 naming itself that only it accepted; n2 (term 2) committed a
+    // different epoch 2 (active n2) with n3. Elected again in term 3 with n3's vote, n1 took the
+    // highest accepted entry by epoch alone - its own term-1 entry won the tie - and re-proposed it
+    // at epoch 3 over n2's committed tenure ("stale-owner-ack: n2 acknowledged a write of async3/0
+    // as the active of epoch 2, but epoch 3 (active n1 since 1) is already committed"). A new
+    // leader now takes the highest ballot: epoch, then term.
+    name: 'a new leader adopts the accepted entry of the highest ballot (epoch, then term), not its own older one (run 1408)',
+    schedule: {
+      seed: -700759907,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 15988,
+      escalationTimeoutMs: 1897,
+      net: { minDelayMs: 0.05000000000000009, maxDelayMs: 34.06903886660101, resetProbability: 0.00020000000000000012, clientMinDelayMs: 0.4363521701227157, clientMaxDelayMs: 0.4363521701227157, linkSkewMs: 56 },
+      workload: { writersPerStore: 3, keysPerWriter: 14, thinkMinMs: 4, thinkMaxMs: 22, readFraction: 1.4366771924610713e-188, deleteFraction: 5.373948388853542e-83, maxAttempts: 6, attemptTimeoutMs: 1076, deadlineMs: 1370 },
+      faults: [
+        { atMs: 0, kind: 'isolate', target: { kind: 'active', partition: 0 }, durationMs: 3992 },
+        { atMs: 3203, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 319 },
+        { atMs: 4296, kind: 'split', target: { kind: 'active', partition: 10 }, durationMs: 4153 },
+        { atMs: 7657, kind: 'crash', target: { kind: 'active', partition: 3 }, durationMs: 358 },
+        { atMs: 11391, kind: 'isolate', target: { kind: 'active', partition: 7 }, durationMs: 5337 },
+        { atMs: 14829, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 3449 },
+      ],
+      bootStaggerMs: 2284,
+    },
+  },
+  {
+    // make sim RUNS=2000 SEED=4040, run 1944, found with the fresh-view fixes (main ran it clean by
+    // its timing): n3, active of async3/2, cut off by a split, was confirmed down ~250 ms after the
+    // heal while it was back and answering n1's catch-up. The leader n1 proposed n2 (then the most
+    // complete member) and accepted that itself, yet installed n3's sync-resp afterwards (only a
+    // rep was fenced by the accepted entry, a sync-resp by the committed one): n1 then held writes
+    // n3 had acknowledged that the new active n2 lacked ("possession at 9919.9 ms: n2 serves
+    // async3/2 in a new tenure without async3/k3#25 ... while in-sync n1 ... holds it").
+    name: 'a catch-up answer of a deposed tenure is fenced once another tenure is accepted (run 1944)',
+    schedule: {
+      seed: -722143826,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 10000,
+      escalationTimeoutMs: 2420,
+      net: { minDelayMs: 0.21734205924635353, maxDelayMs: 19.025402472828116, resetProbability: 0.0002000000000000003, clientMinDelayMs: 0.12359538542424084, clientMaxDelayMs: 0.12359538542424084, linkSkewMs: 59 },
+      workload: { writersPerStore: 3, keysPerWriter: 13, thinkMinMs: 5, thinkMaxMs: 8, readFraction: 0.2999999999999997, deleteFraction: 7.4e-323, maxAttempts: 4, attemptTimeoutMs: 546, deadlineMs: 5999 },
+      faults: [
+        { atMs: 7, kind: 'split', target: { kind: 'active', partition: 3 }, durationMs: 947 },
+        { atMs: 116, kind: 'bridge', target: { kind: 'active', partition: 13 }, durationMs: 57 },
+        { atMs: 513, kind: 'crash', target: { kind: 'node', index: 0 }, durationMs: 1005 },
+        { atMs: 1139, kind: 'crash', target: { kind: 'active', partition: 5 }, durationMs: 1005 },
+        { atMs: 1571, kind: 'crash', target: { kind: 'active', partition: 0 }, durationMs: 274 },
+        { atMs: 2086, kind: 'crash', target: { kind: 'active', partition: 0 }, durationMs: 51 },
+        { atMs: 3172, kind: 'split', target: { kind: 'active', partition: 5 }, durationMs: 3923 },
+        { atMs: 8990, kind: 'crash', target: { kind: 'leader' }, durationMs: 1009 },
+        { atMs: 8992, kind: 'crash', target: { kind: 'active', partition: 2 }, durationMs: 997 },
+      ],
+      bootStaggerMs: 970,
+    },
+  },
 ];
