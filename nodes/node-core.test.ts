@@ -43,6 +43,8 @@ class Bus {
   now = 0;
   readonly cores = new Map<string, NodeCore>();
   readonly cut = new Set<string>();
+  /** Directed links cut (`from>to`): what goes that way is lost. */
+  readonly cutLinks = new Set<string>();
   /** Nodes whose outgoing messages wait in `held` (a cut link's queue) instead of being delivered; what is sent to them is lost. */
   readonly hold = new Set<string>();
   private held: Array<{ at: number; from: string; to: string; msg: ClusterMsg }> = [];
@@ -85,7 +87,7 @@ class Bus {
       const due = this.queue.filter((q) => q.at <= this.now);
       this.queue = this.queue.filter((q) => q.at > this.now);
       for (const q of due) {
-        if (this.cut.has(q.from) || this.cut.has(q.to) || this.hold.has(q.to)) continue;
+        if (this.cut.has(q.from) || this.cut.has(q.to) || this.hold.has(q.to) || this.cutLinks.has(`${q.from}>${q.to}`)) continue;
         if (this.hold.has(q.from)) {
           this.held.push(q);
           continue;
@@ -274,6 +276,58 @@ describe('NodeCore: a dead incarnation is never revived (runs/evidence-stale-inc
       expect(e.inSync.filter((m) => m.node === peer)).toEqual(e.replicas.includes(peer) ? [{ node: peer, inc: `${peer}.1` }] : []);
     }
     expect(bus.ask(peer, put('rf1', keyOn(rf1), 'v')).status).toBe(KvStatus.Ok);
+  });
+});
+
+describe('NodeCore: a failover waits for an in-sync member the leader merely suspects (power run 69 of e1aa62f)', () => {
+  /**
+   * The leader L is cut off from both peers; meanwhile the active A of an async partition (not L)
+   * acknowledges a write that reaches the third node R, then crashes and restarts empty. L hears
+   * the new incarnation first (A's old one is gone: confirmed down; the new one makes L's fresh
+   * majority) while its link to R is still down: R, silent for the whole cut, is suspected but
+   * not confirmed down. Promoting L then (the only live in-sync member) loses the write R holds;
+   * the promotion must wait for R (it answers, or is confirmed down after the escalation).
+   * Returns the bus with L<->R still cut, `cutMs` after the cut began.
+   */
+  function leaderBackFromCut(): { bus: Bus; leader: NodeCore; owner: string; other: string; pkey: string; key: string } {
+    const bus = healthyBus();
+    const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+    const pkey = leader.partitionKeys().find((p) => p.startsWith('async3/') && leader.committedEntry(p)!.active!.node !== leader.id)!;
+    const owner = leader.committedEntry(pkey)!.active!.node;
+    const other = ['n1', 'n2', 'n3'].find((n) => n !== leader.id && n !== owner)!;
+    const key = keyOn(pkey);
+    bus.run(500);
+    const cutBoth = (a: string, b: string, on: boolean): void => {
+      for (const l of [`${a}>${b}`, `${b}>${a}`]) if (on) bus.cutLinks.add(l);
+      else bus.cutLinks.delete(l);
+    };
+    cutBoth(leader.id, owner, true);
+    cutBoth(leader.id, other, true);
+    expect(bus.ask(owner, put('async3', key, 'v1')).status).toBe(KvStatus.Ok);
+    bus.run(30);
+    expect(bus.cores.get(other)!.peek(pkey, key)?.value?.toString()).toBe('v1');
+    expect(leader.peek(pkey, key)).toBeUndefined();
+    bus.kill(owner);
+    bus.run(100);
+    // the owner restarts; its link to the leader comes back first
+    bus.start(owner, `${owner}.1`);
+    cutBoth(leader.id, owner, false);
+    // past the suspicion of R, short of its confirmation (escalation 1,000 ms after suspicion)
+    bus.run(CONFIG.timing.suspectAfterMs + 300);
+    return { bus, leader, owner, other, pkey, key };
+  }
+
+  it('no promotion while the more complete member is only suspected; once it answers it is promoted and serves the write', () => {
+    const { bus, leader, owner, other, pkey, key } = leaderBackFromCut();
+    const during = leader.committedEntry(pkey)!;
+    // still the dead owner's entry: nothing decided from a view that misses R
+    expect(during.active).toEqual({ node: owner, inc: `${owner}.0` });
+    bus.cutLinks.clear();
+    bus.run(1_000);
+    const e = leader.committedEntry(pkey)!;
+    expect(e.active && e.active.node).toBe(other);
+    expect(bus.cores.get(other)!.peek(pkey, key)?.value?.toString()).toBe('v1');
+    expect(bus.ask(other, { op: Op.Get, store: 'async3', key }).status).toBe(KvStatus.Ok);
   });
 });
 
