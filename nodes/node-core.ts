@@ -1218,7 +1218,9 @@ export class NodeCore {
 
   /**
    * Leader: a majority (ourselves included) answered a heartbeat of this term sent within
-   * {@link freshViewMs} (the quorum lease's own evidence, {@link renewQuorumLease}).
+   * {@link freshViewMs} (the quorum lease's own evidence, {@link renewQuorumLease}). DESIGN.md §2,
+   * leader and ownership decisions: "a leader without a live majority changes nothing"; live is
+   * read as heard within the fresh view, not within the suspicion window.
    */
   private freshMajority(now: number): boolean {
     let n = 1;
@@ -1318,7 +1320,11 @@ export class NodeCore {
     return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;
   }
 
-  /** Confirmed down (seed 002): gone, or silent past the escalation timeout. Never on suspicion alone. */
+  /**
+   * Confirmed down (seed 002; DESIGN.md §2 failover: "a silent owner is suspected first and
+   * confirmed only after the escalation timeout"): gone, or silent past the escalation timeout.
+   * Never on suspicion alone.
+   */
   private confirmedDown(m: Member): boolean {
     if (this.gone(m)) return true;
     if (m.node === this.id) return false;
