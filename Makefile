@@ -32,9 +32,17 @@ build: dist/.built
 # vitest's exit code is make test's; every run, passed or failed, ends with what was NOT run and
 # why (test-support/not-run-reporter.ts) and the line "tests: N passed, N failed, N skipped".
 # the tests are typechecked too (tsconfig.json covers them; the build's tsconfig does not)
+# Tests that run alone, after the suite (each says why in its file; without its packages it skips
+# with its reason like any other): the Redis Sentinel failover test.
+SOLO_TESTS := harness/targets/redis/redis-failover.test.ts
+
+# the suite, then the solo tests; the exit status is the first failure's (0 when both pass)
 test: build
 	npx tsc -p tsconfig.json --noEmit
-	npx vitest run
+	@st=0; npx vitest run --exclude '$(SOLO_TESTS)' || st=$$?; \
+	echo "make test: the tests that run alone, after the suite: $(SOLO_TESTS)"; \
+	ZARIS_TEST_REDIS_FAILOVER=1 npx vitest run $(SOLO_TESTS) || { s=$$?; [ $$st -ne 0 ] || st=$$s; }; \
+	exit $$st
 
 # Variables reach the CLI as arguments built in the shell from the environment (make puts command-
 # line variables there): a value is never pasted into a command line, so quotes in it are harmless.

@@ -226,7 +226,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   if (!isTargetName(targetName)) throw new UsageError(`unknown TARGET "${String(targetName)}": expected ${TARGET_NAMES.join(', ')}`);
   let target: Target | null;
   try {
-    target = createTarget(targetName, { redisMinReplicas: o.redisMinReplicas });
+    target = await createTarget(targetName, { redisMinReplicas: o.redisMinReplicas });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -1,0 +1,26 @@
+import { describe, expect, it } from 'vitest';
+import { createTarget, isTargetName, TARGET_NAMES } from './targets.js';
+
+describe('createTarget', () => {
+  it('zaris runs on the Zaris runtimes: no Target', async () => {
+    expect(await createTarget('zaris')).toBeNull();
+  });
+
+  it('etcd and redis-sentinel load their module on demand and name themselves', async () => {
+    expect((await createTarget('etcd'))?.name).toBe('etcd');
+    expect((await createTarget('redis-sentinel'))?.name).toBe('redis-sentinel');
+    expect((await createTarget('redis-sentinel', { redisMinReplicas: 0 }))?.name).toBe('redis-sentinel');
+  });
+
+  it('refuses a setting the target does not take, or a value out of range, with a RangeError', async () => {
+    await expect(createTarget('etcd', { redisMinReplicas: 1 })).rejects.toThrow(/REDIS_MIN_REPLICAS applies to TARGET=redis-sentinel only, not etcd/);
+    await expect(createTarget('zaris', { redisMinReplicas: 1 })).rejects.toThrow(RangeError);
+    await expect(createTarget('redis-sentinel', { redisMinReplicas: 3 })).rejects.toThrow(/must be 0, 1 or 2/);
+    await expect(createTarget('redis-sentinel', { redisMinReplicas: 1.5 })).rejects.toThrow(/must be 0, 1 or 2/);
+  });
+
+  it('knows every TARGET name and no other', () => {
+    expect(TARGET_NAMES.every(isTargetName)).toBe(true);
+    expect(isTargetName('cassandra')).toBe(false);
+  });
+});
