@@ -573,7 +573,7 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
     // crash and acknowledged by n2 (epoch 14) at 23,773.9 ms; 30 ms later a lag-crash cut n2 off
     // with the write's rep still on its 40 ms link to n1, and n2 crashed. An allowed async-ack loss
     // (history-format.md v2 async-ack 4: a fault on the acking node within the lag bound after the
-    // ack), but the simulation's lost check ran that bound from the write's first invoke, ~1.5 s
+    // ack), but the simulation's lost check ran that bound from the write's first invoke, >= 1.5 s
     // earlier ("lost at 27827.0 ms: ... an async write whose replication no fault disrupted within
     // 1000 ms"). The check now runs it from the invoke to the ack plus the bound. Kept as a
     // regression of the insync fixes' timing, which reach this state.
