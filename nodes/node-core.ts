@@ -2176,8 +2176,16 @@ export class NodeCore {
     // catch-up no longer feeds us (make sim RUNS=2000 SEED=4040 run 1944, with the fresh-view fixes:
     // a replica catching up from an owner confirmed down just after a cut healed installed its
     // answer after accepting the promotion of another member, and held writes the new active lacked)
+    // Unless the entry we accepted names us: then we are the heir, not yet serving (lp.act is
+    // null), and a longer prefix of the deposed owner's log is what the possession proof wants the
+    // new owner to hold (seed 002 step 3; make power-sim RUNS=100 SEED=20261201 run 186: the leader
+    // n3 promoted itself from reports in which n1 and n3 held the same prefix, the proposal reached
+    // only n3 before a split; after the heal the deposed owner's catch-up brought n1 a write it had
+    // acknowledged while cut off, n3 refused the same answer, and n3's re-elected term committed
+    // the promotion: n3 served without the write in-sync n1 held).
     const a = this.accepted.get(msg.pkey);
-    if (a && a.epoch > e.epoch && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
+    const heir = a?.active?.node === this.id && a.active.inc === this.inc;
+    if (a && a.epoch > e.epoch && !heir && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
       this.counters.staleEpochRefusals.replication++;
       return;
     }

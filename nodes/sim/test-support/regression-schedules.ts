@@ -687,4 +687,35 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       bootStaggerMs: 50,
     },
   },
+  {
+    // make power-sim RUNS=100 SEED=20261201, run 186 (the correct store, with the insync fixes; main
+    // ran it clean by its timing): n2, active of async3/1, cut off, acknowledged async3/k0#113
+    // within its lease; the leader n3 confirmed n2 down and promoted itself from reports in which
+    // n1 and n3 held the same prefix of n2's log, but its proposal reached only n3 before a split
+    // around n3. After the heal, n2's catch-up answer brought n1 the write; n3 refused the same
+    // answer (the catch-up fence of run 1944: it had accepted an entry naming another tenure, its
+    // own), and n3, leader again, committed its promotion: "possession at 22948.8 ms: n3 serves
+    // async3/1 in a new tenure (e20 n3 Degraded inSync=n3,n1) without async3/k0#113 ... while
+    // in-sync n1, untouched by any fault since, holds" it. The fence now lets the heir named by the
+    // accepted entry, not yet serving, take the deposed owner's longer prefix.
+    name: 'the heir of an accepted promotion still takes the deposed owner\'s catch-up before it serves (power run 186 of seed 20261201)',
+    schedule: {
+      seed: -1602536341,
+      cluster: 'n3',
+      budget: 'within',
+      workloadMs: 21061,
+      escalationTimeoutMs: 1882,
+      net: { minDelayMs: 1.4509799457743047, maxDelayMs: 15.755136391472904, resetProbability: 0, clientMinDelayMs: 0.13605472670479327, clientMaxDelayMs: 0.13605472670479327, linkSkewMs: 21 },
+      workload: { writersPerStore: 3, keysPerWriter: 20, thinkMinMs: 2, thinkMaxMs: 7, readFraction: 4.5977162284403485e-281, deleteFraction: 4.007829679359267e-21, maxAttempts: 4, attemptTimeoutMs: 478, deadlineMs: 1360 },
+      faults: [
+        { kind: 'lag-crash', target: { kind: 'async-active', index: 6 }, durationMs: 476, lagMs: 335, downMs: 2487, atMs: 1375 },
+        { kind: 'isolate', target: { kind: 'async-active', index: 1 }, durationMs: 4760, atMs: 5354 },
+        { atMs: 8935, kind: 'crash', target: { kind: 'active', partition: 13 }, durationMs: 158 },
+        { kind: 'lag-crash', target: { kind: 'async-active', index: 0 }, durationMs: 534, lagMs: 353, downMs: 711, atMs: 11123 },
+        { kind: 'isolate', target: { kind: 'async-active', index: 5 }, durationMs: 4251, atMs: 15164 },
+        { atMs: 19912, kind: 'split', target: { kind: 'active', partition: 14 }, durationMs: 2649 },
+      ],
+      bootStaggerMs: 50,
+    },
+  },
 ];
