@@ -56,7 +56,9 @@ export interface TimingConfig {
   /**
    * A peer link on which a write has waited this long for the peer's read acknowledgement
    * delivers nothing (a connection cut by a partition sits in TCP retransmission backoff): the
-   * shell resets it and dials a new one (issue 11; link-watch.ts).
+   * shell resets it and dials a new one (issue 11; link-watch.ts). Default 400 ms: after a heal
+   * the async replicas must catch up within the 1 s async lag bound (history-format.md v2,
+   * replication-lag), and TCP's own retransmission may come 0.8 s after the heal, or 1.6 s.
    */
   linkStallMs: number;
 }
@@ -128,7 +130,7 @@ export const DEFAULT_TIMING: TimingConfig = Object.freeze({
   recoveryCooldownMs: 1_000,
   leaseMs: 1_500,
   writeResolveTimeoutMs: 5_000,
-  linkStallMs: 2_000,
+  linkStallMs: 400,
 });
 
 /**

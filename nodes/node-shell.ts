@@ -17,10 +17,15 @@ import { nodeMetricFamilies, startMetricsServer } from './node-metrics.js';
 const MAX_CLUSTER_FRAME_BYTES = 256 * 1024 * 1024;
 /** Core tick period, ms. */
 const TICK_MS = 20;
-/** Outbound connect timeout and probe timeout, ms. */
+/** Probe connect timeout, ms. */
 const CONNECT_TIMEOUT_MS = 500;
-/** Delay before redialling a peer, ms. */
-const REDIAL_MS = 100;
+/**
+ * Peer-link connect timeout and the delay before redialling, ms: while a partition lasts the shell
+ * dials every ~300 ms, so that after the heal a link is up again within that long (a SYN lost to
+ * the cut is retransmitted by TCP only 1 s later, past the 1 s async lag bound: node-async-heal.test.ts).
+ */
+const DIAL_TIMEOUT_MS = 250;
+const REDIAL_MS = 50;
 /** After a gap in our own ticks, links are not judged for this long, ms. */
 const LINK_CHECK_GRACE_MS = 200;
 /** A gap this long between two ticks is logged as an event-loop stall, ms. */
@@ -284,7 +289,7 @@ export class NodeShell {
     const socket = net.connect({ host: p.cfg.host, port: p.cfg.clusterPort, localAddress: this.localAddress() });
     p.socket = socket;
     socket.setNoDelay(true);
-    const timer = setTimeout(() => socket.destroy(), CONNECT_TIMEOUT_MS);
+    const timer = setTimeout(() => socket.destroy(), DIAL_TIMEOUT_MS);
     let wasConnected = false;
     const watch = new LinkWatch();
     socket.on('connect', () => {

@@ -9,7 +9,7 @@ let loading: Promise<TestcontainersModule> | undefined;
  * Loads testcontainers with its reaper (Ryuk) disabled: TESTCONTAINERS_RYUK_DISABLED=true is
  * set before the module is first imported, because the reaper image cannot be pulled where no
  * registry is reachable (shared/notes/machine.md). The docker runtime cleans up after itself
- * (close) and after crashed runs (sweepDockerLeftovers) instead. Loaded once per process.
+ * (close); the sweep of crashed runs goes through the docker command line. Loaded once per process.
  */
 export function loadTestcontainers(): Promise<TestcontainersModule> {
   if (loading === undefined) {

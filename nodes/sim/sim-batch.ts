@@ -50,6 +50,11 @@ export interface RunOutcome {
   events: number;
   /** Virtual time reached, ms. */
   virtualMs: number;
+  /**
+   * The run's behaviour fingerprint (failover-sim.ts: every delivery with its time, crash, restart
+   * and the final revisions and epochs; 8 hex digits), or null when a violation stopped the run.
+   */
+  digest: string | null;
 }
 
 /**
@@ -63,11 +68,11 @@ export function runChecked(schedule: SimSchedule, bug?: SelfTestBug): RunOutcome
   try {
     const r = runSimulation(s);
     if (s.faults.some((f) => f.kind === 'strip') && r.stats.strips !== 1) {
-      return { violation: { invariant: 'sole-survivor', message: `sole-survivor: the strip never ran (${r.stats.faultsSkipped} skipped)` }, events: r.events, virtualMs: r.virtualMs };
+      return { violation: { invariant: 'sole-survivor', message: `sole-survivor: the strip never ran (${r.stats.faultsSkipped} skipped)` }, events: r.events, virtualMs: r.virtualMs, digest: null };
     }
-    return { violation: null, events: r.events, virtualMs: r.virtualMs };
+    return { violation: null, events: r.events, virtualMs: r.virtualMs, digest: r.digest };
   } catch (e) {
     if (!(e instanceof SimViolation)) throw e;
-    return { violation: { invariant: e.invariant, message: e.message }, events: 0, virtualMs: e.atMs };
+    return { violation: { invariant: e.invariant, message: e.message }, events: 0, virtualMs: e.atMs, digest: null };
   }
 }

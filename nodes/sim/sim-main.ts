@@ -10,7 +10,9 @@ import { validateSchedule, type SimSchedule } from './sim-schedule.js';
  * `make sim RUNS=N [SEED=S] [BUG=name]` (sim brief, issue 4; issue 12): runs N generated
  * schedules outside vitest — the same generators as the properties of failover-sim.test.ts, mixed
  * with the dense family (sim-batch.ts) — and prints one summary line on stdout: runs, events,
- * violations, virtual seconds, wall seconds, and the seed that replays the whole batch. Every
+ * violations, virtual seconds, wall seconds, the batch's behaviour digest (equal digests: the store
+ * behaved the same, message for message; a refactoring of the store keeps it), and the seed that
+ * replays the whole batch. Every
  * violation is printed on stderr with its schedule as JSON (replay one with --schedule FILE).
  * `--bug` starts every node with that deliberate store bug (cluster-config.ts SELF_TEST_BUGS):
  * then violations are what is expected. Exit code: 0 clean, 1 any violation, 64 bad arguments.
@@ -33,6 +35,8 @@ interface Summary {
   events: number;
   violations: number;
   virtualMs: number;
+  /** FNV-1a over the runs' digests in order (a violation counts as 'violation'). */
+  digest: number;
 }
 
 function runOne(s: SimSchedule, label: string, sum: Summary, bug: SelfTestBug | undefined): void {
@@ -40,6 +44,7 @@ function runOne(s: SimSchedule, label: string, sum: Summary, bug: SelfTestBug | 
   const out = runChecked(s, bug);
   sum.events += out.events;
   sum.virtualMs += out.virtualMs;
+  for (const c of out.digest ?? 'violation') sum.digest = Math.imul(sum.digest ^ c.charCodeAt(0), 0x01000193);
   if (out.violation) {
     sum.violations++;
     process.stderr.write(`VIOLATION ${label}: ${out.violation.message}\nschedule: ${JSON.stringify(bug ? { ...s, selfTestBug: bug } : s)}\n`);
@@ -63,7 +68,7 @@ function main(argv: string[]): number {
     return code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 64;
   }
   const o = program.opts<{ runs: number; seed?: number; schedule?: string; bug?: SelfTestBug }>();
-  const sum: Summary = { runs: 0, events: 0, violations: 0, virtualMs: 0 };
+  const sum: Summary = { runs: 0, events: 0, violations: 0, virtualMs: 0, digest: 0x811c9dc5 };
   const t0 = performance.now();
   let seedText = '';
   if (o.schedule) {
@@ -82,7 +87,7 @@ function main(argv: string[]): number {
     for (let i = 0; i < o.runs; i++) runOne(scheduleOfRun(seed, i), `run ${i} of seed ${seed}`, sum, o.bug);
   }
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} ${seedText}${o.bug ? ` bug=${o.bug}` : ''}\n`);
+  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} digest=${(sum.digest >>> 0).toString(16).padStart(8, '0')} ${seedText}${o.bug ? ` bug=${o.bug}` : ''}\n`);
   return sum.violations > 0 ? 1 : 0;
 }
 
