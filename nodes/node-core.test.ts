@@ -331,6 +331,35 @@ describe('NodeCore: a failover waits for an in-sync member the leader merely sus
   });
 });
 
+describe('NodeCore: the heir named by an accepted promotion takes the deposed owner\'s catch-up (power run 186 of seed 20261201)', () => {
+  it('a replica that accepted an entry naming itself, not yet committed, installs the active\'s catch-up answer; one naming another member does not', () => {
+    const run = (heirIsSelf: boolean): { held: string | undefined; owner: string } => {
+      const bus = healthyBus();
+      const leader = [...bus.cores.values()].find((c) => c.isLeader)!;
+      bus.run(500);
+      const pkey = leader.partitionKeys().find((p) => p.startsWith('async3/') && leader.committedEntry(p)!.active!.node !== leader.id)!;
+      const e = leader.committedEntry(pkey)!;
+      const owner = e.active!.node;
+      const replica = bus.cores.get(['n1', 'n2', 'n3'].find((n) => n !== leader.id && n !== owner)!)!;
+      // the leader's promotion reached this replica only (its commit never came): accepted, not acted on
+      const named = heirIsSelf ? { node: replica.id, inc: replica.inc } : { node: leader.id, inc: leader.inc };
+      replica.onMessage(leader.id, { t: 'propose', term: leader.currentTerm, entry: { ...e, epoch: e.epoch + 1, active: named, activeSince: e.epoch + 1, health: 'Degraded' } });
+      // the owner, not yet deposed, acknowledges a write: its reps are fenced, its catch-up answer is not
+      // (neither the owner's requests to drop the lagging replica nor the replica's acceptance reach
+      // the leader, which would settle the entry again above the stray epoch: it stays put)
+      bus.cutLinks.add(`${owner}>${leader.id}`);
+      bus.cutLinks.add(`${replica.id}>${leader.id}`);
+      const key = keyOn(pkey);
+      expect(bus.ask(owner, put('async3', key, 'late')).status).toBe(KvStatus.Ok);
+      bus.run(CONFIG.timing.suspectAfterMs - 300);
+      expect(replica.committedEntry(pkey)!.epoch).toBe(e.epoch);
+      return { held: replica.peek(pkey, key)?.value?.toString(), owner };
+    };
+    expect(run(true).held).toBe('late');
+    expect(run(false).held).toBeUndefined();
+  });
+});
+
 /** The key of partition `pkey` (`store/partition`) that comes `skip` keys after its first one (k0, k1, ... in order). */
 function keyOn(pkey: string, skip = 0): string {
   const [store, p] = pkey.split('/');
