@@ -13,14 +13,16 @@ import { ratioStats, roundOrder } from './bench-stats.js';
  * - the harness's RSS during the ledger-on runs, sampled every 250 ms: at each quarter of the
  *   fault phase (flat: no growth with duration) and its peak (the end-of-run seal included);
  * - kill -9 of active owners to the first acknowledged write on their partitions: p50 over a 60 s
- *   kill-only run;
+ *   kill-only run at the default rate (3,000 writes/s), in a child of its own, with the harness's
+ *   RSS at each quarter of it and its peak (`harnessRssMbDefaultRate`: the figure §8 bounds for a
+ *   certify run; `harnessPeakRssMb` is the unthrottled runs' peak, sized by their allocation rate);
  * - the verifier's writes/s on a synthetic ledger of 2 M writes (its own benchmark, in a child).
  * Prints each figure on stderr, writes runs/bench.json and prints it on stdout.
  * Env: BENCH_SECONDS (default 20), BENCH_WRITERS (writers per store, default 48; 8 slots each),
  * BENCH_ROUNDS (default 7).
  */
-/** One throughput run in this process (a child of the bench): prints its figures as JSON. */
-async function oneRun(mode: 'on' | 'off', base: CertifyOptions): Promise<void> {
+/** RSS of this process sampled every 250 ms while `run` goes: its value at each quarter of the run and its peak, MB. */
+async function sampleRss<T>(run: () => Promise<T>): Promise<{ out: T; peakRssMb: number; quarters: number[] }> {
   let peak = 0;
   const rss: Array<[number, number]> = [];
   const t0 = Date.now();
@@ -29,11 +31,27 @@ async function oneRun(mode: 'on' | 'off', base: CertifyOptions): Promise<void> {
     rss.push([Date.now() - t0, r]);
     if (r > peak) peak = r;
   }, 250);
-  const out = await certify({ ...base, ledgerOff: mode === 'off' });
+  const out = await run();
   clearInterval(sampler);
   const last = rss[rss.length - 1]?.[0] ?? 1;
   const quarters = [0.25, 0.5, 0.75, 1].map((q) => Math.round(rss.filter(([t]) => t <= q * last).pop()?.[1] ?? 0));
-  process.stdout.write(`${JSON.stringify({ ackedPerSec: out.ackedPerSec, peakRssMb: Math.round(peak), quarters })}\n`);
+  return { out, peakRssMb: Math.round(peak), quarters };
+}
+
+/** One throughput run in this process (a child of the bench): prints its figures as JSON. */
+async function oneRun(mode: 'on' | 'off', base: CertifyOptions): Promise<void> {
+  const { out, peakRssMb, quarters } = await sampleRss(() => certify({ ...base, ledgerOff: mode === 'off' }));
+  process.stdout.write(`${JSON.stringify({ ackedPerSec: out.ackedPerSec, peakRssMb, quarters })}\n`);
+}
+
+/**
+ * The kill run in this process (a child of the bench): 60 s at the default rate (3,000 writes/s),
+ * kill -9 of active owners, verified; prints the failover times, the verdict and the RSS (the
+ * figure DESIGN.md §8 bounds for a certify run, at the rate certify runs at) as JSON.
+ */
+async function killRun(base: CertifyOptions): Promise<void> {
+  const { out, peakRssMb, quarters } = await sampleRss(() => certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16, skipVerify: false }));
+  process.stdout.write(`${JSON.stringify({ failoverMs: out.failoverMs, verdict: out.results?.verdict ?? null, peakRssMb, quarters })}\n`);
 }
 
 async function main(): Promise<void> {
@@ -42,6 +60,7 @@ async function main(): Promise<void> {
   const runsDir = path.resolve('runs', 'bench-runs');
   const base: CertifyOptions = { durationMs: seconds * 1000, seed: 7, runtime: 'process', faults: [], faultsExplicit: true, beyondBudget: false, runsDir, rate: 0, writersPerStore: writers, keysPerWriter: 8, escalationTimeoutMs: 10_000, skipVerify: true };
   if (process.argv[2] === '--one') return oneRun(process.argv[3] === 'off' ? 'off' : 'on', base);
+  if (process.argv[2] === '--kills') return killRun(base);
   rmSync(runsDir, { recursive: true, force: true });
   mkdirSync(runsDir, { recursive: true });
   const log = (l: string): void => {
@@ -74,10 +93,12 @@ async function main(): Promise<void> {
     `ledger on ${st.onMedian.toFixed(0)} / off ${st.offMedian.toFixed(0)} acknowledged writes/s (medians of ${rounds} rounds); ledger-on/off ratio: median ${st.median.toFixed(3)}, quartiles ${st.q1.toFixed(3)}-${st.q3.toFixed(3)}, range ${st.min.toFixed(3)}-${st.max.toFixed(3)} (spread ${(st.relativeSpread * 100).toFixed(0)}% of the median); harness peak RSS ${peakRss} MB`,
   );
 
-  const kills = await certify({ ...base, durationMs: 60_000, faults: ['kill'], rate: 3000, writersPerStore: 8, keysPerWriter: 16, skipVerify: false });
+  const kr = await execa(process.execPath, [self, '--kills'], { env: process.env });
+  const kills = JSON.parse(kr.stdout.trim().split('\n').pop()!) as { failoverMs: number[]; verdict: string | null; peakRssMb: number; quarters: number[] };
   const f = [...kills.failoverMs].sort((a, b) => a - b);
   const p50 = f.length ? f[Math.floor(f.length / 2)] : null;
-  log(`kill -9 of an active owner -> first acknowledged write on its partitions: n=${f.length}, p50 ${p50} ms, max ${f[f.length - 1] ?? null} ms (verdict ${kills.results?.verdict})`);
+  log(`kill -9 of an active owner -> first acknowledged write on its partitions: n=${f.length}, p50 ${p50} ms, max ${f[f.length - 1] ?? null} ms (verdict ${kills.verdict})`);
+  log(`harness RSS at the default rate (3,000 writes/s, kills, verified): at each quarter of the 60 s run ${kills.quarters.join(' / ')} MB (peak ${kills.peakRssMb}, the seal and verification included)`);
 
   const benchFile = fileURLToPath(new URL('./verifier/verifier.bench.js', import.meta.url));
   const vr = await execa(process.execPath, [benchFile, String(2_000_000)]);
@@ -90,6 +111,7 @@ async function main(): Promise<void> {
     ledgerOffWritesPerSec: Math.round(st.offMedian),
     verifierWritesPerSec: Math.round(v.verifierWritesPerSec),
     harnessPeakRssMb: Math.round(peakRss),
+    harnessRssMbDefaultRate: { quarters: kills.quarters, peak: kills.peakRssMb },
     failoverP50Ms: p50,
   };
   writeFileSync(path.resolve('runs', 'bench.json'), JSON.stringify(out, null, 2) + '\n');

@@ -410,12 +410,25 @@ export class NodeCore {
     return this.parts.get(pkey)?.data.revision ?? 0;
   }
 
-  /** This node's copy of one key (tests and the simulation's checker): value or null. */
-  peek(pkey: string, key: string): { value: Buffer | null; version: number } | undefined {
+  /**
+   * This node's copy of one key (tests and the simulation's checker): value (null: a tombstone),
+   * version, and the revision of the op that wrote it in this copy's log.
+   */
+  peek(pkey: string, key: string): { value: Buffer | null; version: number; revision: number } | undefined {
     const lp = this.parts.get(pkey);
     if (!lp) return undefined;
     const r = lp.data.get(segmentOf(key, lp.store.segments), key);
-    return r ? { value: r.value, version: r.version } : undefined;
+    return r ? { value: r.value, version: r.version, revision: r.revision } : undefined;
+  }
+
+  /**
+   * This node's record of one key as its copy's log stood at revision `rev` (the simulation's
+   * replica-divergence check): null when the key had no record then, undefined when the copy
+   * cannot tell (PartitionData.recordAt).
+   */
+  peekAt(pkey: string, key: string, rev: number): { value: Buffer | null; version: number; revision: number } | null | undefined {
+    const lp = this.parts.get(pkey);
+    return lp ? lp.data.recordAt(segmentOf(key, lp.store.segments), key, rev) : undefined;
   }
 
   /**
@@ -550,8 +563,12 @@ export class NodeCore {
     }
     if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
       // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
-      // probe, no suspicion and escalation); it counts as live again once it answers
+      // probe, no suspicion and escalation); it counts as live again once it answers. Its last
+      // reply is dated back past the suspicion window, so that updateSuspicion keeps the
+      // confirmation until it does answer (a promotion waits for the candidates' fresh reports,
+      // which takes more than one tick on 5 nodes)
       const now = this.env.now();
+      peer.lastReply = Math.min(peer.lastReply, now - this.config.timing.suspectAfterMs);
       peer.suspectedSince = now;
       peer.silentConfirmed = true;
       peer.downAt = now;

@@ -68,6 +68,19 @@ class SegmentLog {
     return out.reverse();
   }
 
+  /**
+   * The last op of `key` at or below revision `rev`: the op when this log still holds it; null
+   * when there was none (the log holds every op since revision 0 and none of them is one); else
+   * undefined (the key's state at `rev` is older than the log reaches back).
+   */
+  lastOf(key: string, rev: number): ReplicatedOp | null | undefined {
+    for (let i = this.ops.length - 1; i >= this.head; i--) {
+      const op = this.ops[i];
+      if (op.rev <= rev && op.key === key) return op;
+    }
+    return this.floor === 0 ? null : undefined;
+  }
+
   reset(floor: number): void {
     this.ops = [];
     this.head = 0;
@@ -109,6 +122,21 @@ export class PartitionData {
   /** The record of a key in a segment of this partition (tombstones included). */
   get(seg: number, key: string): StoredRecord | undefined {
     return this.data.get(seg)?.get(key);
+  }
+
+  /**
+   * The record of a key as this copy's log stood at revision `rev` (tombstones included): null
+   * when the key had no record then (records are never removed, a tombstone stays: a key without
+   * a record now never had one in this log), undefined when this copy cannot tell (its present
+   * record was written above `rev`, and its segment's op log no longer reaches back to the key's
+   * last op at or below `rev`). For checkers (the simulation's replica-divergence rule), not the store.
+   */
+  recordAt(seg: number, key: string, rev: number): StoredRecord | null | undefined {
+    const cur = this.get(seg, key);
+    if (!cur) return null;
+    if (cur.revision <= rev) return cur;
+    const op = this.logs.get(seg)?.lastOf(key, rev);
+    return op ? { value: op.value, version: op.version, revision: op.rev } : op;
   }
 
   /**

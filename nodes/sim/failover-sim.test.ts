@@ -7,6 +7,7 @@ import { NodeCore } from '../node-core.js';
 import { partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { runSimulation, SimViolation, type SimOptions, type SimResult } from './failover-sim.js';
 import { oneWayCutCrashScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import { powerScheduleOfRun } from './sim-batch.js';
 import type { SimSchedule } from './sim-schedule.js';
 import { REGRESSION_SCHEDULES } from './test-support/regression-schedules.js';
 
@@ -369,6 +370,24 @@ describe('the self-test bugs (cluster-config SelfTestBug) are caught in the simu
 
   it('never-replicate-async: the async replicas, in sync on paper, fall behind the lag bound with nothing in the way', () => {
     expect(violationOf(bugSchedule('never-replicate-async', []))).toBe('replication-lag');
+  });
+
+  it('fencing-off-by-one: the returning owner asks to resume the successor\'s log from its own watermark (replica-divergence)', () => {
+    // the cut-off async owner acknowledges within its lease, then is deposed: its copy holds ops
+    // of its own tenure that the successor's log does not
+    expect(violationOf(bugSchedule('fencing-off-by-one', isolateAsyncOwner))).toBe('replica-divergence');
+  });
+
+  it('skip-liveness-recheck on 5 nodes: the NodeLeft believed holds until the promotion (dense schedule 16 of seed 20261130, once missed)', () => {
+    // the confirmation used to be cleared by the suspicion bookkeeping before the candidates'
+    // fresh reports came; the failover then waited for the escalation, past the owner's lease
+    const s = powerScheduleOfRun(20261130, 16);
+    expect(s.cluster).toBe('n5');
+    expect(violationOf({ ...s, selfTestBug: 'skip-liveness-recheck' })).toBe('stale-owner-ack');
+  });
+
+  it('never-replicate-async: a connection reset between two replicas does not hide the lag of the others (dense schedule 28 of seed 20261130, once missed)', () => {
+    expect(violationOf({ ...powerScheduleOfRun(20261130, 28), selfTestBug: 'never-replicate-async' })).toBe('replication-lag');
   });
 
   it('lose-on-promotion: a promoted owner that starts empty serves without acknowledged sync writes', () => {

@@ -1,7 +1,7 @@
 import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
 import { decodeClusterFrame, encodeBatch, encodeRep } from '../cluster-codec.js';
 import type { ClusterConfig } from '../cluster-config.js';
-import { supersedes, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
+import { supersedes, tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
 import { FrameWriter } from '../framing.js';
 import { KvStatus } from '../kv-status.js';
 import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
@@ -104,6 +104,8 @@ export interface SimStats {
    * next tenure's start (sim-durability.ts; 0 outside the within budget).
    */
   heldAtCrashChecked: number;
+  /** Replicas' position claims (rep-ack, sync-req) checked against their active's log (sim-durability.ts onPositionClaim). */
+  positionClaimsChecked: number;
   /** Virtual ms from the final heal until the cluster converged (-1 when it did not). */
   convergeMs: number;
   /** Final classification of every key (within budget only). */
@@ -253,6 +255,7 @@ class Simulator {
     stripsVoided: 0,
     holderPromotions: 0,
     heldAtCrashChecked: 0,
+    positionClaimsChecked: 0,
     convergeMs: -1,
     finals: { ok: 0, recovered: 0, unexpected: 0, phantom: 0, lost: 0 },
   };
@@ -316,6 +319,7 @@ class Simulator {
       for (const pkey of this.pkeys) this.mix(x.core ? x.core.revisionOf(pkey) : -1, x.core?.committedEntry(pkey)?.epoch ?? -1);
     }
     this.stats.heldAtCrashChecked = this.durability.heldAtCrashChecked;
+    this.stats.positionClaimsChecked = this.durability.positionClaimsChecked;
     return {
       seed: this.s.seed,
       events: this.events,
@@ -425,7 +429,7 @@ class Simulator {
     };
     const core = this.coreFactory(x.id, inc, this.config, env);
     x.core = core;
-    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p), peek: (p, k) => core.peek(p, k), revisionOf: (p) => core.revisionOf(p) };
+    x.view = { id: x.id, inc, isServingActive: (p) => core.isServingActive(p), committedEntry: (p) => core.committedEntry(p), peek: (p, k) => core.peek(p, k), peekAt: (p, k, r) => core.peekAt(p, k, r), revisionOf: (p) => core.revisionOf(p) };
     x.crashTouch?.();
     x.crashTouch = null;
     x.paused = false;
@@ -629,6 +633,10 @@ class Simulator {
     if (x.gen !== gen) return;
     const y = this.byId.get(to);
     if (!y) return;
+    if (this.s.budget !== 'amnesia') {
+      if (msg.t === 'rep-ack') this.checkPositionClaim('rep-ack', x, y, msg.pkey, msg.tag, msg.rev);
+      else if (msg.t === 'sync-req' && !msg.recovery && msg.haveTag === msg.tag && msg.haveRev >= 0) this.checkPositionClaim('sync-req', x, y, msg.pkey, msg.tag, msg.haveRev);
+    }
     const l = this.links[x.index][y.index];
     this.stats.messagesSent++;
     if (l.state !== 'up') {
@@ -647,6 +655,19 @@ class Simulator {
       return;
     }
     this.enqueue(l, msg, false);
+  }
+
+  /**
+   * Replica `x` claims a position in the log of tenure `tag` to `y` (a rep-ack of revision `rev`,
+   * or a sync-req from revision `rev` naming that tenure): when `y` is, by its committed entry,
+   * the active of that very tenure, `x`'s copy must be its log's prefix at `rev`
+   * (sim-durability.ts onPositionClaim). Judged at the sending instant, on both copies as they are.
+   */
+  private checkPositionClaim(what: 'rep-ack' | 'sync-req', x: SimNode, y: SimNode, pkey: string, tag: string, rev: number): void {
+    if (!x.view || !y.view) return;
+    const e = y.view.committedEntry(pkey);
+    if (!e?.active || e.active.node !== y.id || e.active.inc !== y.view.inc || tenureTag(e.active, e.activeSince) !== tag) return;
+    this.durability.onPositionClaim(what, x.view, y.view, pkey, tag, rev);
   }
 
   private enqueue(l: Link, msg: ClusterMsg, hello: boolean): void {
@@ -801,11 +822,14 @@ class Simulator {
   /**
    * A partition fault aimed at an async active (`async-active`): waits (polling, until the
    * workload's end) for an async partition whose active is up, not the leader, and has another
-   * current in-sync member to be replaced by, then cuts that active off; skipped if none comes.
+   * current in-sync member to be replaced by, and for every node up, rejoined and running (with
+   * one down or still rejoining after a restart, the cut can leave no majority to replace the
+   * active: a leader steps down and the cut ends with nothing decided), then cuts that active
+   * off; skipped if none comes.
    */
   private aimedCut(f: FaultStep, workloadEnd: number): void {
     if (!this.faultsOpen) return;
-    const pkey = this.targetPkey(f.target, true, f.kind);
+    const pkey = this.downCount() === 0 && !this.nodes.some((y) => y.paused) ? this.targetPkey(f.target, true, f.kind) : null;
     if (pkey === null) {
       if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.aimedCut(f, workloadEnd));
       else this.stats.faultsSkipped++;

@@ -27,8 +27,10 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  *   before (checked every poll, within budget);
  * - replication-lag: an in-sync replica of an async store holds a revision below the one its
  *   active held `asyncLagMs` earlier, while the partition kept its epoch and no fault touched any
- *   of its nodes, nor any connection of theirs broke or was down, in that window
- *   (history-format.md v2, replication-lag);
+ *   of its nodes, nor any connection between that replica and the active broke or was down, in
+ *   that window (history-format.md v2, replication-lag; the connection clause is the
+ *   simulator's, whose network resets connections: a replica catches up after a reset of its own
+ *   stream, one elsewhere delays nothing);
  * - lost (async and RF1 stores, at the end, within budget): the last acknowledged write of a key
  *   is missing and the loss is not the contract's: RF1 only when its acking node crashed after
  *   the write; async only when its owner was replaced (crashed, or another node started a tenure)
@@ -38,10 +40,57 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  * is "holds W's version or a later one" (a later write of the key, acknowledged or not).
  */
 
+/** One key's record in a node's copy: value (null: a tombstone), version, and the revision of the op that wrote it. */
+export interface PeekedRecord {
+  value: Buffer | null;
+  version: number;
+  revision: number;
+}
+
 /** What the durability checks read of one running node: NodeCore's public surface. */
 export interface DurableView extends NodeView {
-  peek(pkey: string, key: string): { value: Buffer | null; version: number } | undefined;
+  peek(pkey: string, key: string): PeekedRecord | undefined;
+  /** The record of a key as this copy's log stood at revision `rev`: null for none then, undefined when the copy cannot tell. */
+  peekAt(pkey: string, key: string, rev: number): PeekedRecord | null | undefined;
   revisionOf(pkey: string): number;
+}
+
+/**
+ * Is a replica's copy the prefix up to some revision r of an active's log (DESIGN.md §2: "a
+ * catch-up position is an (epoch, revision) agreed with the current active, never a replica's own
+ * watermark"): every key held exactly as the log stood at r (same version, same value, a
+ * tombstone as a tombstone, no record where the log had none). Keys whose state at r the active's
+ * copy can no longer tell (its op log does not reach back) are not judged.
+ * @param keys the keys to compare (the workload's keys of the partition).
+ * @param activeAt the active's record of a key as its log stood at r: null for none, undefined
+ *   when it cannot tell (NodeCore.peekAt).
+ * @param replica the replica's present record of a key.
+ * @returns null when the copy is that prefix, else one line naming the first key that differs.
+ */
+export function prefixDivergence(
+  keys: readonly string[],
+  activeAt: (key: string) => PeekedRecord | null | undefined,
+  replica: (key: string) => PeekedRecord | undefined,
+): string | null {
+  for (const key of keys) {
+    const a = activeAt(key);
+    if (a === undefined) continue;
+    const b = replica(key);
+    if (a === null) {
+      if (b) return `${key}: the log had no record of it, the replica holds ${recordText(b)}`;
+      continue;
+    }
+    if (!b || b.version !== a.version || !sameValue(a.value, b.value)) return `${key}: the log held ${recordText(a)}, the replica holds ${b ? recordText(b) : 'nothing'}`;
+  }
+  return null;
+}
+
+function sameValue(a: Buffer | null, b: Buffer | null): boolean {
+  return a === null || b === null ? a === b : a.equals(b);
+}
+
+function recordText(r: PeekedRecord): string {
+  return `${r.value === null ? 'a tombstone' : r.value.toString()} v${r.version} (rev ${r.revision})`;
 }
 
 /** What the checker needs from the simulator. */
@@ -84,9 +133,11 @@ interface LagSample {
 export class DurabilityChecker {
   private readonly storeOf = new Map<string, StoreConfig>();
   private readonly byPkey = new Map<string, KeyHistory[]>();
+  /** Partition -> its workload keys. */
+  private readonly keysOf = new Map<string, string[]>();
   /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
   private readonly faults: Touch[] = [];
-  /** Node -> the last time a connection of it broke or came back (any cause: a fault, a reset). */
+  /** `${a}|${b}` (a < b) -> the last time a connection between the two broke or came back (any cause: a fault, a reset). */
   private readonly lastLinkChange = new Map<string, number>();
   /** Directed connections down now, `${from}>${to}`. */
   private readonly linksDown = new Set<string>();
@@ -100,6 +151,8 @@ export class DurabilityChecker {
   private readonly heldAtCrash = new Map<string, HeldAtCrash[]>();
   /** Writes checked by {@link checkHeldAtCrash} so far (a figure: the rule was exercised). */
   heldAtCrashChecked = 0;
+  /** Position claims checked by {@link onPositionClaim} so far (a figure: the rule was exercised). */
+  positionClaimsChecked = 0;
 
   constructor(
     private readonly host: DurabilityHost,
@@ -110,6 +163,9 @@ export class DurabilityChecker {
       const list = this.byPkey.get(h.pkey) ?? [];
       list.push(h);
       this.byPkey.set(h.pkey, list);
+      const keys = this.keysOf.get(h.pkey) ?? [];
+      keys.push(h.key);
+      this.keysOf.set(h.pkey, keys);
     }
   }
 
@@ -134,9 +190,12 @@ export class DurabilityChecker {
   }
 
   /**
-   * The active owner `node` of async partitions just crashed: for each of its partitions, the
-   * writes it acknowledged (the last acknowledged one of each key) that a surviving assigned
-   * replica holds now, for {@link checkHeldAtCrash}.
+   * The active owner `node` of async partitions just crashed: for each of its partitions and
+   * each key, the latest write it acknowledged that a surviving assigned replica holds now (the
+   * key's last acknowledged write, or, when no replica holds that one yet, the latest earlier one
+   * a replica does hold: a promotion that skips the more complete holder loses it as surely, and
+   * the key's last write, too recent to have left the owner, would hide that), for
+   * {@link checkHeldAtCrash}.
    */
   private noteHeldAtCrash(node: string): void {
     const now = this.host.now();
@@ -148,10 +207,19 @@ export class DurabilityChecker {
       const views = this.host.up().filter((v) => v.id !== node && e.replicas.includes(v.id));
       const held: HeldAtCrash[] = [];
       for (const h of hs) {
-        const w = lastAcked(h, now);
-        if (!w || w.ack!.node !== node) continue;
-        const holders = views.filter((v) => (v.peek(pkey, h.key)?.version ?? 0) >= w.ack!.version).map((v) => ({ node: v.id, inc: v.inc }));
-        if (holders.length > 0) held.push({ key: h.key, store: h.store, w, holders, crashAt: now, owner: node });
+        const last = lastAcked(h, now);
+        if (!last || last.ack!.node !== node) continue;
+        const best = Math.max(0, ...views.map((v) => v.peek(pkey, h.key)?.version ?? 0));
+        // the latest write the owner acknowledged that some surviving replica holds
+        let w: WriteRecord | null = null;
+        for (let i = h.writes.length - 1; i >= 0 && !w; i--) {
+          const x = h.writes[i];
+          if (x.outcome === 'ok' && x.completeMs <= now && x.ack && x.ack.node === node && x.ack.version <= best) w = x;
+        }
+        if (!w) continue;
+        const v = w.ack!.version;
+        const holders = views.filter((y) => (y.peek(pkey, h.key)?.version ?? 0) >= v).map((y) => ({ node: y.id, inc: y.inc }));
+        held.push({ key: h.key, store: h.store, w, holders, crashAt: now, owner: node });
       }
       if (held.length > 0) this.heldAtCrash.set(pkey, held);
       else this.heldAtCrash.delete(pkey);
@@ -161,13 +229,35 @@ export class DurabilityChecker {
   /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
   linkChanged(a: string, b: string, up: boolean): void {
     const t = this.host.now();
-    this.lastLinkChange.set(a, t);
-    this.lastLinkChange.set(b, t);
+    this.lastLinkChange.set(pairKey(a, b), t);
     if (up) this.linksDown.delete(`${a}>${b}`);
     else this.linksDown.add(`${a}>${b}`);
   }
 
   // ───────────── checks ─────────────
+
+  /**
+   * Replica `r` claims a position in the log of the tenure `tag` of `pkey`: it acknowledged
+   * revision `rev` of that tenure's stream (rep-ack), or asked to catch up from revision `rev` of
+   * it (sync-req naming that tenure as the log it holds). `active` is the incarnation whose
+   * committed entry names it the active of that tenure, so its copy is that log. The claim must
+   * be true: `rev` no further than the log reaches, and `r`'s copy that log's prefix at `rev`
+   * ({@link prefixDivergence}), for sync and async stores alike. A bug like fencing off by one
+   * (a returning copy that follows another log taken for a position in this one) shows here, at
+   * the claim, before the workload's next writes of the keys cover the copy's wrong ones.
+   * @throws InvariantViolation (replica-divergence).
+   */
+  onPositionClaim(what: 'rep-ack' | 'sync-req', r: DurableView, active: DurableView, pkey: string, tag: string, rev: number): void {
+    const keys = this.keysOf.get(pkey);
+    if (!keys) return;
+    this.positionClaimsChecked++;
+    const end = active.revisionOf(pkey);
+    const d = rev > end ? `the log ends at revision ${end}` : prefixDivergence(keys, (k) => active.peekAt(pkey, k, rev), (k) => r.peek(pkey, k));
+    if (d) {
+      const e = active.committedEntry(pkey);
+      throw new InvariantViolation('replica-divergence', `${r.id} (inc ${r.inc}) ${what === 'rep-ack' ? 'acknowledged' : 'asked to catch up from'} revision ${rev} of ${tag} for ${pkey} to ${active.id} (at revision ${end}, ${e ? describe(e) : 'no entry'}), but its copy is not that log's prefix: ${d}`);
+    }
+  }
 
   /**
    * A write acknowledged (Ok) by `x` (rule under-replicated-ack).
@@ -234,21 +324,27 @@ export class DurabilityChecker {
 
   private checkPossession(x: DurableView, pkey: string, e: RuntimeEntry): void {
     const now = this.host.now();
+    const what = (h: KeyHistory, w: WriteRecord, mine: number): string =>
+      `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${h.store}/${h.key} ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}, acknowledged by ${w.ack!.node} at epoch ${w.ack!.epoch}, t=${w.completeMs.toFixed(1)}); it holds v${mine}`;
     for (const h of this.byPkey.get(pkey) ?? []) {
       const st = this.storeOf.get(h.store)!;
       const w = lastAcked(h, now);
       if (!w) continue;
       const mine = x.peek(pkey, h.key)?.version ?? 0;
       if (mine >= w.ack!.version) continue;
-      const what = `${x.id} (inc ${x.inc}) serves ${pkey} in a new tenure (${describe(e)}) without ${h.store}/${h.key} ${w.valueId ?? 'delete'} (seq ${w.seq}, v${w.ack!.version}, acknowledged by ${w.ack!.node} at epoch ${w.ack!.epoch}, t=${w.completeMs.toFixed(1)}); it holds v${mine}`;
-      if (st.replicationFactor > 1 && st.ackMode === 'sync') throw new InvariantViolation('possession', what);
+      if (st.replicationFactor > 1 && st.ackMode === 'sync') throw new InvariantViolation('possession', what(h, w, mine));
       if (st.ackMode !== 'async') continue;
+      // every acknowledged write an in-sync member holds, not only the key's last one (which may
+      // be too recent to have left its owner, while the member holds an earlier one we lack)
       for (const m of e.inSync) {
         if (m.node === x.id) continue;
         const v = this.viewOf(m.node, m.inc);
         const rec = v?.peek(pkey, h.key);
-        if (!v || !rec || rec.version < w.ack!.version || this.touched(m.node, w.invokeMs, now)) continue;
-        throw new InvariantViolation('possession', `${what}, while in-sync ${m.node}, untouched by any fault since, holds v${rec.version}`);
+        if (!v || !rec || rec.version <= mine) continue;
+        // the latest such write: the shortest window for a fault to have touched the member
+        const held = latestAckedIn(h, now, mine, rec.version);
+        if (!held || this.touched(m.node, held.invokeMs, now)) continue;
+        throw new InvariantViolation('possession', `${what(h, held, mine)}, while in-sync ${m.node}, untouched by any fault since, holds v${rec.version}`);
       }
     }
   }
@@ -297,13 +393,14 @@ export class DurabilityChecker {
     const base = samples[0];
     if (base.t > from || !activeView) return;
     if (samples.some((s) => s.epoch !== e.epoch || s.active !== base.active)) return;
-    for (const n of e.replicas) if ((this.lastLinkChange.get(n) ?? -Infinity) >= from || this.touched(n, from, now)) return;
-    for (const l of this.linksDown) {
-      const [a, b] = l.split('>');
-      if (e.replicas.includes(a) || e.replicas.includes(b)) return;
-    }
+    for (const n of e.replicas) if (this.touched(n, from, now)) return;
+    const act = e.active!.node;
     for (const m of e.inSync) {
       if (sameMember(m, e.active)) continue;
+      // the stream from the active to this member (and its acks) ran undisturbed: no connection
+      // between the two broke or came back in the window, none is down (a reset elsewhere, say
+      // between two replicas, delays nothing of this stream)
+      if ((this.lastLinkChange.get(pairKey(act, m.node)) ?? -Infinity) >= from || this.linksDown.has(`${act}>${m.node}`) || this.linksDown.has(`${m.node}>${act}`)) continue;
       const v = this.viewOf(m.node, m.inc);
       if (!v) continue;
       const rev = v.revisionOf(pkey);
@@ -369,6 +466,20 @@ interface HeldAtCrash {
   holders: Array<{ node: string; inc: string }>;
   crashAt: number;
   owner: string;
+}
+
+/** The latest write of the key acknowledged to its client at or before `now` whose version is in (above, atMost]. */
+function latestAckedIn(h: KeyHistory, now: number, above: number, atMost: number): WriteRecord | null {
+  for (let i = h.writes.length - 1; i >= 0; i--) {
+    const w = h.writes[i];
+    if (w.outcome === 'ok' && w.completeMs <= now && w.ack && w.ack.version > above && w.ack.version <= atMost) return w;
+  }
+  return null;
+}
+
+/** The key of an unordered pair of nodes. */
+function pairKey(a: string, b: string): string {
+  return a < b ? `${a}|${b}` : `${b}|${a}`;
 }
 
 /** The last write of the key acknowledged to its client at or before `now`. */
