@@ -138,7 +138,12 @@ export type ClusterMsg =
    */
   | { t: 'sync-resp'; pkey: string; tag: string; rev: number; segs: SegmentSync[]; recovery: boolean; inc?: string; holdTag?: string }
   | { t: 'req-add'; term: number; pkey: string; epoch: number; member: Member }
-  | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member }
+  /**
+   * `seen`: the leader-clock send time (`hb.at`) of the latest heartbeat of `term` the requesting
+   * active had received when it asked (-1: none), so the leader can tell how old the view behind the
+   * request is (a request queued in a cut link arrives long after it was made).
+   */
+  | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member; seen: number }
   | { t: 'handoff-ready'; term: number; pkey: string; epoch: number; rev: number }
   | { t: 'recovered'; term: number; pkey: string; epoch: number; rev: number };
 

@@ -274,6 +274,8 @@ export class NodeCore {
   private leaseUntil = -Infinity;
   /** Leader: until when a majority (ourselves included) answered heartbeats of this term (own clock). */
   private quorumLeaseUntil = -Infinity;
+  /** The term and leader-clock send time (`hb.at`) of the latest heartbeat received (req-drop's `seen`). */
+  private hbSeen = { term: -1, at: -1 };
   private readonly startedAt: number;
   private leader: LeaderState | null = null;
 
@@ -924,12 +926,18 @@ export class NodeCore {
       let hiAcc: RuntimeEntry | undefined;
       let hiCom: RuntimeEntry | undefined;
       for (const vs of this.voteStates) {
-        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || e.epoch > hiAcc.epoch)) hiAcc = e;
+        // the highest ballot: epoch, then term (Paxos). Two entries accepted at one epoch by
+        // different terms (a cut-off leader's proposal that only it accepted, and the later
+        // leader's, committed by a majority) are not a tie: the later term's may have committed,
+        // the earlier one never did (make sim RUNS=2000 SEED=4040, run 1408: the cut-off old
+        // leader, elected again, re-proposed its own epoch-2 entry naming itself, over the
+        // committed epoch 2 of its successor: the successor's acks at epoch 2 were superseded)
+        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || supersedes(e, hiAcc))) hiAcc = e;
         for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || supersedes(e, hiCom))) hiCom = e;
       }
       if (hiCom) this.learnCommitted(hiCom);
       if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
-      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(withoutAdditions(hiAcc, hiCom));
+      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(this.reproposal(hiAcc, hiCom));
       ls.lastTransition.set(pkey, now);
       const c = this.committed.get(pkey);
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
@@ -974,6 +982,7 @@ export class NodeCore {
     this.leaderId = from;
     this.lastLeaderContact = now;
     this.resetElectionDeadline();
+    if (msg.term > this.hbSeen.term || (msg.term === this.hbSeen.term && msg.at > this.hbSeen.at)) this.hbSeen = { term: msg.term, at: msg.at };
     for (const e of msg.committed) this.learnCommitted(e);
     if (this.rejoin) {
       // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
@@ -1183,6 +1192,15 @@ export class NodeCore {
     if (now - ls.lastHbAt >= t.heartbeatMs) this.sendHeartbeats(now);
     for (const [pkey, prop] of ls.inflight) if (now - prop.at > PROPOSE_TIMEOUT_MS) ls.inflight.delete(pkey);
     if (heard < this.majority) return;
+    // decide only from a fresh view (make sim run 1346, seed 4040): the quorum check above counts a
+    // peer heard up to electionTimeoutMaxMs ago, the very window after which a peer is suspected,
+    // so a leader cut off from the majority side passes through a moment where the far side's
+    // first-silenced members are suspected while a later-silenced one still counts: it then drops
+    // live replicas from an in-sync set, leaving only a member it has not heard from either (a
+    // proposal a later leader may adopt and commit, Raft's re-proposal of accepted entries). A
+    // decision needs a majority that answered a heartbeat sent within freshViewMs; the view of a
+    // new leader starts at its election (hbrEcho is reset then).
+    if (!this.freshMajority(now)) return;
     const bootstrapReady = this.bootstrapReady(now);
     for (const a of assignAll(this.config)) {
       const pkey = `${a.store}/${a.partition}`;
@@ -1194,7 +1212,7 @@ export class NodeCore {
       // at once), so it must reach a commit
       const acc = this.accepted.get(pkey);
       if (acc && (!e || acc.epoch > e.epoch)) {
-        this.propose(withoutAdditions(acc, e), false, now);
+        this.propose(this.reproposal(acc, e), false, now);
         continue;
       }
       if (!e) {
@@ -1203,6 +1221,66 @@ export class NodeCore {
       }
       this.decide(e, now);
     }
+  }
+
+  /**
+   * How recent a leader's view must be to change the runtime map, ms: two heartbeats inside the
+   * suspicion window, so a peer counted in the majority was heard at least two heartbeat rounds
+   * after any peer suspected at the same moment fell silent (a cut-off leader never sees both).
+   */
+  private get freshViewMs(): number {
+    const t = this.config.timing;
+    return Math.max(t.heartbeatMs, t.suspectAfterMs - 2 * t.heartbeatMs);
+  }
+
+  /**
+   * Leader: a majority (ourselves included) answered a heartbeat of this term sent within
+   * {@link freshViewMs} (the quorum lease's own evidence, {@link renewQuorumLease}). DESIGN.md §2,
+   * leader and ownership decisions: "a leader without a live majority changes nothing"; live is
+   * read as heard within the fresh view, not within the suspicion window.
+   */
+  private freshMajority(now: number): boolean {
+    let n = 1;
+    for (const id of this.peerIds) if (this.freshlyHeard(id, now)) n++;
+    return n >= this.majority;
+  }
+
+  /** Leader: the peer's latest reply of this term answered a heartbeat sent within freshViewMs, and no NodeLeft of it is being re-checked. */
+  private freshlyHeard(node: string, now: number): boolean {
+    const p = this.peers.get(node);
+    if (!p || p.inc === null || p.deadIncs.has(p.inc) || this.probing.has(node)) return false;
+    return p.hbrTerm === this.term && p.hbrInc === p.inc && now - p.hbrEcho < this.freshViewMs;
+  }
+
+  /**
+   * Leader: may the member be relied on as the one copy left in an in-sync set: ourselves, or a
+   * live incarnation heard freshly ({@link freshlyHeard}). A shrink of the in-sync set must keep
+   * at least one such member (bug found by the insync helper: a killed owner's queued req-drop
+   * left in-sync = [that dead owner], then the partition was regenerated empty).
+   */
+  private confirmable(m: Member, now: number): boolean {
+    if (m.node === this.id) return m.inc === this.inc;
+    return this.live(m, now) && this.freshlyHeard(m.node, now);
+  }
+
+  /**
+   * An accepted entry above the committed `base`, as this leader proposes it again (Raft: a new
+   * leader adopts what it finds accepted): without the in-sync members it adds
+   * ({@link withoutAdditions}), and without the members it drops when every member it keeps is
+   * provably gone (refused probe, new incarnation) to this leader. Such a shrink was decided from a
+   * view of the cluster this leader knows to be wrong (make sim run 1346: a cut-off leader dropped
+   * two live replicas, keeping an owner that had crashed); committed as is, it leaves no copy to
+   * promote, and the partition is regenerated empty. Keeping the dropped members is safe: a
+   * member dropped for lagging is promoted only when no member holds more of the deposed owner's
+   * log (promote compares revisions), and the copies the shrink kept are gone whatever we do.
+   */
+  private reproposal(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
+    const e = withoutAdditions(acc, base);
+    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.gone(m))) return e;
+    const dropped = base.inSync.filter((m) => !this.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
+    if (dropped.length === 0) return e;
+    this.env.log('reproposal-keeps', { pkey: e.pkey, kept: dropped.map((m) => m.node).join(','), gone: e.inSync.map((m) => m.node).join(',') });
+    return { ...e, inSync: [...e.inSync, ...dropped], health: e.health === 'Healthy' ? 'Degraded' : e.health };
   }
 
   private bootstrapReady(now: number): boolean {
@@ -1259,7 +1337,11 @@ export class NodeCore {
     return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;
   }
 
-  /** Confirmed down (seed 002): gone, or silent past the escalation timeout. Never on suspicion alone. */
+  /**
+   * Confirmed down (seed 002; DESIGN.md §2 failover: "a silent owner is suspected first and
+   * confirmed only after the escalation timeout"): gone, or silent past the escalation timeout.
+   * Never on suspicion alone.
+   */
   private confirmedDown(m: Member): boolean {
     if (this.gone(m)) return true;
     if (m.node === this.id) return false;
@@ -1345,6 +1427,10 @@ export class NodeCore {
     const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
     if (lost.length > 0) {
       const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
+      // never shrink the in-sync set to members this leader cannot confirm (a suspected active
+      // left alone in it): should that member turn out dead, no copy is left to promote and the
+      // partition is regenerated empty while the dropped replicas held its data (make sim run 1346)
+      if (!inSync.some((m) => this.confirmable(m, now))) return;
       // a holder outside the in-sync set is never among the lost (step 4 judges it)
       const syncFrom = e.syncFrom && !lost.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
       const health: Health = e.health === 'Recovering' && syncFrom ? 'Recovering' : 'Degraded';
@@ -1415,6 +1501,17 @@ export class NodeCore {
    */
   private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
     const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
+    // a failover waits for every other in-sync member to be either live (its report counts) or
+    // confirmed down (seed 002: promotion is irreversible, so it waits for proof; a holder that
+    // went silent is not counted, but suspicion alone is no proof of silence). A member merely
+    // suspected may hold more of the deposed owner's log than any live one: a leader just back from
+    // a cut suspects every peer it did not hear through the cut, and promoted itself over an
+    // in-sync member no fault had touched (make power-sim SEED=20261130 run 69 of commit e1aa62f's
+    // schedules, traced: n1 back 258 ms from a cut, its link to n2 not yet up again, counted the
+    // restarted n3 for its majority, suspected n2 and promoted itself holding revision 82 while n2
+    // held 92 of the crashed owner's log). The member answers, or is confirmed down within the
+    // escalation window, so the failover is delayed, never stopped.
+    if (deposed && remaining.some((m) => !this.live(m, now) && !this.confirmedDown(m))) return;
     const cands = remaining.filter((m) => this.live(m, now));
     // the possession proof compares copies as they stand after the owner died: a report that
     // answered a heartbeat sent before we learnt it down may predate the owner's last ops reaching
@@ -1431,6 +1528,26 @@ export class NodeCore {
     const others = deposed ? this.otherHolders(e, deposed, cands, now) : [];
     for (const m of others) if (staleReport(m.node)) return;
     if (cands.length === 0) {
+      // every in-sync copy is provably gone (refused probes, new incarnations): the best copy left
+      // is the longest prefix of the deposed owner's log a live assigned replica holds (seed 002:
+      // the possession proof looks among the assigned replicas). Going Unavailable instead would
+      // regenerate the partition empty at once (decide, step 2) and wipe that copy too: make sim
+      // run 1346, where a stale shrink had left in-sync = [a crashed owner] while a replica held
+      // every write it acknowledged. Only when nothing in the set can come back with more.
+      const tenure = deposed && e.active && sameMember(deposed, e.active) ? tenureTag(deposed, e.activeSince) : null;
+      if (tenure !== null && e.inSync.every((m) => this.gone(m))) {
+        let heir: { m: Member; rev: number; order: number } | null = null;
+        for (const m of others) {
+          const r = this.freshReport(m, e.pkey, now);
+          const order = e.replicas.indexOf(m.node);
+          if (r && r.tag === tenure && (!heir || r.rev > heir.rev || (r.rev === heir.rev && order < heir.order))) heir = { m, rev: r.rev, order };
+        }
+        if (heir) {
+          this.env.log('possession-heir', { pkey: e.pkey, deposed: deposed!.node, heir: heir.m.node, rev: heir.rev, tenure });
+          this.propose({ ...e, active: heir.m, health: 'Degraded', inSync: [heir.m], handoffTo: null, syncFrom: null, syncTag: null }, true, now);
+          return;
+        }
+      }
       // keep every member that may come back with its data (a paused or cut-off owner is not gone)
       this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
       return;
@@ -1533,6 +1650,14 @@ export class NodeCore {
       case 'req-drop': {
         const m = msg.member;
         if (sameMember(m, e.active)) return;
+        // judged against the leader's current view, not the requester's: a request made at an
+        // earlier epoch, or from a view older than freshViewMs (`seen`: the latest heartbeat of ours
+        // the owner had received; a request queued in a cut link, delivered after the owner was
+        // killed, is as old as that), or by an owner whose NodeLeft we are re-checking, is ignored
+        // (the owner asks again every RETRY_MS while it still wants it). Found by the insync
+        // helper: a killed owner's queued request to drop a lagging replica, delivered after a cut
+        // healed, committed in-sync = [the dead owner] ~9 ms before its probe came back refused.
+        if (msg.epoch !== e.epoch || !(now - msg.seen < this.freshViewMs) || !this.confirmable(e.active, now)) return;
         if (!e.inSync.some((x) => sameMember(x, m))) {
           // an addition the active asked for and no longer wants: commit the entry again at a new
           // epoch, which settles it (no req-add of an earlier epoch is taken any more)
@@ -2066,6 +2191,23 @@ export class NodeCore {
       return;
     }
     if (lp.act || e.active.node !== from || tenureTag(e.active, e.activeSince) !== msg.tag) return;
+    // fencing, as for a rep: once we accepted an entry naming another tenure, the deposed owner's
+    // catch-up no longer feeds us (make sim RUNS=2000 SEED=4040 run 1944, with the fresh-view fixes:
+    // a replica catching up from an owner confirmed down just after a cut healed installed its
+    // answer after accepting the promotion of another member, and held writes the new active lacked)
+    // Unless the entry we accepted names us: then we are the heir, not yet serving (lp.act is
+    // null), and a longer prefix of the deposed owner's log is what the possession proof wants the
+    // new owner to hold (seed 002 step 3; make power-sim RUNS=100 SEED=20261201 run 186: the leader
+    // n3 promoted itself from reports in which n1 and n3 held the same prefix, the proposal reached
+    // only n3 before a split; after the heal the deposed owner's catch-up brought n1 a write it had
+    // acknowledged while cut off, n3 refused the same answer, and n3's re-elected term committed
+    // the promotion: n3 served without the write in-sync n1 held).
+    const a = this.accepted.get(msg.pkey);
+    const heir = a?.active?.node === this.id && a.active.inc === this.inc;
+    if (a && a.epoch > e.epoch && !heir && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
+      this.counters.staleEpochRefusals.replication++;
+      return;
+    }
     if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
     lp.data.installSync(msg.segs, msg.rev);
     lp.followTag = msg.tag;
@@ -2078,6 +2220,15 @@ export class NodeCore {
     if (!this.leaderId) return;
     lp.recoveredSentAt = now;
     this.sendToLeader({ t: 'recovered', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
+  }
+
+  /**
+   * req-drop's `seen`: the leader-clock time of the latest heartbeat of our term we received, or
+   * `now` when we lead (our own clock is the leader's); -1 when we have none of this term.
+   */
+  private leaderViewAt(now: number): number {
+    if (this.role === 'leader') return now;
+    return this.hbSeen.term === this.term ? this.hbSeen.at : -1;
   }
 
   private sendToLeader(msg: ClusterMsg): void {
@@ -2127,7 +2278,7 @@ export class NodeCore {
         if (now - (act.lastDropReq.get(m.node) ?? -Infinity) < RETRY_MS) continue;
         act.lastDropReq.set(m.node, now);
         this.env.log('replica-lagging', { pkey: lp.pkey, node: m.node, acked, need: oldRev });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: m });
+        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: m, seen: this.leaderViewAt(now) });
       }
       for (const [node, pa] of act.pendingAdds) {
         const f = act.followers.get(node);
@@ -2141,7 +2292,7 @@ export class NodeCore {
         if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
         act.lastDropReq.set(node, now);
         this.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member });
+        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member, seen: this.leaderViewAt(now) });
       }
       this.progressPending(lp);
     }
