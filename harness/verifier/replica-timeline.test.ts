@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applySchema } from '../../ledger/schema.js';
+import { sampleLedger } from '../../ledger/test-support/sample-ledger.js';
 import { ReplicaTimeline } from './replica-timeline.js';
 
 const SEED = 20261130;
@@ -13,11 +13,8 @@ afterEach(() => {
 type Sample = { t: number; store: string; partition: number; replicas: string | null; node: string | null };
 
 function ledger(samples: Sample[]): Database.Database {
-  const db = new Database(':memory:');
+  const db = sampleLedger(samples);
   open.push(db);
-  applySchema(db);
-  const ins = db.prepare("INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, ?, ?, 'n1', 1, 'Healthy', 0, ?, NULL, NULL, ?)");
-  for (const s of samples) ins.run(s.t, s.store, s.partition, s.node, s.replicas);
   return db;
 }
 

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterEach, describe, expect, it } from 'vitest';
-import { applySchema } from '../../ledger/schema.js';
+import { sampleLedger } from '../../ledger/test-support/sample-ledger.js';
 import { BLOCK_MS, BLOCKS_KEPT, SampleBlocks } from './sample-blocks.js';
 
 const SEED = 4040;
@@ -13,11 +13,8 @@ afterEach(() => {
 type Sample = { t: number; partition: number; epoch: number; rr: number; revisions: string | null };
 
 function ledger(samples: Sample[]): Database.Database {
-  const db = new Database(':memory:');
+  const db = sampleLedger(samples);
   open.push(db);
-  applySchema(db);
-  const ins = db.prepare("INSERT INTO samples (t_ms, store, partition, active, epoch, health, replicated_revision, node, in_sync, revisions, replicas) VALUES (?, 'async3', ?, 'n1', ?, 'Healthy', ?, NULL, NULL, ?, NULL)");
-  for (const s of samples) ins.run(s.t, s.partition, s.epoch, s.rr, s.revisions);
   return db;
 }
 
