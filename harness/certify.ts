@@ -152,6 +152,25 @@ function utcStamp(): string {
   return new Date().toISOString().replace(/[-:]/g, '').replace(/\.\d+Z$/, 'Z');
 }
 
+/**
+ * Creates a new run directory `<runsDir>/<name>`, or `<name>-2`, `-3`, ... when that exists
+ * (runs started in the same second with the same seed, e.g. `make power JOBS=4`): a run never
+ * writes into another run's directory. `runsDir` must exist.
+ * @returns the absolute path created.
+ * @throws the fs error of anything but an existing name.
+ */
+export function createRunDir(runsDir: string, name: string): string {
+  for (let n = 1; ; n++) {
+    const dir = path.resolve(runsDir, n === 1 ? name : `${name}-${n}`);
+    try {
+      mkdirSync(dir);
+      return dir;
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+    }
+  }
+}
+
 async function sleep(ms: number, signal?: AbortSignal): Promise<void> {
   if (signal?.aborted) return;
   await new Promise<void>((resolve) => {
@@ -320,8 +339,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   mkdirSync(o.runsDir, { recursive: true });
   // a scenario's own seed (when it names one) seeds its live choices and the workload
   const seed = replayed ? replayed.seed : (sc?.seed ?? o.seed);
-  const runDir = path.resolve(o.runsDir, `${utcStamp()}-${seed}`);
-  mkdirSync(runDir, { recursive: true });
+  const runDir = createRunDir(o.runsDir, `${utcStamp()}-${seed}`);
   const latest = path.join(o.runsDir, 'latest');
   rmSync(latest, { force: true });
   symlinkSync(path.basename(runDir), latest);

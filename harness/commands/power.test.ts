@@ -140,6 +140,55 @@ describe('make power (harness/commands/power.ts)', () => {
     }
   });
 
+  it('JOBS=3 keeps three runs under way at once, starts them in plan order, and reports as one at a time would', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-power-'));
+    try {
+      let running = 0;
+      let peak = 0;
+      const started: string[] = [];
+      const certify = async (o: CertifyOptions): Promise<CertifyOutcome> => {
+        const name = `${o.selfTestBug ?? 'none'}-${o.seed}`;
+        started.push(name);
+        running++;
+        peak = Math.max(peak, running);
+        // later runs end sooner: completion order differs from plan order
+        await new Promise((r) => setTimeout(r, 40 - 3 * started.length));
+        running--;
+        return fixtureRun(dir, name, o.selfTestBug === 'fencing-off-by-one' && o.seed !== 2 ? 'lost-sync' : 'clean-sync');
+      };
+      const base = { runtime: 'process' as const, runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 };
+      const go = (jobs: number) => runPower({ runs: 3, seconds: 60, seed: 1, faults: 'preset', jobs, bugs: ['fencing-off-by-one', 'catchup-skips-last-op'], base, certify, print: () => undefined });
+      const par = await go(3);
+      expect(peak).toBe(3);
+      expect(started).toEqual(['fencing-off-by-one-1', 'fencing-off-by-one-2', 'fencing-off-by-one-3', 'catchup-skips-last-op-1', 'catchup-skips-last-op-2', 'catchup-skips-last-op-3', 'none-1', 'none-2', 'none-3']);
+      expect(par.runs.map((r) => `${r.bug}-${r.seed}`)).toEqual(started);
+      expect(par.report).toEqual({
+        'fencing-off-by-one': { runs: 3, failed: 2, medianSecondsToViolation: 0.2 },
+        'catchup-skips-last-op': { runs: 3, failed: 0, medianSecondsToViolation: null },
+        none: { runs: 3, failed: 0 },
+      });
+      peak = 0;
+      started.length = 0;
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      const seq = await go(1);
+      expect(peak).toBe(1);
+      expect(seq.report).toEqual(par.report);
+      // an interrupt starts no more runs; the ones under way end and are counted
+      const ac = new AbortController();
+      started.length = 0;
+      rmSync(dir, { recursive: true, force: true });
+      mkdirSync(dir);
+      const cut = runPower({ runs: 3, seconds: 60, seed: 1, faults: 'preset', jobs: 2, bugs: ['fencing-off-by-one'], base: { ...base, signal: ac.signal }, certify, print: () => undefined });
+      ac.abort();
+      const got = await cut;
+      expect(started).toEqual(['fencing-off-by-one-1', 'fencing-off-by-one-2']);
+      expect(got.runs).toHaveLength(2);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('--only runs the bugs named, and the correct store only when none is named (under those bugs\' presets, or every bug\'s)', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-power-'));
     try {

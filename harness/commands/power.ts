@@ -159,6 +159,12 @@ export interface PowerOptions {
   faults: 'preset' | 'random';
   bugs?: readonly SelfTestBug[];
   /**
+   * Runs at a time (default 1). A certify run at the rate `make power` uses (3,000 writes/s) keeps
+   * the nodes and the harness well under a core, so on 2 cores 3-4 runs share the machine; each
+   * run has its own nodes, ports, partition chain and run directory. Runs start in plan order.
+   */
+  jobs?: number;
+  /**
    * `make power ONLY=…`: run only these bugs (a subset of {@link bugs}), and the correct store's
    * runs only when `none` is set (then under the presets of these bugs in turn, or of every bug
    * when none is listed). Absent: every bug and the correct store.
@@ -173,7 +179,7 @@ export interface PowerOptions {
 
 /**
  * `make power [RUNS=10] [SECONDS=180]` (issue 12): for each self-test bug, then for the correct
- * store ("none"), `runs` seeded certify runs of `seconds` each, one at a time; counts the FAILED
+ * store ("none"), `runs` seeded certify runs of `seconds` each, `jobs` at a time; counts the FAILED
  * runs and the median seconds from run start to the first violation (from each run's ledger);
  * writes `<runsDir>/power.json` ({@link PowerReport}) and prints a table. A run that ends in a
  * harness error counts as run, not FAILED, and its error is printed.
@@ -190,8 +196,9 @@ export async function runPower(o: PowerOptions): Promise<{ report: PowerReport; 
   const presetOf = (bug: SelfTestBug): PresetName => (o.faults === 'preset' ? (PRESET_FOR_BUG[bug] ?? 'random') : 'random');
   for (const bug of bugs) for (let i = 0; i < o.runs; i++) plan.push({ bug, i, preset: presetOf(bug) });
   if (withNone) for (let i = 0; i < o.runs; i++) plan.push({ bug: 'none', i, preset: noneBugs.length === 0 ? 'random' : presetOf(noneBugs[i % noneBugs.length]) });
-  const runs: PowerRun[] = [];
-  for (const [n, p] of plan.entries()) {
+  const slots: Array<PowerRun | undefined> = plan.map(() => undefined);
+  const one = async (n: number): Promise<void> => {
+    const p = plan[n];
     const seed = o.seed + p.i;
     o.print(`[${n + 1}/${plan.length}] ${p.bug === 'none' ? 'correct store' : `BUG=${p.bug}`} seed ${seed} FAULTS=preset:${p.preset}, ${o.seconds} s ...`);
     const run: PowerRun = { bug: p.bug, seed, preset: p.preset, verdict: 'ERROR', secondsToViolation: null, runDir: null };
@@ -212,10 +219,17 @@ export async function runPower(o: PowerOptions): Promise<{ report: PowerReport; 
     } catch (e) {
       run.error = (e as Error).message.split('\n')[0];
     }
-    runs.push(run);
-    o.print(`    ${run.verdict}${run.secondsToViolation === null ? '' : `, first violation at ${run.secondsToViolation.toFixed(1)} s`}${run.error ? `: harness error: ${run.error}` : ''} (${run.runDir ?? 'no run'})`);
-    if (o.base.signal?.aborted) break;
-  }
+    slots[n] = run;
+    const tag = (o.jobs ?? 1) > 1 ? `[${n + 1}/${plan.length}] ` : '    ';
+    o.print(`${tag}${run.verdict}${run.secondsToViolation === null ? '' : `, first violation at ${run.secondsToViolation.toFixed(1)} s`}${run.error ? `: harness error: ${run.error}` : ''} (${run.runDir ?? 'no run'})`);
+  };
+  // `jobs` lanes take the plan's runs in order; an interrupt lets the runs under way end, starts none
+  let next = 0;
+  const lane = async (): Promise<void> => {
+    while (next < plan.length && !o.base.signal?.aborted) await one(next++);
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(o.jobs ?? 1, plan.length)) }, lane));
+  const runs = slots.filter((r): r is PowerRun => r !== undefined);
   const report = aggregatePower(runs, bugs);
   mkdirSync(o.base.runsDir, { recursive: true });
   const file = path.join(o.base.runsDir, 'power.json');
