@@ -218,6 +218,11 @@ describe('planSchedule', () => {
       expect(cut0).toMatchObject({ kind: 'partition', topology: 'isolate', target: { role: 'preferred', store: 'async3' } });
       expect(cut0.durationMs).toBeGreaterThan(base.escalationTimeoutMs);
       expect(succ).toMatchObject({ kind: 'kill', target: { role: 'active-of', fault: 0 }, after: { event: 'node-caught-up', name: cut0.bind } });
+      // the third copy crashed the moment the successor is back (both rebuild from the new owner)
+      expect(fe.faults[2]).toMatchObject({ kind: 'kill', target: { role: 'heir', store: (cut0.target as { store: string }).store, partition: (cut0.target as { partition: number }).partition }, after: { event: 'ended', fault: 1 } });
+      expect(fe.faults[2].after!.delayMs).toBeLessThanOrEqual(150);
+      // two zombie-crash episodes lead the fencing preset
+      expect(fe.faults.filter((f) => f.kind === 'kill' && f.target.role === 'heir' && f.after?.event === 'ended').length).toBeGreaterThanOrEqual(2);
       expect(scheduleFromJson(scheduleToJson(fe))).toEqual(fe);
       // replayable: the new roles and triggers validate
       expect(scheduleFromJson(scheduleToJson(pr))).toEqual(pr);

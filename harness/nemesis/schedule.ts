@@ -310,7 +310,7 @@ export const PRESETS: Readonly<Record<PresetName, Preset>> = {
     kinds: ['kill', 'pause', 'partition'],
     episodes: { 'zombie-crash': 5, 'pause-zombie': 2, 'isolate-long-active': 3, 'one-way': 2, 'isolate-heal-crash': 1, flap: 1, failback: 1 },
     stores: ['async3'],
-    lead: ['zombie-crash'],
+    lead: ['zombie-crash', 'zombie-crash'],
   },
   'sync-ack': {
     name: 'sync-ack',
@@ -775,10 +775,17 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     // back in sync it wins a tie between equally synced candidates, and a failback returns to it
     const p = c.parts.length > 0 ? c.rng.pick(c.parts) : null;
     const target: FaultTarget = p ? { role: 'preferred', store: p.store, partition: p.partition } : { role: 'leader' };
-    return [
+    const steps: Step[] = [
       { kind: 'partition', topology: 'isolate', target, durationMs: draw(c.rng, c.D.isolateLong), bind: name, offsetMs: 0 },
       { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: 0 },
     ];
+    // then, the successor just restarted (still catching up, so the heir is the third copy), the
+    // third copy is crashed too: both rebuild from the new owner, and whatever the owner's copy
+    // lacks is gone from every copy. A later failover to a copy that kept the successor's writes
+    // would otherwise put them back (runs/20261201T024758Z-13: the bug acted, a failover 4 s later
+    // to the third copy undid it, INCONCLUSIVE). One node down at a time: within the budget.
+    if (p) steps.push({ kind, target: { role: 'heir', store: p.store, partition: p.partition }, durationMs: crashDuration(c, true), after: { event: 'ended', fault: 1, delayMs: c.rng.int(0, 150), waitMs: 10_000 }, offsetMs: 0 });
+    return steps;
   },
   power: (c) => {
     if (!has(c, 'power') || c.nodeCount < 2) return null;
