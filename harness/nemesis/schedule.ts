@@ -775,16 +775,22 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     // back in sync it wins a tie between equally synced candidates, and a failback returns to it
     const p = c.parts.length > 0 ? c.rng.pick(c.parts) : null;
     const target: FaultTarget = p ? { role: 'preferred', store: p.store, partition: p.partition } : { role: 'leader' };
+    const d0 = draw(c.rng, c.D.isolateLong);
+    const d1 = crashDuration(c, true);
     const steps: Step[] = [
-      { kind: 'partition', topology: 'isolate', target, durationMs: draw(c.rng, c.D.isolateLong), bind: name, offsetMs: 0 },
-      { kind, target: { role: 'active-of', fault: 0 }, durationMs: crashDuration(c, true), after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: 0 },
+      { kind: 'partition', topology: 'isolate', target, durationMs: d0, bind: name, offsetMs: 0 },
+      { kind, target: { role: 'active-of', fault: 0 }, durationMs: d1, after: { event: 'node-caught-up', name, delayMs: c.rng.int(0, 300), waitMs: 30_000 }, offsetMs: d0 },
     ];
     // then, the successor just restarted (still catching up, so the heir is the third copy), the
     // third copy is crashed too: both rebuild from the new owner, and whatever the owner's copy
     // lacks is gone from every copy. A later failover to a copy that kept the successor's writes
     // would otherwise put them back (runs/20261201T024758Z-13: the bug acted, a failover 4 s later
-    // to the third copy undid it, INCONCLUSIVE). One node down at a time: within the budget.
-    if (p) steps.push({ kind, target: { role: 'heir', store: p.store, partition: p.partition }, durationMs: crashDuration(c, true), after: { event: 'ended', fault: 1, delayMs: c.rng.int(0, 150), waitMs: 10_000 }, offsetMs: 0 });
+    // to the third copy undid it, INCONCLUSIVE). One node down at a time: within the budget. It
+    // waits as long as the successor's crash may (its catch-up wait, the crash), and is dropped
+    // when that crash never came. The steps' offsets give the episode its whole nominal length, so
+    // the next episode does not cut the zombie off again while its successor's crash waits
+    // (runs/20261201T032818Z-14: the second lead isolated the same node 1.2 s after the heal).
+    if (p) steps.push({ kind, target: { role: 'heir', store: p.store, partition: p.partition }, durationMs: crashDuration(c, true), after: { event: 'ended', fault: 1, delayMs: c.rng.int(0, 150), waitMs: 30_000 + d1 + 5_000, onMiss: 'skip' }, offsetMs: d0 + d1 });
     return steps;
   },
   power: (c) => {
