@@ -3,6 +3,7 @@ import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
 import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
+import { decideFailover, type FailoverView } from './core/failover-policy.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -188,8 +189,6 @@ interface LeaderState {
 
 /** Proposal abandoned when no majority accepted it within this long (ms). */
 const PROPOSE_TIMEOUT_MS = 1_000;
-/** A failback handoff not finished within this long is cancelled (ms). */
-const HANDOFF_TIMEOUT_MS = 3_000;
 /** A follower that heard nothing from its active for this long asks for a catch-up (ms). */
 const FOLLOW_STALE_MS = 1_000;
 /**
@@ -1382,256 +1381,58 @@ export class NodeCore {
     return p.reports.get(pkey) ?? null;
   }
 
-  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5). */
+  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5; the policy: core/failover-policy.ts). */
   private decide(e: RuntimeEntry, now: number): void {
-    const ls = this.leader!;
-    const t = this.config.timing;
-    const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
-    // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
-    if (e.active && this.confirmedDown(e.active)) {
-      this.counters.failovers++;
-      this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
-      return this.promote(e, e.active, now);
-    }
-    // 2. no active: promote a live in-sync member as soon as one answers; else evict when due
-    if (!e.active) {
-      if (e.inSync.some((m) => this.live(m, now))) return this.promote(e, null, now);
-      // eviction: after the countdown, or at once when every in-sync copy is provably gone (its
-      // node came back as a new, empty incarnation) and an assigned node is there to take it
-      const since = ls.unavailableSince.get(e.pkey) ?? now;
-      const allGone = e.inSync.every((m) => this.gone(m)) && e.replicas.some((n) => this.nodeLive(n, now));
-      if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
-      return;
-    }
-    // 3. a node accepted an entry above the committed one that never committed here and that this
-    //    leader does not know (nothing is in flight): nodes act on what they accepted (an active
-    //    stops serving, a replica fences the active's stream) and report it in their metadata
-    //    (clients route by the highest epoch), so commit the entry again above that epoch
-    let fencedAt = -1;
-    for (const [n, p] of this.peers) {
-      const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, e.pkey, now) : null;
-      if (r && r.accepted > e.epoch && r.accepted > fencedAt) fencedAt = r.accepted;
-    }
-    if (cooled && fencedAt >= 0) {
-      this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
-      return this.propose({ ...e }, false, now);
-    }
-    // 4. Recovering whose more complete holder is gone (dead, cut off, or no longer holding a
-    //    prefix of the deposed owner's log): the candidate is the authority now, and only now are
-    //    the writes it lacks lost (seed 002, possession proof)
-    if (e.health === 'Recovering' && !this.syncSourceValid(e, now)) {
-      this.env.log('recovery-source-lost', { pkey: e.pkey, from: e.syncFrom?.node ?? null, syncTag: e.syncTag ?? null });
-      return this.propose({ ...e, health: 'Degraded', syncFrom: null, syncTag: null }, false, now);
-    }
-    // 5. a lost replica makes the partition Degraded at once (cheap and reversible)
-    const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
-    if (lost.length > 0) {
-      const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
-      // never shrink the in-sync set to members this leader cannot confirm (a suspected active
-      // left alone in it): should that member turn out dead, no copy is left to promote and the
-      // partition is regenerated empty while the dropped replicas held its data (make sim run 1346)
-      if (!inSync.some((m) => this.confirmable(m, now))) return;
-      // a holder outside the in-sync set is never among the lost (step 4 judges it)
-      const syncFrom = e.syncFrom && !lost.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
-      const health: Health = e.health === 'Recovering' && syncFrom ? 'Recovering' : 'Degraded';
-      const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
-      return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
-    }
-    // 6. a failback handoff in progress: cancel it if the target left or it takes too long
-    if (e.handoffTo) {
-      const since = ls.handoffSince.get(e.pkey) ?? now;
-      if (!this.live(e.handoffTo, now) || now - since > HANDOFF_TIMEOUT_MS) {
-        this.env.log('handoff-cancel', { pkey: e.pkey, to: e.handoffTo.node });
-        this.propose({ ...e, handoffTo: null }, false, now);
-      }
-      return;
-    }
-    if (e.health === 'Recovering') return;
-    // 7. the recovery sweep: every assigned replica alive and in sync, after a cooldown
-    const allIn = e.replicas.every((n) => e.inSync.some((m) => m.node === n && this.live(m, now)));
-    if (e.health !== 'Healthy') {
-      if (allIn && cooled) this.propose({ ...e, health: 'Healthy' }, false, now);
-      return;
-    }
-    // 8. failback: the preferred primary is back in sync: hand ownership back
-    const preferred = e.replicas[0];
-    if (cooled && e.active.node !== preferred) {
-      const m = e.inSync.find((x) => x.node === preferred);
-      if (m && this.live(m, now)) this.propose({ ...e, handoffTo: m }, false, now);
-    }
+    const d = decideFailover(e, this.failoverView, now);
+    if (d.failover) this.counters.failovers++;
+    for (const [event, fields] of d.logs) this.env.log(event, fields);
+    if (d.proposal) this.propose(d.proposal.entry, d.proposal.newTenure, now);
   }
 
-  /**
-   * Is the Recovering entry's sync source still one to wait for (leader side, decide step 4).
-   * An in-sync member: while it is live. A holder outside the in-sync set (`syncTag` set, chosen
-   * by {@link promote} from the assigned replicas): while it is live, still assigned, and its
-   * fresh, term-matched report still says its copy is a prefix of the deposed owner's log
-   * (report tag === `syncTag`). Seed 002, possession proof: "syncs from that better source first";
-   * once the source is gone the candidate is the authority (Degraded).
-   */
-  private syncSourceValid(e: RuntimeEntry, now: number): boolean {
-    const src = e.syncFrom;
-    if (!src || !this.live(src, now)) return false;
-    if (e.inSync.some((m) => sameMember(m, src))) return true;
-    if (!e.syncTag || !e.replicas.includes(src.node)) return false;
-    // no report of this term yet (a new leader): wait for it while the holder answers
-    const r = this.freshReport(src, e.pkey, now);
-    return r === null || r.tag === e.syncTag;
-  }
+  /** The leader's knowledge as the failover policy reads it (failover-policy.ts FailoverView): this node's peer table and leader bookkeeping. */
+  private readonly failoverView: FailoverView = this.makeFailoverView();
 
-  /**
-   * Promotion (seed 002 steps 2-3) after the active owner `deposed` was confirmed down (or, with
-   * `deposed` null, of a partition without an active).
-   *
-   * The candidate: among the live in-sync members (never a stale copy), the highest revision of
-   * the deposed owner's log, then the most synced segments, then partition-map order.
-   *
-   * The possession proof then decides Degraded (serve now) or Recovering (sync from the more
-   * complete live holder first). Seed 002 looks for that holder "among the partition's assigned
-   * replicas", not only the in-sync ones: a live assigned replica (not the deposed owner) whose
-   * fresh report postdates the owner's death, follows the deposed owner's tenure (its copy is a
-   * prefix of that log, so it extends the candidate's, which follows the same log) and holds a
-   * higher revision than the candidate is strictly more complete: the candidate is promoted
-   * Recovering with `syncFrom` = the highest such holder and `syncTag` = the deposed tenure. (An
-   * async owner may have streamed writes it acknowledged to a replica whose acks never reached it,
-   * so that replica never joined the in-sync set; certify seed 4040 lost 78 such writes.) Failing
-   * that, an in-sync member holding more keys than the candidate (the count-based proof of seed
-   * 002). Waits one heartbeat round (returns without proposing) while a report it needs predates
-   * the owner's death.
-   */
-  private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
-    const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
-    // a failover waits for every other in-sync member to be either live (its report counts) or
-    // confirmed down (seed 002: promotion is irreversible, so it waits for proof; a holder that
-    // went silent is not counted, but suspicion alone is no proof of silence). A member merely
-    // suspected may hold more of the deposed owner's log than any live one: a leader just back from
-    // a cut suspects every peer it did not hear through the cut, and promoted itself over an
-    // in-sync member no fault had touched (make power-sim SEED=20261130 run 69 of commit e1aa62f's
-    // schedules, traced: n1 back 258 ms from a cut, its link to n2 not yet up again, counted the
-    // restarted n3 for its majority, suspected n2 and promoted itself holding revision 82 while n2
-    // held 92 of the crashed owner's log). The member answers, or is confirmed down within the
-    // escalation window, so the failover is delayed, never stopped.
-    if (deposed && remaining.some((m) => !this.live(m, now) && !this.confirmedDown(m))) return;
-    const cands = remaining.filter((m) => this.live(m, now));
-    // the possession proof compares copies as they stand after the owner died: a report that
-    // answered a heartbeat sent before we learnt it down may predate the owner's last ops reaching
-    // that member (seed 002: a fresh table), so wait for the next round (a member that never
-    // answers stops being live and drops out of the candidates)
-    const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
-    const staleReport = (node: string): boolean => {
-      if (node === this.id) return false;
-      const p = this.peers.get(node)!;
-      return p.reportTerm !== this.term || p.reportEcho <= downAt;
+  private makeFailoverView(): FailoverView {
+    const core = this;
+    return {
+      get self() {
+        return core.id;
+      },
+      get timing() {
+        return core.config.timing;
+      },
+      get selfTestBug() {
+        return core.config.selfTestBug;
+      },
+      get nodeIds() {
+        return core.config.nodes.map((n) => n.id);
+      },
+      replicationFactor: (pkey) => this.parts.get(pkey)!.store.replicationFactor,
+      incOf: (node) => this.incOf(node),
+      nodeLive: (node, now) => this.nodeLive(node, now),
+      gone: (m) => this.gone(m),
+      live: (m, now) => this.live(m, now),
+      confirmedDown: (m) => this.confirmedDown(m),
+      suspected: (node, now) => this.suspected(node, now),
+      confirmable: (m, now) => this.confirmable(m, now),
+      freshReport: (m, pkey, now) => this.freshReport(m, pkey, now),
+      peerReports: (pkey, now) => {
+        const out: PartitionReport[] = [];
+        for (const [n, p] of this.peers) {
+          const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, pkey, now) : null;
+          if (r) out.push(r);
+        }
+        return out;
+      },
+      reportPredatesDeath: (node, deposed) => {
+        const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
+        const p = this.peers.get(node)!;
+        return p.reportTerm !== this.term || p.reportEcho <= downAt;
+      },
+      lastTransitionAt: (pkey) => this.leader!.lastTransition.get(pkey),
+      unavailableSince: (pkey) => this.leader!.unavailableSince.get(pkey),
+      handoffSince: (pkey) => this.leader!.handoffSince.get(pkey),
     };
-    for (const m of cands) if (staleReport(m.node)) return;
-    // the same freshness for the other live assigned replicas: possible holders (seed 002)
-    const others = deposed ? this.otherHolders(e, deposed, cands, now) : [];
-    for (const m of others) if (staleReport(m.node)) return;
-    if (cands.length === 0) {
-      // every in-sync copy is provably gone (refused probes, new incarnations): the best copy left
-      // is the longest prefix of the deposed owner's log a live assigned replica holds (seed 002:
-      // the possession proof looks among the assigned replicas). Going Unavailable instead would
-      // regenerate the partition empty at once (decide, step 2) and wipe that copy too: make sim
-      // run 1346, where a stale shrink had left in-sync = [a crashed owner] while a replica held
-      // every write it acknowledged. Only when nothing in the set can come back with more.
-      const tenure = deposed && e.active && sameMember(deposed, e.active) ? tenureTag(deposed, e.activeSince) : null;
-      if (tenure !== null && e.inSync.every((m) => this.gone(m))) {
-        let heir: { m: Member; rev: number; order: number } | null = null;
-        for (const m of others) {
-          const r = this.freshReport(m, e.pkey, now);
-          const order = e.replicas.indexOf(m.node);
-          if (r && r.tag === tenure && (!heir || r.rev > heir.rev || (r.rev === heir.rev && order < heir.order))) heir = { m, rev: r.rev, order };
-        }
-        if (heir) {
-          this.env.log('possession-heir', { pkey: e.pkey, deposed: deposed!.node, heir: heir.m.node, rev: heir.rev, tenure });
-          this.propose({ ...e, active: heir.m, health: 'Degraded', inSync: [heir.m], handoffTo: null, syncFrom: null, syncTag: null }, true, now);
-          return;
-        }
-      }
-      // keep every member that may come back with its data (a paused or cut-off owner is not gone)
-      this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
-      return;
-    }
-    // revisions compare only within one log: the deposed owner's tenure
-    const tenure = e.active ? tenureTag(e.active, e.activeSince) : null;
-    const scored = cands.map((m) => {
-      const r = this.freshReport(m, e.pkey, now);
-      const follows = tenure !== null && r !== null && r.tag === tenure ? 1 : 0;
-      return { m, follows, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
-    });
-    if (this.config.selfTestBug === 'no-possession-proof') {
-      // the deliberate bug: availability-first (most synced segments, then partition-map order),
-      // straight to Degraded: what the candidates hold is never compared
-      scored.sort((a, b) => b.synced - a.synced || a.order - b.order);
-      this.env.log('self-test-bug', { bug: 'no-possession-proof', pkey: e.pkey, promoted: scored[0].m.node });
-      this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
-      return;
-    }
-    // the most complete copy first: among the members whose copy is a prefix of the deposed
-    // owner's log (they follow its tenure, or asked to resume it: a member re-syncing after the
-    // owner went silent reports no synced segments yet holds the same prefix), the highest
-    // revision; a copy from another tenure (one that was cut off and has not caught up again) has
-    // revisions of another log, not comparable (found by make power-sim: a member back from a cut
-    // with revision 269 of an older tenure was promoted over one holding the deposed owner's
-    // acknowledged writes up to 150); then synced segments, then map order
-    scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
-    const cand = scored[0];
-    // possession proof, by revision (seed 002: the more complete holder is any live assigned
-    // replica): a replica outside the in-sync set whose copy is a longer prefix of the same log
-    let holder: { m: Member; rev: number } | null = null;
-    if (tenure !== null && cand.follows === 1) {
-      for (const m of others) {
-        const r = this.freshReport(m, e.pkey, now);
-        if (r && r.tag === tenure && r.rev > cand.rev && (!holder || r.rev > holder.rev)) holder = { m, rev: r.rev };
-      }
-    }
-    if (holder) {
-      this.env.log('possession-holder', { pkey: e.pkey, candidate: cand.m.node, candidateRev: cand.rev, holder: holder.m.node, holderRev: holder.rev, tenure });
-      this.propose({ ...e, active: cand.m, health: 'Recovering', inSync: remaining, handoffTo: null, syncFrom: holder.m, syncTag: tenure }, true, now);
-      return;
-    }
-    // possession proof, by held keys (seed 002's count), among the in-sync members; but never
-    // from a member whose copy is a shorter prefix of the same log as the candidate's (both follow
-    // the deposed tenure: the candidate's revision is the highest, so that copy is contained in the
-    // candidate's; it may count more keys only because later writes of the log deleted some, and
-    // installing it would drop those writes: found by the one-way-cut sim property, a candidate at
-    // revision 188 recovered from an in-sync member at 128 holding one more key)
-    let best: (typeof scored)[number] | null = null;
-    for (const s of scored.slice(1)) if (s.held >= 0 && !(cand.follows === 1 && s.follows === 1) && (!best || s.held > best.held)) best = s;
-    const recovering = best !== null && best.held > Math.max(cand.held, 0);
-    const health: Health = recovering ? 'Recovering' : 'Degraded';
-    this.propose({ ...e, active: cand.m, health, inSync: remaining, handoffTo: null, syncFrom: recovering ? best!.m : null, syncTag: null }, true, now);
-  }
-
-  /**
-   * The live assigned replicas of `e` that are neither the deposed owner nor a candidate (members
-   * outside the in-sync set, under the incarnation the leader knows): the possible more complete
-   * holders of seed 002's possession proof.
-   */
-  private otherHolders(e: RuntimeEntry, deposed: Member, cands: readonly Member[], now: number): Member[] {
-    const out: Member[] = [];
-    for (const n of e.replicas) {
-      if (n === deposed.node || cands.some((c) => c.node === n)) continue;
-      const inc = this.incOf(n);
-      if (!inc) continue;
-      const m: Member = { node: n, inc };
-      if (this.live(m, now)) out.push(m);
-    }
-    return out;
-  }
-
-  /**
-   * Eviction (seed 002): no in-sync member survives; a planned regeneration re-homes the
-   * partition on live nodes (assigned ones first), starting empty at a new map version.
-   */
-  private regenerate(e: RuntimeEntry, now: number): void {
-    const rf = this.parts.get(e.pkey)!.store.replicationFactor;
-    const liveNodes = [...e.replicas, ...this.config.nodes.map((n) => n.id).filter((n) => !e.replicas.includes(n))].filter((n) => this.nodeLive(n, now));
-    if (liveNodes.length === 0) return;
-    const replicas = liveNodes.slice(0, rf);
-    const active: Member = { node: replicas[0], inc: this.incOf(replicas[0])! };
-    this.env.log('regenerate', { pkey: e.pkey, replicas, lost: e.inSync.map((m) => m.node) });
-    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1, keepCopies: false }, true, now);
   }
 
   private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
