@@ -4,6 +4,7 @@ import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './part
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
 import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
 import { decideFailover, type FailoverView } from './core/failover-policy.js';
+import { PeerTable, type PeerView } from './core/peer-table.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -54,36 +55,6 @@ export interface LoopDelay {
 export type ProbeResult = 'refused' | 'alive' | 'timeout';
 
 type Role = 'follower' | 'candidate' | 'leader';
-
-interface PeerView {
-  /** Last time any message arrived from the peer. */
-  lastHeard: number;
-  /** Last heartbeat reply (leader only). */
-  lastReply: number;
-  inc: string | null;
-  term: number;
-  /** Fresh, term-matched reports (possession proof input). */
-  reports: Map<string, PartitionReport>;
-  reportTerm: number;
-  reportAt: number;
-  /** Our clock when we sent the heartbeat the latest report answered (the report holds the peer's state after that). */
-  reportEcho: number;
-  /** Our clock when we last learnt the peer down (an incarnation gone, or confirmed silent). */
-  downAt: number;
-  suspectedSince: number | null;
-  /** Silent past the escalation timeout (seed 002); cleared when the peer answers again. */
-  silentConfirmed: boolean;
-  /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
-  deadIncs: Set<string>;
-  /**
-   * Leader: the term, incarnation, follower-clock `at` (that incarnation's clock) and leader-clock
-   * `echo` of the peer's latest hb-r.
-   */
-  hbrTerm: number;
-  hbrInc: string;
-  hbrAt: number;
-  hbrEcho: number;
-}
 
 interface FollowerLink {
   member: Member;
@@ -229,14 +200,16 @@ export class NodeCore {
   readonly inc: string;
   private readonly config: ClusterConfig;
   private readonly env: CoreEnv;
-  private readonly peers = new Map<string, PeerView>();
+  /** Failure detection: the peers and what is known of them (core/peer-table.ts). */
+  private readonly fd: PeerTable;
+  private readonly peers: Map<string, PeerView>;
   private readonly peerIds: string[];
   private readonly majority: number;
   private readonly parts = new Map<string, LocalPartition>();
   private readonly pkeysByStore = new Map<string, string[]>();
   private readonly nPartitions: number;
   /** Probes in flight: node -> the incarnation being checked. */
-  private readonly probing = new Map<string, string>();
+  private readonly probing: Map<string, string>;
 
   // election
   private term = 0;
@@ -324,26 +297,9 @@ export class NodeCore {
     const now = env.now();
     this.startedAt = now;
     this.rejoin = this.peerIds.length > 0 ? { heard: new Map(), needTerm: null, askedAt: -Infinity } : null;
-    for (const p of this.peerIds) {
-      this.peers.set(p, {
-        lastHeard: -Infinity,
-        lastReply: -Infinity,
-        inc: null,
-        term: 0,
-        reports: new Map(),
-        reportTerm: -1,
-        reportAt: -Infinity,
-        reportEcho: -Infinity,
-        downAt: -Infinity,
-        suspectedSince: null,
-        silentConfirmed: false,
-        deadIncs: new Set(),
-        hbrTerm: -1,
-        hbrInc: '',
-        hbrAt: -1,
-        hbrEcho: -Infinity,
-      });
-    }
+    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.term });
+    this.peers = this.fd.peers;
+    this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
       const pkey = `${a.store}/${a.partition}`;
       const store = config.stores.find((s) => s.name === a.store)!;
@@ -455,7 +411,7 @@ export class NodeCore {
   tick(): void {
     const now = this.env.now();
     if (!this.caughtUpOnce) void this.rejoining;
-    this.updateSuspicion(now);
+    if (this.role === 'leader') this.fd.updateSuspicion(now);
     this.askRejoin(now);
     if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
@@ -491,7 +447,7 @@ export class NodeCore {
     }
     switch (msg.t) {
       case 'hello':
-        this.noteIncarnation(from, msg.inc);
+        this.fd.noteIncarnation(from, msg.inc);
         peer.term = Math.max(peer.term, msg.term);
         if (this.isJoining(now)) {
           // memory-only: a node that just started may have voted in this term in an earlier life
@@ -667,10 +623,10 @@ export class NodeCore {
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
       liveMember: (node) => {
-        const inc = this.incOf(node);
+        const inc = this.fd.incOf(node);
         if (inc === null) return null;
         const m = { node, inc };
-        return this.live(m, now) ? m : null;
+        return this.fd.live(m, now) ? m : null;
       },
       propose: (entry, newTenure) => {
         if (!this.leader || this.leader.inflight.has(entry.pkey)) return null;
@@ -1002,7 +958,7 @@ export class NodeCore {
     if (this.role !== 'leader' || msg.term !== this.term) return;
     const peer = this.peers.get(from)!;
     peer.lastReply = now;
-    this.noteIncarnation(from, msg.inc);
+    this.fd.noteIncarnation(from, msg.inc);
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
@@ -1068,18 +1024,6 @@ export class NodeCore {
     if (this.staleLogged.size >= 256) this.staleLogged.clear();
     this.staleLogged.add(key);
     this.env.log('stale-incarnation', { node, inc, msg: kind, current: this.peers.get(node)?.inc ?? null });
-  }
-
-  /** A peer speaks as incarnation `inc` (never one in deadIncs: onMessage dropped those). */
-  private noteIncarnation(node: string, inc: string): void {
-    const peer = this.peers.get(node);
-    if (!peer) return;
-    if (peer.inc !== null && peer.inc !== inc) {
-      peer.deadIncs.add(peer.inc);
-      peer.downAt = this.env.now();
-      this.env.log('incarnation', { node, old: peer.inc, inc });
-    }
-    peer.inc = inc;
   }
 
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
@@ -1199,7 +1143,7 @@ export class NodeCore {
     // proposal a later leader may adopt and commit, Raft's re-proposal of accepted entries). A
     // decision needs a majority that answered a heartbeat sent within freshViewMs; the view of a
     // new leader starts at its election (hbrEcho is reset then).
-    if (!this.freshMajority(now)) return;
+    if (!this.fd.freshMajority(now)) return;
     const bootstrapReady = this.bootstrapReady(now);
     for (const a of assignAll(this.config)) {
       const pkey = `${a.store}/${a.partition}`;
@@ -1227,41 +1171,6 @@ export class NodeCore {
    * suspicion window, so a peer counted in the majority was heard at least two heartbeat rounds
    * after any peer suspected at the same moment fell silent (a cut-off leader never sees both).
    */
-  private get freshViewMs(): number {
-    const t = this.config.timing;
-    return Math.max(t.heartbeatMs, t.suspectAfterMs - 2 * t.heartbeatMs);
-  }
-
-  /**
-   * Leader: a majority (ourselves included) answered a heartbeat of this term sent within
-   * {@link freshViewMs} (the quorum lease's own evidence, {@link renewQuorumLease}). DESIGN.md §2,
-   * leader and ownership decisions: "a leader without a live majority changes nothing"; live is
-   * read as heard within the fresh view, not within the suspicion window.
-   */
-  private freshMajority(now: number): boolean {
-    let n = 1;
-    for (const id of this.peerIds) if (this.freshlyHeard(id, now)) n++;
-    return n >= this.majority;
-  }
-
-  /** Leader: the peer's latest reply of this term answered a heartbeat sent within freshViewMs, and no NodeLeft of it is being re-checked. */
-  private freshlyHeard(node: string, now: number): boolean {
-    const p = this.peers.get(node);
-    if (!p || p.inc === null || p.deadIncs.has(p.inc) || this.probing.has(node)) return false;
-    return p.hbrTerm === this.term && p.hbrInc === p.inc && now - p.hbrEcho < this.freshViewMs;
-  }
-
-  /**
-   * Leader: may the member be relied on as the one copy left in an in-sync set: ourselves, or a
-   * live incarnation heard freshly ({@link freshlyHeard}). A shrink of the in-sync set must keep
-   * at least one such member (bug found by the insync helper: a killed owner's queued req-drop
-   * left in-sync = [that dead owner], then the partition was regenerated empty).
-   */
-  private confirmable(m: Member, now: number): boolean {
-    if (m.node === this.id) return m.inc === this.inc;
-    return this.live(m, now) && this.freshlyHeard(m.node, now);
-  }
-
   /**
    * An accepted entry above the committed `base`, as this leader proposes it again (Raft: a new
    * leader adopts what it finds accepted): without the in-sync members it adds
@@ -1275,8 +1184,8 @@ export class NodeCore {
    */
   private reproposal(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
     const e = withoutAdditions(acc, base);
-    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.gone(m))) return e;
-    const dropped = base.inSync.filter((m) => !this.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
+    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.fd.gone(m))) return e;
+    const dropped = base.inSync.filter((m) => !this.fd.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
     if (dropped.length === 0) return e;
     this.env.log('reproposal-keeps', { pkey: e.pkey, kept: dropped.map((m) => m.node).join(','), gone: e.inSync.map((m) => m.node).join(',') });
     return { ...e, inSync: [...e.inSync, ...dropped], health: e.health === 'Healthy' ? 'Degraded' : e.health };
@@ -1288,9 +1197,9 @@ export class NodeCore {
   }
 
   private bootstrap(pkey: string, store: string, partition: number, replicas: string[], now: number): void {
-    const live = replicas.filter((n) => this.nodeLive(n, now));
+    const live = replicas.filter((n) => this.fd.nodeLive(n, now));
     if (live.length === 0) return;
-    const members = live.map((n) => ({ node: n, inc: this.incOf(n)! }));
+    const members = live.map((n) => ({ node: n, inc: this.fd.incOf(n)! }));
     const entry: RuntimeEntry = {
       pkey,
       store,
@@ -1307,70 +1216,6 @@ export class NodeCore {
       mapVersion: 1,
     };
     this.propose(entry, true, now);
-  }
-
-  private incOf(node: string): string | null {
-    return node === this.id ? this.inc : (this.peers.get(node)?.inc ?? null);
-  }
-
-  /**
-   * The node answers (the leader heard it within the suspicion window), is not confirmed silent,
-   * and its current incarnation is not known to be gone.
-   */
-  private nodeLive(node: string, now: number): boolean {
-    if (node === this.id) return true;
-    const p = this.peers.get(node);
-    if (!p || p.inc === null || p.deadIncs.has(p.inc)) return false;
-    return !p.silentConfirmed && now - p.lastReply < this.config.timing.suspectAfterMs;
-  }
-
-  /** This incarnation is gone for good: a refused probe, or a newer incarnation of the node answered. */
-  private gone(m: Member): boolean {
-    if (m.node === this.id) return m.inc !== this.inc;
-    const p = this.peers.get(m.node);
-    if (!p) return true;
-    return p.deadIncs.has(m.inc) || (p.inc !== null && p.inc !== m.inc);
-  }
-
-  private live(m: Member, now: number): boolean {
-    return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;
-  }
-
-  /**
-   * Confirmed down (seed 002; DESIGN.md §2 failover: "a silent owner is suspected first and
-   * confirmed only after the escalation timeout"): gone, or silent past the escalation timeout.
-   * Never on suspicion alone.
-   */
-  private confirmedDown(m: Member): boolean {
-    if (this.gone(m)) return true;
-    if (m.node === this.id) return false;
-    return this.peers.get(m.node)!.silentConfirmed;
-  }
-
-  private suspected(node: string, now: number): boolean {
-    if (node === this.id) return false;
-    const p = this.peers.get(node);
-    return !p || now - p.lastReply >= this.config.timing.suspectAfterMs;
-  }
-
-  private updateSuspicion(now: number): void {
-    if (this.role !== 'leader') return;
-    const t = this.config.timing;
-    for (const [id, p] of this.peers) {
-      if (now - p.lastReply >= t.suspectAfterMs) {
-        if (p.suspectedSince === null) {
-          p.suspectedSince = now;
-          this.env.log('suspect', { node: id });
-        } else if (!p.silentConfirmed && now - p.suspectedSince >= t.escalationTimeoutMs) {
-          p.silentConfirmed = true;
-          p.downAt = now;
-          this.env.log('confirm-down', { node: id, reason: 'RuntimeOwnershipSuspectEscalationTimeout' });
-        }
-      } else if (p.suspectedSince !== null) {
-        p.suspectedSince = null;
-        p.silentConfirmed = false;
-      }
-    }
   }
 
   /** Fresh, term-matched report of a member's copy (a stale report does not count, seed 002). */
@@ -1408,13 +1253,13 @@ export class NodeCore {
         return core.config.nodes.map((n) => n.id);
       },
       replicationFactor: (pkey) => this.parts.get(pkey)!.store.replicationFactor,
-      incOf: (node) => this.incOf(node),
-      nodeLive: (node, now) => this.nodeLive(node, now),
-      gone: (m) => this.gone(m),
-      live: (m, now) => this.live(m, now),
-      confirmedDown: (m) => this.confirmedDown(m),
-      suspected: (node, now) => this.suspected(node, now),
-      confirmable: (m, now) => this.confirmable(m, now),
+      incOf: (node) => this.fd.incOf(node),
+      nodeLive: (node, now) => this.fd.nodeLive(node, now),
+      gone: (m) => this.fd.gone(m),
+      live: (m, now) => this.fd.live(m, now),
+      confirmedDown: (m) => this.fd.confirmedDown(m),
+      suspected: (node, now) => this.fd.suspected(node, now),
+      confirmable: (m, now) => this.fd.confirmable(m, now),
       freshReport: (m, pkey, now) => this.freshReport(m, pkey, now),
       peerReports: (pkey, now) => {
         const out: PartitionReport[] = [];
@@ -1439,12 +1284,12 @@ export class NodeCore {
     if (this.role !== 'leader' || msg.term !== this.term) return;
     const ls = this.leader!;
     const e = this.committed.get(msg.pkey);
-    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.incOf(from) !== e.active.inc) return;
+    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.fd.incOf(from) !== e.active.inc) return;
     switch (msg.t) {
       case 'req-add': {
         const m = msg.member;
         // only at the epoch the active asked at: a later commit settled any addition asked before
-        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
+        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.fd.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
         const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
         return this.propose({ ...e, inSync }, false, now);
       }
@@ -1458,7 +1303,7 @@ export class NodeCore {
         // (the owner asks again every RETRY_MS while it still wants it). Found by the insync
         // helper: a killed owner's queued request to drop a lagging replica, delivered after a cut
         // healed, committed in-sync = [the dead owner] ~9 ms before its probe came back refused.
-        if (msg.epoch !== e.epoch || !(now - msg.seen < this.freshViewMs) || !this.confirmable(e.active, now)) return;
+        if (msg.epoch !== e.epoch || !(now - msg.seen < this.fd.freshViewMs) || !this.fd.confirmable(e.active, now)) return;
         if (!e.inSync.some((x) => sameMember(x, m))) {
           // an addition the active asked for and no longer wants: commit the entry again at a new
           // epoch, which settles it (no req-add of an earlier epoch is taken any more)
@@ -1472,7 +1317,7 @@ export class NodeCore {
         return this.propose({ ...e, inSync, health: syncFrom || health !== 'Recovering' ? health : 'Degraded', handoffTo, syncFrom }, false, now);
       }
       case 'handoff-ready': {
-        if (!e.handoffTo || msg.epoch !== e.epoch || !this.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
+        if (!e.handoffTo || msg.epoch !== e.epoch || !this.fd.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
         this.env.log('handoff', { pkey: e.pkey, from: e.active.node, to: e.handoffTo.node, rev: msg.rev });
         return this.propose({ ...e, active: e.handoffTo, handoffTo: null }, true, now);
       }
