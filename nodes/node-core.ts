@@ -1,10 +1,11 @@
-import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
+import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
 import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
 import { decideFailover, type FailoverView } from './core/failover-policy.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
+import { Election, type Role, type VoteState } from './core/election.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -53,8 +54,6 @@ export interface LoopDelay {
 
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
 export type ProbeResult = 'refused' | 'alive' | 'timeout';
-
-type Role = 'follower' | 'candidate' | 'leader';
 
 interface FollowerLink {
   member: Member;
@@ -211,43 +210,10 @@ export class NodeCore {
   /** Probes in flight: node -> the incarnation being checked. */
   private readonly probing: Map<string, string>;
 
-  // election
-  private term = 0;
-  private votedFor: string | null = null;
-  /** Terms up to this one are not voted in (a restarted node may have voted there before). */
-  private noVoteUpTo = 0;
-  /**
-   * Non-null while this incarnation rejoins (memory only: an earlier life of this node may have
-   * voted, accepted runtime entries and seen terms it has now forgotten). Until a majority of the
-   * other nodes told it their term (rejoin-r) and a leader of at least the highest of those terms
-   * sent it the committed runtime map, it neither votes, campaigns nor accepts proposals (the
-   * recovery rule of Viewstamped Replication). When not even the nodes that have not answered
-   * could make a majority holding runtime entries (the first boot, or a majority that lost its
-   * memory at once), there is nothing a wait could protect and it takes part at once.
-   */
-  private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
+  /** Terms, votes, the rejoin rule, the quorum and owner leases (core/election.ts). */
+  private readonly el: Election;
   /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
   private caughtUpOnce = false;
-  private role: Role = 'follower';
-  private leaderId: string | null = null;
-  private electionDeadline = 0;
-  private votes = new Set<string>();
-  private preVotes = new Set<string>();
-  private preVoteTerm = 0;
-  private voteStates: Array<{ accepted: RuntimeEntry[]; committed: RuntimeEntry[] }> = [];
-  private lastLeaderContact = -Infinity;
-  /**
-   * Until when (own clock) this node may act as an active owner: acknowledge writes and answer
-   * reads (issue 10). Extended only by a leader's heartbeat echoing the send time of one of our
-   * own replies, bounded by that leader's quorum lease; as leader, by heartbeats a majority
-   * answered. A message that waited in a buffer (a paused process, a stalled link) echoes an old
-   * time and extends nothing. See {@link ownerLeaseMs} for why no other owner can be promoted first.
-   */
-  private leaseUntil = -Infinity;
-  /** Leader: until when a majority (ourselves included) answered heartbeats of this term (own clock). */
-  private quorumLeaseUntil = -Infinity;
-  /** The term and leader-clock send time (`hb.at`) of the latest heartbeat received (req-drop's `seen`). */
-  private hbSeen = { term: -1, at: -1 };
   private readonly startedAt: number;
   private leader: LeaderState | null = null;
 
@@ -296,8 +262,25 @@ export class NodeCore {
     this.nPartitions = partitionCount(config);
     const now = env.now();
     this.startedAt = now;
-    this.rejoin = this.peerIds.length > 0 ? { heard: new Map(), needTerm: null, askedAt: -Infinity } : null;
-    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.term });
+    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term });
+    this.el = new Election(
+      { node: id, inc },
+      this.peerIds,
+      this.majority,
+      config.timing,
+      {
+        now: () => env.now(),
+        random: () => env.random(),
+        send: (to, msg) => env.send(to, msg),
+        log: (e, f) => env.log(e, f),
+        maps: () => ({ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }),
+        onElected: (t, vs) => this.onElected(t, vs),
+        onStepDown: () => {
+          this.leader = null;
+        },
+      },
+      this.fd,
+    );
     this.peers = this.fd.peers;
     this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
@@ -324,10 +307,26 @@ export class NodeCore {
       list.push(pkey);
       this.pkeysByStore.set(a.store, list);
     }
-    this.resetElectionDeadline();
+    this.el.resetElectionDeadline();
   }
 
   // ───────────────────────────── public surface ─────────────────────────────
+
+  private get term(): number {
+    return this.el.term;
+  }
+  private get role(): Role {
+    return this.el.role;
+  }
+  private get leaderId(): string | null {
+    return this.el.leaderId;
+  }
+  private get leaseUntil(): number {
+    return this.el.leaseUntil;
+  }
+  private get hbSeen(): { term: number; at: number } {
+    return this.el.hbSeen;
+  }
 
   /** Current leader term. */
   get currentTerm(): number {
@@ -394,7 +393,7 @@ export class NodeCore {
    * (a later lag is catching up, shown per partition by inSync, not rejoining).
    */
   get rejoining(): boolean {
-    if (this.rejoin) return true;
+    if (this.el.rejoinPending) return true;
     if (this.caughtUpOnce) return false;
     for (const lp of this.parts.values()) {
       const e = this.committed.get(lp.pkey);
@@ -412,8 +411,8 @@ export class NodeCore {
     const now = this.env.now();
     if (!this.caughtUpOnce) void this.rejoining;
     if (this.role === 'leader') this.fd.updateSuspicion(now);
-    this.askRejoin(now);
-    if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
+    this.el.askRejoin(now);
+    if (this.role !== 'leader' && now >= this.el.electionDeadline) this.el.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
     for (const lp of this.parts.values()) this.partitionTick(lp, now);
   }
@@ -440,7 +439,7 @@ export class NodeCore {
       case 'propose-r':
       case 'commit':
         // Raft: a node that sees a higher term adopts it and steps down
-        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        if (msg.term > this.term) this.el.adoptTerm(msg.term, null);
         break;
       default:
         break;
@@ -449,27 +448,23 @@ export class NodeCore {
       case 'hello':
         this.fd.noteIncarnation(from, msg.inc);
         peer.term = Math.max(peer.term, msg.term);
-        if (this.isJoining(now)) {
-          // memory-only: a node that just started may have voted in this term in an earlier life
-          this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
-        }
-        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        this.el.onHello(msg.term, now);
         return;
       case 'rejoin-q':
         // a node still rejoining holds no memory worth protecting yet
-        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.rejoin === null && this.accepted.size > 0 });
+        this.env.send(from, { t: 'rejoin-r', term: this.term, known: !this.el.rejoinPending && this.accepted.size > 0 });
         return;
       case 'rejoin-r':
         peer.term = Math.max(peer.term, msg.term);
-        return this.onRejoinReply(from, msg.term, msg.known);
+        return this.el.onRejoinReply(from, msg.term, msg.known);
       case 'prevote':
-        return this.onPreVote(from, msg.term, now);
+        return this.el.onPreVote(from, msg.term, now);
       case 'prevote-r':
-        return this.onPreVoteReply(from, msg.term, msg.granted, now);
+        return this.el.onPreVoteReply(from, msg.term, msg.granted, now);
       case 'vote':
-        return this.onVote(from, msg.term, now);
+        return this.el.onVote(from, msg.term, now);
       case 'vote-r':
-        return this.onVoteReply(from, msg, now);
+        return this.el.onVoteReply(from, msg, now);
       case 'hb':
         return this.onHeartbeat(from, msg, now);
       case 'hb-r':
@@ -480,8 +475,7 @@ export class NodeCore {
         return this.onProposeReply(from, msg, now);
       case 'commit':
         if (msg.term < this.term) return;
-        this.leaderId = from;
-        this.lastLeaderContact = now;
+        this.el.noteLeader(from, now);
         this.learnCommitted(msg.entry);
         return;
       case 'rep':
@@ -726,144 +720,8 @@ export class NodeCore {
     return { node: this.id, inc: this.inc };
   }
 
-  private isJoining(now: number): boolean {
-    return now - this.startedAt < this.config.timing.electionTimeoutMaxMs;
-  }
-
-  private resetElectionDeadline(): void {
-    const t = this.config.timing;
-    this.electionDeadline = this.env.now() + t.electionTimeoutMinMs + this.env.random() * (t.electionTimeoutMaxMs - t.electionTimeoutMinMs);
-  }
-
-  private adoptTerm(term: number, leader: string | null): void {
-    if (term <= this.term) return;
-    this.term = term;
-    this.votedFor = null;
-    if (this.role !== 'follower') this.stepDown('higher term');
-    this.leaderId = leader;
-  }
-
-  private stepDown(reason: string): void {
-    if (this.role === 'leader') this.env.log('leader-step-down', { term: this.term, reason });
-    this.role = 'follower';
-    this.leader = null;
-    if (this.leaderId === this.id) this.leaderId = null;
-    this.resetElectionDeadline();
-  }
-
-  private canVote(now: number, term: number): boolean {
-    return !this.isJoining(now) && term > this.noVoteUpTo && this.rejoin === null;
-  }
-
-  /** While rejoining: ask every peer where the cluster stands (every RETRY_MS; answers change). */
-  private askRejoin(now: number): void {
-    const r = this.rejoin;
-    if (!r || now - r.askedAt < RETRY_MS) return;
-    r.askedAt = now;
-    for (const p of this.peerIds) this.env.send(p, { t: 'rejoin-q', term: this.term });
-  }
-
-  /** A peer's answer while rejoining: its term, and whether it knows any runtime entry. */
-  private onRejoinReply(from: string, term: number, known: boolean): void {
-    const r = this.rejoin;
-    if (!r) return;
-    r.heard.set(from, { term, known });
-    let holders = 0;
-    let maxTerm = this.term;
-    for (const h of r.heard.values()) {
-      if (h.known) holders++;
-      if (h.term > maxTerm) maxTerm = h.term;
-    }
-    // nodes that may hold runtime entries: those that said so, and those that have not answered
-    if (holders + this.peerIds.length - r.heard.size < this.majority) {
-      // no majority can remember anything (the cluster's first boot, or a majority lost its
-      // memory at once, which no memory-only store survives intact): waiting would only wedge
-      // the cluster. Take part again, but never vote in a term someone may have voted in.
-      this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
-      if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
-      this.finishRejoin(holders === 0 && maxTerm === 0 ? 'first boot' : 'no majority remembers');
-      return;
-    }
-    if (r.heard.size < this.majority || (r.needTerm !== null && maxTerm <= r.needTerm)) return;
-    // a majority of the others answered: every term our earlier life can have taken part in is
-    // at most the highest of theirs; relearn the runtime map from a leader at least that recent
-    r.needTerm = maxTerm;
-    this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
-    if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
-  }
-
-  private finishRejoin(why: string): void {
-    this.rejoin = null;
-    this.env.log('rejoined', { why, term: this.term });
-  }
-
-  private heardLeaderRecently(now: number): boolean {
-    return this.role === 'leader' || now - this.lastLeaderContact < this.config.timing.electionTimeoutMinMs;
-  }
-
-  private startPreVote(now: number): void {
-    this.resetElectionDeadline();
-    if (!this.canVote(now, this.term + 1)) return;
-    this.preVoteTerm = this.term + 1;
-    this.preVotes = new Set([this.id]);
-    for (const p of this.peerIds) this.env.send(p, { t: 'prevote', term: this.preVoteTerm });
-    if (this.preVotes.size >= this.majority) this.startElection(now);
-  }
-
-  private onPreVote(from: string, term: number, now: number): void {
-    const granted = term > this.term && !this.heardLeaderRecently(now);
-    this.env.send(from, { t: 'prevote-r', term, granted });
-  }
-
-  private onPreVoteReply(from: string, term: number, granted: boolean, now: number): void {
-    if (this.role === 'leader' || term !== this.preVoteTerm || term !== this.term + 1 || !granted) return;
-    this.preVotes.add(from);
-    if (this.preVotes.size >= this.majority) {
-      this.preVoteTerm = 0;
-      this.startElection(now);
-    }
-  }
-
-  private startElection(now: number): void {
-    this.term++;
-    this.role = 'candidate';
-    this.votedFor = this.id;
-    this.leaderId = null;
-    this.votes = new Set([this.id]);
-    this.voteStates = [{ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }];
-    this.resetElectionDeadline();
-    this.env.log('election', { term: this.term });
-    for (const p of this.peerIds) this.env.send(p, { t: 'vote', term: this.term });
-    if (this.votes.size >= this.majority) this.becomeLeader(now);
-  }
-
-  private onVote(from: string, term: number, now: number): void {
-    let granted = false;
-    if (term === this.term && this.role === 'follower' && this.canVote(now, term) && (this.votedFor === null || this.votedFor === from)) {
-      granted = true;
-      this.votedFor = from;
-      this.resetElectionDeadline();
-    }
-    this.env.send(from, {
-      t: 'vote-r',
-      term: this.term,
-      granted,
-      accepted: granted ? [...this.accepted.values()] : [],
-      committed: granted ? [...this.committed.values()] : [],
-    });
-  }
-
-  private onVoteReply(from: string, msg: Extract<ClusterMsg, { t: 'vote-r' }>, now: number): void {
-    if (this.role !== 'candidate' || msg.term !== this.term || !msg.granted || this.votes.has(from)) return;
-    this.votes.add(from);
-    this.voteStates.push({ accepted: msg.accepted, committed: msg.committed });
-    if (this.votes.size >= this.majority) this.becomeLeader(now);
-  }
-
-  private becomeLeader(now: number): void {
-    this.role = 'leader';
-    this.leaderId = this.id;
-    this.lastLeaderContact = now;
+  /** Elected (core/election.ts): leader state, the runtime map merged from the voters' maps, re-proposals, first heartbeats. */
+  private onElected(now: number, voteStates: VoteState[]): void {
     const ls: LeaderState = {
       since: now,
       hbSeq: 0,
@@ -880,7 +738,7 @@ export class NodeCore {
     for (const pkey of this.parts.keys()) {
       let hiAcc: RuntimeEntry | undefined;
       let hiCom: RuntimeEntry | undefined;
-      for (const vs of this.voteStates) {
+      for (const vs of voteStates) {
         // the highest ballot: epoch, then term (Paxos). Two entries accepted at one epoch by
         // different terms (a cut-off leader's proposal that only it accepted, and the later
         // leader's, committed by a majority) are not a tie: the later term's may have committed,
@@ -898,7 +756,6 @@ export class NodeCore {
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
       if (c && c.handoffTo) ls.handoffSince.set(pkey, now);
     }
-    this.voteStates = [];
     this.env.log('leader', { term: this.term, reproposals: reproposals.length });
     for (const p of this.peers.values()) {
       // liveness grace: count every peer as heard at the election. A silent owner is then
@@ -908,7 +765,7 @@ export class NodeCore {
       p.hbrTerm = -1;
       p.hbrEcho = -Infinity;
     }
-    this.quorumLeaseUntil = -Infinity;
+    this.el.resetQuorumLease();
     for (const e of reproposals) this.propose(e, false, now);
     this.sendHeartbeats(now);
   }
@@ -920,7 +777,7 @@ export class NodeCore {
     ls.lastHbAt = now;
     ls.hbSeq++;
     const committed = [...this.committed.values()];
-    const leaseLeft = this.quorumLeaseUntil - now;
+    const leaseLeft = this.el.quorumLeaseUntil - now;
     for (const id of this.peerIds) {
       const p = this.peers.get(id)!;
       const mine = p.hbrTerm === this.term;
@@ -933,24 +790,12 @@ export class NodeCore {
       this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [], at: now, echo: msg.at });
       return;
     }
-    if (this.role !== 'follower') this.stepDown('heartbeat from leader');
-    this.leaderId = from;
-    this.lastLeaderContact = now;
-    this.resetElectionDeadline();
-    if (msg.term > this.hbSeen.term || (msg.term === this.hbSeen.term && msg.at > this.hbSeen.at)) this.hbSeen = { term: msg.term, at: msg.at };
+    this.el.followLeader(from, msg, now);
     for (const e of msg.committed) this.learnCommitted(e);
-    if (this.rejoin) {
-      // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
-      // at least as recent as every term a majority of the others reported
-      if (this.rejoin.needTerm === null || msg.term < this.rejoin.needTerm) return;
-      // it leads this term: never vote in it (or below) ourselves
-      this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
-      this.finishRejoin('learnt the runtime map from the leader');
-    }
-    // the owner lease, from our own clock: the leader had heard our reply sent at msg.echo while
-    // its quorum lease still ran for msg.leaseLeft (so it ends no later than msg.echo + leaseLeft)
-    // (an echo of a time our clock gave: an earlier incarnation's clock is not ours)
-    if (msg.echoInc === this.inc && msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
+    // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
+    // at least as recent as every term a majority of the others reported
+    if (!this.el.rejoinedBy(msg.term)) return;
+    this.el.grantOwnerLease(this.inc, msg);
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
   }
 
@@ -970,39 +815,7 @@ export class NodeCore {
       peer.hbrAt = msg.at;
     }
     if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
-    this.renewQuorumLease();
-  }
-
-  /**
-   * Leader: the quorum lease runs `leaseMs` from the send time of the latest heartbeat of this
-   * term that a majority (ourselves included) answered (Raft's leader lease).
-   */
-  private renewQuorumLease(): void {
-    const need = this.majority - 1;
-    let start: number;
-    if (need <= 0) start = this.env.now();
-    else {
-      const echoes: number[] = [];
-      for (const p of this.peers.values()) if (p.hbrTerm === this.term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
-      if (echoes.length < need) return;
-      echoes.sort((a, b) => b - a);
-      start = echoes[need - 1];
-    }
-    this.quorumLeaseUntil = Math.max(this.quorumLeaseUntil, start + this.leaseMs);
-    this.leaseUntil = Math.max(this.leaseUntil, this.quorumLeaseUntil);
-  }
-
-  /**
-   * The owner lease actually used, ms: timing.leaseMs, but never so long that a leader could
-   * confirm the owner down and promote another before it lapsed. A leader promotes a silent owner
-   * no sooner than suspectAfterMs + escalationTimeoutMs after the owner's last reply it received
-   * (and a new leader no sooner than that after its election: it counts every peer as heard at its
-   * election); the lease runs from a reply's send time (an earlier instant), and a leader grants
-   * at most what remains of its own quorum lease, which started before any later leader's
-   * election. Four heartbeats of margin cover ticks and message delays.
-   */
-  private get leaseMs(): number {
-    return ownerLeaseUsedMs(this.config.timing);
+    this.el.renewQuorumLease();
   }
 
   private reports(): PartitionReport[] {
@@ -1032,15 +845,12 @@ export class NodeCore {
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
-    if (this.rejoin) {
+    if (this.el.rejoinPending) {
       // what an earlier life of ours accepted is forgotten: accept nothing before rejoining
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
-    if (this.role !== 'follower') this.stepDown('proposal from leader');
-    this.leaderId = from;
-    this.lastLeaderContact = now;
-    this.resetElectionDeadline();
+    this.el.followProposer(from, now);
     const cur = this.accepted.get(entry.pkey);
     const ok = !cur || entry.epoch > cur.epoch;
     if (ok) {
@@ -1126,10 +936,10 @@ export class NodeCore {
     let heard = 1;
     for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
     if (heard >= this.majority) {
-      this.lastLeaderContact = now;
-      if (this.majority === 1) this.renewQuorumLease();
+      this.el.heardMajority(now);
+      if (this.majority === 1) this.el.renewQuorumLease();
     } else if (now - ls.since > t.electionTimeoutMaxMs) {
-      this.stepDown('lost quorum');
+      this.el.stepDown('lost quorum');
       return;
     }
     if (now - ls.lastHbAt >= t.heartbeatMs) this.sendHeartbeats(now);
