@@ -6,6 +6,10 @@ import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.j
 import { decideFailover, type FailoverView } from './core/failover-policy.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role, type VoteState } from './core/election.js';
+import type { FollowerLink, LocalPartition, PendingWrite } from './core/partition-state.js';
+import { REPLICA_READ_LEASE_MS, Replication, type LeaderRequest } from './core/replication.js';
+
+export { REPLICA_READ_LEASE_MS };
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
 import {
   sameMember,
@@ -55,91 +59,6 @@ export interface LoopDelay {
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
 export type ProbeResult = 'refused' | 'alive' | 'timeout';
 
-interface FollowerLink {
-  member: Member;
-  streaming: boolean;
-  acked: number;
-  queue: ReplicatedOp[];
-  lastSentAt: number;
-  /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
-  paceRev: number;
-  paceAt: number;
-  /** The replica's clock in its latest rep-ack (-1: none yet), and our clock when it arrived. */
-  ackAt: number;
-  ackRecvAt: number;
-  /**
-   * Until when (our clock) a read lease we granted this replica may still run: no write it has
-   * not applied is acknowledged before then (hedged reads, seed 004).
-   */
-  grantUntil: number;
-}
-
-interface PendingWrite {
-  rev: number;
-  token: unknown;
-  res: ClientResponse & { op: typeof Op.Put | typeof Op.Delete };
-  at: number;
-}
-
-interface ActiveState {
-  tag: string;
-  activeSince: number;
-  followers: Map<string, FollowerLink>;
-  pending: PendingWrite[];
-  /** [rev, time] of ops not yet acked by every required member, oldest first. */
-  opTimes: Array<[number, number]>;
-  /**
-   * Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the
-   * last req-add, sent at our committed epoch `reqEpoch` (-1: none sent). Once a req-add went out,
-   * the leader may commit the addition until a committed entry above `reqEpoch` settles it (the
-   * leader takes a req-add only at the current epoch, and proposes no addition again on its own),
-   * so writes wait for the follower until then, even if it stops keeping up.
-   */
-  pendingAdds: Map<string, { member: Member; at: number; fromRev: number; reqEpoch: number }>;
-  lastDropReq: Map<string, number>;
-  lastLeaderReq: number;
-  /** The last op this active applied (a keepalive to a lagging follower carries it). */
-  lastOp: ReplicatedOp | null;
-  /**
-   * Read leases an earlier tenure may have granted: until `inheritUntil` (our clock) writes also
-   * wait for these members, as for a grant of our own.
-   */
-  inherited: Member[];
-  inheritUntil: number;
-  /**
-   * handoff-ready was sent for the current handoff: the leader may commit the new active any
-   * moment, and it may acknowledge writes before we hear of it, so we answer no more reads.
-   */
-  handoffReady: boolean;
-}
-
-interface LocalPartition {
-  pkey: string;
-  store: StoreConfig;
-  partition: number;
-  segments: number[];
-  data: PartitionData;
-  /** Tenure tag this copy follows ('' = not synced with any active). */
-  followTag: string;
-  /**
-   * While a catch-up we asked for is outstanding: the tenure in whose log our copy is a prefix
-   * (the position we asked from), so a retry asks from the same position instead of for a
-   * snapshot ('' = none).
-   */
-  resumeTag: string;
-  /** A connection to the active we follow broke: ask it to resume the stream at the next tick. */
-  resyncWanted: boolean;
-  lastRepAt: number;
-  syncRequestedAt: number;
-  mapVersion: number;
-  act: ActiveState | null;
-  /** Recovering active: the sync from the more complete holder has been installed. */
-  recoveredAtEpoch: number;
-  recoveredSentAt: number;
-  /** Replica: read lease granted by the active of tenure `tag`, until `until` (own clock). */
-  readLease: { tag: string; until: number } | null;
-}
-
 interface Proposal {
   entry: RuntimeEntry;
   oks: Set<string>;
@@ -159,24 +78,13 @@ interface LeaderState {
 
 /** Proposal abandoned when no majority accepted it within this long (ms). */
 const PROPOSE_TIMEOUT_MS = 1_000;
-/** A follower that heard nothing from its active for this long asks for a catch-up (ms). */
-const FOLLOW_STALE_MS = 1_000;
 /**
  * Versions of tenure `activeSince` start above activeSince x 2^32: strictly above any version an
  * earlier tenure gave (fewer than 2^32 writes per key per tenure), exact in a double up to epoch 2^21.
  */
 export const VERSION_TENURE_STRIDE = 2 ** 32;
-/** Retry period of sync requests and of requests to the leader (ms). */
-const RETRY_MS = 250;
 /** Self-test bug `stale-owner-acks`: how long past its lease an owner goes on acknowledging async writes, ms. */
 const STALE_OWNER_BUG_MS = 5_000;
-/**
- * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
- * (seed 004 long-tail retry) after its latest acknowledgement the active echoed back. While it may
- * run, the active acknowledges no write that replica has not applied, so a replica read never
- * misses a write acknowledged before it (issue 10: reads are checked for every store).
- */
-export const REPLICA_READ_LEASE_MS = 500;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
@@ -212,6 +120,8 @@ export class NodeCore {
 
   /** Terms, votes, the rejoin rule, the quorum and owner leases (core/election.ts). */
   private readonly el: Election;
+  /** Replication and catch-up, both sides (core/replication.ts). */
+  private readonly rep: Replication;
   /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
   private caughtUpOnce = false;
   private readonly startedAt: number;
@@ -281,6 +191,37 @@ export class NodeCore {
       },
       this.fd,
     );
+    // the host's getters read this node's election state when called
+    const core = this;
+    this.rep = new Replication({
+      id,
+      inc,
+      me: { node: id, inc },
+      config,
+      env,
+      parts: this.parts,
+      accepted: this.accepted,
+      committed: this.committed,
+      counters: this.counters,
+      get term() {
+        return core.term;
+      },
+      get role() {
+        return core.role;
+      },
+      get leaderId() {
+        return core.leaderId;
+      },
+      get hbSeen() {
+        return core.hbSeen;
+      },
+      hasPeer: (node) => this.peers.has(node),
+      activeEntry: (pkey) => this.activeEntry(pkey),
+      progressPending: (lp) => this.progressPending(lp),
+      answerIndeterminate: (p) => this.answerIndeterminate(p),
+      selfTestBugHit: (bug, pkey) => this.selfTestBugHit(bug, pkey),
+      onLeaderRequest: (from, msg, now) => this.onLeaderRequest(from, msg, now),
+    });
     this.peers = this.fd.peers;
     this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
@@ -414,7 +355,7 @@ export class NodeCore {
     this.el.askRejoin(now);
     if (this.role !== 'leader' && now >= this.el.electionDeadline) this.el.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
-    for (const lp of this.parts.values()) this.partitionTick(lp, now);
+    for (const lp of this.parts.values()) this.rep.partitionTick(lp, now);
   }
 
   /** A cluster message arrived from a peer. */
@@ -479,15 +420,15 @@ export class NodeCore {
         this.learnCommitted(msg.entry);
         return;
       case 'rep':
-        return this.onRep(from, msg, now);
+        return this.rep.onRep(from, msg, now);
       case 'rep-ack':
-        return this.onRepAck(from, msg, now);
+        return this.rep.onRepAck(from, msg, now);
       case 'rep-nack':
-        return this.onRepNack(from, msg.pkey, msg.tag);
+        return this.rep.onRepNack(from, msg.pkey, msg.tag);
       case 'sync-req':
-        return this.onSyncReq(from, msg, now);
+        return this.rep.onSyncReq(from, msg, now);
       case 'sync-resp':
-        return this.onSyncResp(from, msg, now);
+        return this.rep.onSyncResp(from, msg, now);
       case 'req-add':
       case 'req-drop':
       case 'handoff-ready':
@@ -1090,7 +1031,7 @@ export class NodeCore {
     };
   }
 
-  private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
+  private onLeaderRequest(from: string, msg: LeaderRequest, now: number): void {
     if (this.role !== 'leader' || msg.term !== this.term) return;
     const ls = this.leader!;
     const e = this.committed.get(msg.pkey);
@@ -1504,301 +1445,6 @@ export class NodeCore {
     return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, items };
   }
 
-  // ───────────────────────────── replication ─────────────────────────────
-
-  private onRep(from: string, msg: Extract<ClusterMsg, { t: 'rep' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp || lp.act || lp.followTag !== msg.tag) return;
-    // fencing: only the active of the entry we accepted last, within its tenure, may feed us
-    const a = this.accepted.get(msg.pkey);
-    if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
-      this.counters.staleEpochRefusals.replication++;
-      this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
-      // our copy is still a prefix of that tenure's log: report it so (a promotion may sync from
-      // it, seed 002 possession proof), though we follow it no more
-      lp.resumeTag = lp.followTag;
-      lp.followTag = '';
-      return;
-    }
-    lp.lastRepAt = now;
-    const data = lp.data;
-    for (const op of msg.ops) {
-      if (op.rev <= data.revision) continue;
-      if (op.rev !== data.revision + 1) {
-        // a gap: ops were lost with a connection; catch up from our (tenure, revision)
-        this.env.log('rep-gap', { pkey: msg.pkey, have: data.revision, got: op.rev });
-        this.requestSync(lp, a, now, true);
-        return;
-      }
-      data.apply(op);
-    }
-    if (msg.echo >= 0 && msg.leaseLeft > 0) {
-      const until = msg.echo + Math.min(REPLICA_READ_LEASE_MS, msg.leaseLeft);
-      if (!lp.readLease || lp.readLease.tag !== msg.tag) lp.readLease = { tag: msg.tag, until };
-      else if (until > lp.readLease.until) lp.readLease.until = until;
-    }
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now, inc: this.inc });
-  }
-
-  private onRepAck(from: string, msg: Extract<ClusterMsg, { t: 'rep-ack' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    const act = lp?.act;
-    if (!lp || !act || act.tag !== msg.tag) return;
-    const f = act.followers.get(from);
-    // an ack of an earlier incarnation of the follower (its clock, its data) is not this link's
-    if (!f || f.member.inc !== msg.inc) return;
-    if (msg.rev > f.acked) f.acked = msg.rev;
-    if (msg.at > f.ackAt) {
-      f.ackAt = msg.at;
-      f.ackRecvAt = now;
-    }
-    this.progressPending(lp);
-  }
-
-  private onRepNack(from: string, pkey: string, tag: string): void {
-    const act = this.parts.get(pkey)?.act;
-    if (!act || act.tag !== tag) return;
-    const f = act.followers.get(from);
-    if (f) f.streaming = false;
-  }
-
-  private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
-    const tag = tenureTag(e.active!, e.activeSince);
-    let haveTag = keepPosition ? lp.followTag || lp.resumeTag || tag : lp.followTag;
-    if (this.config.selfTestBug === 'fencing-off-by-one' && haveTag !== tag && this.accepted.get(lp.pkey)?.epoch === e.epoch) {
-      // the deliberate bug: the owner's entry is at our own epoch, so our watermark is taken for
-      // a position in its log, whatever tenure our copy followed
-      this.selfTestBugHit('fencing-off-by-one', lp.pkey);
-      haveTag = tag;
-    }
-    lp.resumeTag = haveTag;
-    lp.resyncWanted = false;
-    lp.followTag = '';
-    lp.syncRequestedAt = now;
-    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
-  }
-
-  private onSyncReq(from: string, msg: Extract<ClusterMsg, { t: 'sync-req' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp) return;
-    // the follower is the incarnation that asked: our own view of the peer may not have seen its
-    // restart yet, and a link keyed by the old incarnation could never be added back in sync
-    if (!this.peers.has(from)) return;
-    const fromInc = msg.inc;
-    if (msg.recovery) {
-      // a Recovering active asks the more complete holder for everything it has (possession
-      // proof); the answer says which log our copy is a prefix of (holdTag) and which incarnation
-      // holds it, so the active installs it only if it is still the copy the leader chose
-      this.counters.syncsServed++;
-      const holdTag = lp.act ? lp.act.tag : lp.followTag || lp.resumeTag;
-      this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, segs: lp.data.syncSince(-1), recovery: true, inc: this.inc, holdTag });
-      return;
-    }
-    const act = lp.act;
-    const e = this.activeEntry(msg.pkey);
-    if (!act || !e || act.tag !== msg.tag || (e.health !== 'Healthy' && e.health !== 'Degraded')) return;
-    if (!e.replicas.includes(from)) return;
-    const haveRev = msg.haveTag === act.tag ? msg.haveRev : -1;
-    const segs = lp.data.syncSince(haveRev);
-    // the deliberate bug (partition-data.ts) acts on a catch-up from the op log with ops to send
-    if (this.config.selfTestBug === 'catchup-skips-last-op' && haveRev >= 0 && lp.data.revision > haveRev && segs.some((x) => !x.snapshot)) this.selfTestBugHit('catchup-skips-last-op', lp.pkey);
-    const prev = act.followers.get(from);
-    const link: FollowerLink = {
-      member: { node: from, inc: fromInc },
-      streaming: true,
-      acked: prev && prev.member.inc === fromInc ? prev.acked : -1,
-      queue: [],
-      lastSentAt: now,
-      paceRev: -1,
-      paceAt: -Infinity,
-      ackAt: -1,
-      ackRecvAt: -Infinity,
-      // a read lease granted to the previous link of the same incarnation may still run
-      grantUntil: prev && prev.member.inc === fromInc ? prev.grantUntil : -Infinity,
-    };
-    act.followers.set(from, link);
-    this.counters.syncsServed++;
-    this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: act.tag, rev: lp.data.revision, segs, recovery: false });
-  }
-
-  private onSyncResp(from: string, msg: Extract<ClusterMsg, { t: 'sync-resp' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp) return;
-    const e = this.committed.get(msg.pkey);
-    if (!e || !e.active) return;
-    if (msg.recovery) {
-      if (!lp.act || e.health !== 'Recovering' || !e.syncFrom || e.syncFrom.node !== from || msg.tag !== lp.act.tag) return;
-      // only the incarnation the leader chose (a restarted holder answers from an empty copy)
-      if (msg.inc !== undefined && msg.inc !== e.syncFrom.inc) return;
-      const own = lp.data.revision;
-      if (e.syncTag) {
-        // a holder outside the in-sync set: its copy must still be a prefix of the deposed
-        // owner's log, which ours is a prefix of too (else wait: the leader sees its report and
-        // falls back to Degraded); a copy no longer than ours adds nothing
-        if (msg.holdTag !== e.syncTag) return;
-        if (msg.rev > own) lp.data.installSync(msg.segs, msg.rev);
-      } else {
-        lp.data.installSync(msg.segs, Math.max(own, msg.rev));
-      }
-      this.counters.snapshotsInstalled++;
-      lp.recoveredAtEpoch = e.epoch;
-      this.env.log('recovered-from-holder', { pkey: msg.pkey, from, rev: msg.rev, own, heldKeys: lp.data.heldKeys });
-      this.sendRecovered(lp, e, now);
-      return;
-    }
-    if (lp.act || e.active.node !== from || tenureTag(e.active, e.activeSince) !== msg.tag) return;
-    // fencing, as for a rep: once we accepted an entry naming another tenure, the deposed owner's
-    // catch-up no longer feeds us (make sim RUNS=2000 SEED=4040 run 1944, with the fresh-view fixes:
-    // a replica catching up from an owner confirmed down just after a cut healed installed its
-    // answer after accepting the promotion of another member, and held writes the new active lacked)
-    // Unless the entry we accepted names us: then we are the heir, not yet serving (lp.act is
-    // null), and a longer prefix of the deposed owner's log is what the possession proof wants the
-    // new owner to hold (seed 002 step 3; make power-sim RUNS=100 SEED=20261201 run 186: the leader
-    // n3 promoted itself from reports in which n1 and n3 held the same prefix, the proposal reached
-    // only n3 before a split; after the heal the deposed owner's catch-up brought n1 a write it had
-    // acknowledged while cut off, n3 refused the same answer, and n3's re-elected term committed
-    // the promotion: n3 served without the write in-sync n1 held).
-    const a = this.accepted.get(msg.pkey);
-    const heir = a?.active?.node === this.id && a.active.inc === this.inc;
-    if (a && a.epoch > e.epoch && !heir && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
-      this.counters.staleEpochRefusals.replication++;
-      return;
-    }
-    if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
-    lp.data.installSync(msg.segs, msg.rev);
-    lp.followTag = msg.tag;
-    lp.resumeTag = '';
-    lp.lastRepAt = now;
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
-  }
-
-  private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
-    if (!this.leaderId) return;
-    lp.recoveredSentAt = now;
-    this.sendToLeader({ t: 'recovered', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
-  }
-
-  /**
-   * req-drop's `seen`: the leader-clock time of the latest heartbeat of our term we received, or
-   * `now` when we lead (our own clock is the leader's); -1 when we have none of this term.
-   */
-  private leaderViewAt(now: number): number {
-    if (this.role === 'leader') return now;
-    return this.hbSeen.term === this.term ? this.hbSeen.at : -1;
-  }
-
-  private sendToLeader(msg: ClusterMsg): void {
-    if (!this.leaderId) return;
-    if (this.leaderId === this.id) this.onLeaderRequest(this.id, msg as Extract<ClusterMsg, { t: 'req-add' }>, this.env.now());
-    else this.env.send(this.leaderId, msg);
-  }
-
-  /** Per-partition timers: catch-up requests, replication timeouts, in-sync additions, handoff. */
-  private partitionTick(lp: LocalPartition, now: number): void {
-    const e = this.committed.get(lp.pkey);
-    if (!e) return;
-    const act = lp.act;
-    if (!act) {
-      // a replica: follow the current tenure of the serving active
-      if (!e.active || !e.replicas.includes(this.id) || sameMember(e.active, this.me)) return;
-      if (e.health !== 'Healthy' && e.health !== 'Degraded') return;
-      const tag = tenureTag(e.active, e.activeSince);
-      if (lp.followTag === tag && !lp.resyncWanted && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
-      if (now - lp.syncRequestedAt < RETRY_MS) return;
-      this.requestSync(lp, e, now, lp.followTag === tag || lp.resumeTag === tag);
-      return;
-    }
-    const t = this.config.timing;
-    // Recovering: pull from the more complete holder, then tell the leader
-    if (e.health === 'Recovering' && e.syncFrom) {
-      if (lp.recoveredAtEpoch === e.epoch) {
-        if (now - lp.recoveredSentAt >= RETRY_MS) this.sendRecovered(lp, e, now);
-      } else if (now - lp.syncRequestedAt >= RETRY_MS) {
-        lp.syncRequestedAt = now;
-        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
-      }
-      return;
-    }
-    // read leases lapse with time: writes that waited only for them may go now
-    if (act.pending.length > 0) this.progressPending(lp);
-    // writes that waited too long for their replicas: the owner cannot tell their fate
-    while (act.pending.length > 0 && now - act.pending[0].at > t.writeResolveTimeoutMs) this.answerIndeterminate(act.pending.shift()!);
-    // replicas that do not keep up are reported to the leader (only it changes the in-sync set)
-    if (act.opTimes.length > 0 && now - act.opTimes[0][1] > t.replicationTimeoutMs) {
-      const [oldRev] = act.opTimes[0];
-      for (const m of e.inSync) {
-        if (m.node === this.id) continue;
-        const f = act.followers.get(m.node);
-        const acked = f && f.member.inc === m.inc ? f.acked : -1;
-        if (acked >= oldRev) continue;
-        if (now - (act.lastDropReq.get(m.node) ?? -Infinity) < RETRY_MS) continue;
-        act.lastDropReq.set(m.node, now);
-        this.env.log('replica-lagging', { pkey: lp.pkey, node: m.node, acked, need: oldRev });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: m, seen: this.leaderViewAt(now) });
-      }
-      for (const [node, pa] of act.pendingAdds) {
-        const f = act.followers.get(node);
-        if (f && f.member.inc === pa.member.inc && f.acked >= oldRev) continue;
-        if (pa.reqEpoch < 0) {
-          act.pendingAdds.delete(node);
-          continue;
-        }
-        // an addition we asked for may still commit: ask the leader to settle it (a req-drop of a
-        // member not in the set moves the epoch on), and wait for the follower until it is settled
-        if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
-        act.lastDropReq.set(node, now);
-        this.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member, seen: this.leaderViewAt(now) });
-      }
-      this.progressPending(lp);
-    }
-    // a committed entry above the epoch of our last req-add settles that addition: in the set, or
-    // not (then it can no longer commit)
-    for (const [node, pa] of act.pendingAdds) {
-      if (pa.reqEpoch >= 0 && e.epoch > pa.reqEpoch && !e.inSync.some((m) => sameMember(m, pa.member))) act.pendingAdds.delete(node);
-    }
-    // followers that keep pace join the in-sync set through the leader, in two steps so that a
-    // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
-    // revision we were at when we looked (or is fully caught up), writes wait for it too from the
-    // current revision on; once it holds that revision it holds every acknowledged write
-    for (const f of act.followers.values()) {
-      if (!f.streaming) continue;
-      const node = f.member.node;
-      if (e.inSync.some((m) => sameMember(m, f.member))) {
-        act.pendingAdds.delete(node);
-        continue;
-      }
-      let pa = act.pendingAdds.get(node);
-      if (!pa || pa.member.inc !== f.member.inc) {
-        const keepsPace = f.acked >= lp.data.revision || (f.paceRev >= 0 && f.acked >= f.paceRev && now - f.paceAt < RETRY_MS);
-        if (!keepsPace) {
-          if (f.paceRev < 0 || now - f.paceAt >= RETRY_MS) {
-            f.paceRev = lp.data.revision;
-            f.paceAt = now;
-          }
-          continue;
-        }
-        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision, reqEpoch: -1 };
-        act.pendingAdds.set(node, pa);
-      }
-      // asked again after a while, or at once when the epoch moved on (the leader takes a req-add
-      // only at its current epoch)
-      if (f.acked < pa.fromRev || (now - pa.at < RETRY_MS * 4 && pa.reqEpoch === e.epoch)) continue;
-      pa.at = now;
-      pa.reqEpoch = e.epoch;
-      this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
-    }
-    // failback: once drained and the preferred primary holds everything, say so
-    if (!e.handoffTo) act.handoffReady = false;
-    if (e.handoffTo && act.pending.length === 0 && now - act.lastLeaderReq >= RETRY_MS) {
-      const f = act.followers.get(e.handoffTo.node);
-      if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
-        act.lastLeaderReq = now;
-        act.handoffReady = true;
-        this.sendToLeader({ t: 'handoff-ready', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
-      }
-    }
-  }
 }
 
 /** One partition of the metadata document's runtime map. */
