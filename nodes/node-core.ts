@@ -1,9 +1,15 @@
-import { ownerLeaseMs, ownerLeaseUsedMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
+import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
-import { assignAll, partitionCount, partitionOfSegment, segmentOf } from './partitioning.js';
-import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from './partition-data.js';
+import { assignAll, partitionCount, segmentOf } from './partitioning.js';
+import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
 import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
-import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from './client-protocol.js';
+import { decideFailover, type FailoverView } from './core/failover-policy.js';
+import { PeerTable, type PeerView } from './core/peer-table.js';
+import { Election, type Role, type VoteState } from './core/election.js';
+import type { FollowerLink, LocalPartition } from './core/partition-state.js';
+import { REPLICA_READ_LEASE_MS, Replication, type LeaderRequest } from './core/replication.js';
+import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
+import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
 import {
   sameMember,
   supersedes,
@@ -14,6 +20,8 @@ import {
   type PartitionReport,
   type RuntimeEntry,
 } from './cluster-messages.js';
+
+export { REPLICA_READ_LEASE_MS, VERSION_TENURE_STRIDE };
 
 /**
  * What the node core needs from its surroundings. The node process (node-shell.ts) backs it with
@@ -52,123 +60,6 @@ export interface LoopDelay {
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
 export type ProbeResult = 'refused' | 'alive' | 'timeout';
 
-type Role = 'follower' | 'candidate' | 'leader';
-
-interface PeerView {
-  /** Last time any message arrived from the peer. */
-  lastHeard: number;
-  /** Last heartbeat reply (leader only). */
-  lastReply: number;
-  inc: string | null;
-  term: number;
-  /** Fresh, term-matched reports (possession proof input). */
-  reports: Map<string, PartitionReport>;
-  reportTerm: number;
-  reportAt: number;
-  /** Our clock when we sent the heartbeat the latest report answered (the report holds the peer's state after that). */
-  reportEcho: number;
-  /** Our clock when we last learnt the peer down (an incarnation gone, or confirmed silent). */
-  downAt: number;
-  suspectedSince: number | null;
-  /** Silent past the escalation timeout (seed 002); cleared when the peer answers again. */
-  silentConfirmed: boolean;
-  /** Incarnations known to be gone (refused probe, or superseded by a newer incarnation). */
-  deadIncs: Set<string>;
-  /**
-   * Leader: the term, incarnation, follower-clock `at` (that incarnation's clock) and leader-clock
-   * `echo` of the peer's latest hb-r.
-   */
-  hbrTerm: number;
-  hbrInc: string;
-  hbrAt: number;
-  hbrEcho: number;
-}
-
-interface FollowerLink {
-  member: Member;
-  streaming: boolean;
-  acked: number;
-  queue: ReplicatedOp[];
-  lastSentAt: number;
-  /** Keeping pace: the revision we were at when we last looked (-1: not yet), and when. */
-  paceRev: number;
-  paceAt: number;
-  /** The replica's clock in its latest rep-ack (-1: none yet), and our clock when it arrived. */
-  ackAt: number;
-  ackRecvAt: number;
-  /**
-   * Until when (our clock) a read lease we granted this replica may still run: no write it has
-   * not applied is acknowledged before then (hedged reads, seed 004).
-   */
-  grantUntil: number;
-}
-
-interface PendingWrite {
-  rev: number;
-  token: unknown;
-  res: ClientResponse & { op: typeof Op.Put | typeof Op.Delete };
-  at: number;
-}
-
-interface ActiveState {
-  tag: string;
-  activeSince: number;
-  followers: Map<string, FollowerLink>;
-  pending: PendingWrite[];
-  /** [rev, time] of ops not yet acked by every required member, oldest first. */
-  opTimes: Array<[number, number]>;
-  /**
-   * Followers about to join the in-sync set: writes wait for them from `fromRev` on; `at` is the
-   * last req-add, sent at our committed epoch `reqEpoch` (-1: none sent). Once a req-add went out,
-   * the leader may commit the addition until a committed entry above `reqEpoch` settles it (the
-   * leader takes a req-add only at the current epoch, and proposes no addition again on its own),
-   * so writes wait for the follower until then, even if it stops keeping up.
-   */
-  pendingAdds: Map<string, { member: Member; at: number; fromRev: number; reqEpoch: number }>;
-  lastDropReq: Map<string, number>;
-  lastLeaderReq: number;
-  /** The last op this active applied (a keepalive to a lagging follower carries it). */
-  lastOp: ReplicatedOp | null;
-  /**
-   * Read leases an earlier tenure may have granted: until `inheritUntil` (our clock) writes also
-   * wait for these members, as for a grant of our own.
-   */
-  inherited: Member[];
-  inheritUntil: number;
-  /**
-   * handoff-ready was sent for the current handoff: the leader may commit the new active any
-   * moment, and it may acknowledge writes before we hear of it, so we answer no more reads.
-   */
-  handoffReady: boolean;
-}
-
-interface LocalPartition {
-  pkey: string;
-  store: StoreConfig;
-  partition: number;
-  segments: number[];
-  data: PartitionData;
-  /** Tenure tag this copy follows ('' = not synced with any active). */
-  followTag: string;
-  /**
-   * While a catch-up we asked for is outstanding: the tenure in whose log our copy is a prefix
-   * (the position we asked from), so a retry asks from the same position instead of for a
-   * snapshot ('' = none).
-   */
-  resumeTag: string;
-  /** A connection to the active we follow broke: ask it to resume the stream at the next tick. */
-  resyncWanted: boolean;
-  lastRepAt: number;
-  syncRequestedAt: number;
-  mapVersion: number;
-  act: ActiveState | null;
-  /** Recovering active: the sync from the more complete holder has been installed. */
-  recoveredAtEpoch: number;
-  recoveredSentAt: number;
-  /** Replica: read lease granted by the active of tenure `tag`, until `until` (own clock). */
-  readLease: { tag: string; until: number } | null;
-}
-
 interface Proposal {
   entry: RuntimeEntry;
   oks: Set<string>;
@@ -188,30 +79,9 @@ interface LeaderState {
 
 /** Proposal abandoned when no majority accepted it within this long (ms). */
 const PROPOSE_TIMEOUT_MS = 1_000;
-/** A failback handoff not finished within this long is cancelled (ms). */
-const HANDOFF_TIMEOUT_MS = 3_000;
-/** A follower that heard nothing from its active for this long asks for a catch-up (ms). */
-const FOLLOW_STALE_MS = 1_000;
-/**
- * Versions of tenure `activeSince` start above activeSince x 2^32: strictly above any version an
- * earlier tenure gave (fewer than 2^32 writes per key per tenure), exact in a double up to epoch 2^21.
- */
-export const VERSION_TENURE_STRIDE = 2 ** 32;
-/** Retry period of sync requests and of requests to the leader (ms). */
-const RETRY_MS = 250;
-/** Self-test bug `stale-owner-acks`: how long past its lease an owner goes on acknowledging async writes, ms. */
-const STALE_OWNER_BUG_MS = 5_000;
-/**
- * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
- * (seed 004 long-tail retry) after its latest acknowledgement the active echoed back. While it may
- * run, the active acknowledges no write that replica has not applied, so a replica read never
- * misses a write acknowledged before it (issue 10: reads are checked for every store).
- */
-export const REPLICA_READ_LEASE_MS = 500;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
-const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, revision: 0, ackMode: 'sync', copies: 0 };
 
 /**
  * The whole behaviour of one store node as a deterministic state machine: messages, client
@@ -230,52 +100,25 @@ export class NodeCore {
   readonly inc: string;
   private readonly config: ClusterConfig;
   private readonly env: CoreEnv;
-  private readonly peers = new Map<string, PeerView>();
+  /** Failure detection: the peers and what is known of them (core/peer-table.ts). */
+  private readonly fd: PeerTable;
+  private readonly peers: Map<string, PeerView>;
   private readonly peerIds: string[];
   private readonly majority: number;
   private readonly parts = new Map<string, LocalPartition>();
   private readonly pkeysByStore = new Map<string, string[]>();
   private readonly nPartitions: number;
   /** Probes in flight: node -> the incarnation being checked. */
-  private readonly probing = new Map<string, string>();
+  private readonly probing: Map<string, string>;
 
-  // election
-  private term = 0;
-  private votedFor: string | null = null;
-  /** Terms up to this one are not voted in (a restarted node may have voted there before). */
-  private noVoteUpTo = 0;
-  /**
-   * Non-null while this incarnation rejoins (memory only: an earlier life of this node may have
-   * voted, accepted runtime entries and seen terms it has now forgotten). Until a majority of the
-   * other nodes told it their term (rejoin-r) and a leader of at least the highest of those terms
-   * sent it the committed runtime map, it neither votes, campaigns nor accepts proposals (the
-   * recovery rule of Viewstamped Replication). When not even the nodes that have not answered
-   * could make a majority holding runtime entries (the first boot, or a majority that lost its
-   * memory at once), there is nothing a wait could protect and it takes part at once.
-   */
-  private rejoin: { heard: Map<string, { term: number; known: boolean }>; needTerm: number | null; askedAt: number } | null;
+  /** Terms, votes, the rejoin rule, the quorum and owner leases (core/election.ts). */
+  private readonly el: Election;
+  /** Replication and catch-up, both sides (core/replication.ts). */
+  private readonly rep: Replication;
+  /** Client operations: routing, serving, writes and their acknowledgement, reads (core/data-path.ts). */
+  private readonly dp: DataPath;
   /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
   private caughtUpOnce = false;
-  private role: Role = 'follower';
-  private leaderId: string | null = null;
-  private electionDeadline = 0;
-  private votes = new Set<string>();
-  private preVotes = new Set<string>();
-  private preVoteTerm = 0;
-  private voteStates: Array<{ accepted: RuntimeEntry[]; committed: RuntimeEntry[] }> = [];
-  private lastLeaderContact = -Infinity;
-  /**
-   * Until when (own clock) this node may act as an active owner: acknowledge writes and answer
-   * reads (issue 10). Extended only by a leader's heartbeat echoing the send time of one of our
-   * own replies, bounded by that leader's quorum lease; as leader, by heartbeats a majority
-   * answered. A message that waited in a buffer (a paused process, a stalled link) echoes an old
-   * time and extends nothing. See {@link ownerLeaseMs} for why no other owner can be promoted first.
-   */
-  private leaseUntil = -Infinity;
-  /** Leader: until when a majority (ourselves included) answered heartbeats of this term (own clock). */
-  private quorumLeaseUntil = -Infinity;
-  /** The term and leader-clock send time (`hb.at`) of the latest heartbeat received (req-drop's `seen`). */
-  private hbSeen = { term: -1, at: -1 };
   private readonly startedAt: number;
   private leader: LeaderState | null = null;
 
@@ -283,8 +126,6 @@ export class NodeCore {
   private readonly accepted = new Map<string, RuntimeEntry>();
   private readonly committed = new Map<string, RuntimeEntry>();
 
-  /** Self-test bug hits already logged. */
-  private readonly bugLogged = new Set<string>();
   /** Messages of dead incarnations already logged (node/inc/kind). */
   private readonly staleLogged = new Set<string>();
 
@@ -324,27 +165,74 @@ export class NodeCore {
     this.nPartitions = partitionCount(config);
     const now = env.now();
     this.startedAt = now;
-    this.rejoin = this.peerIds.length > 0 ? { heard: new Map(), needTerm: null, askedAt: -Infinity } : null;
-    for (const p of this.peerIds) {
-      this.peers.set(p, {
-        lastHeard: -Infinity,
-        lastReply: -Infinity,
-        inc: null,
-        term: 0,
-        reports: new Map(),
-        reportTerm: -1,
-        reportAt: -Infinity,
-        reportEcho: -Infinity,
-        downAt: -Infinity,
-        suspectedSince: null,
-        silentConfirmed: false,
-        deadIncs: new Set(),
-        hbrTerm: -1,
-        hbrInc: '',
-        hbrAt: -1,
-        hbrEcho: -Infinity,
-      });
-    }
+    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term });
+    this.el = new Election(
+      { node: id, inc },
+      this.peerIds,
+      this.majority,
+      config.timing,
+      {
+        now: () => env.now(),
+        random: () => env.random(),
+        send: (to, msg) => env.send(to, msg),
+        log: (e, f) => env.log(e, f),
+        maps: () => ({ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }),
+        onElected: (t, vs) => this.onElected(t, vs),
+        onStepDown: () => {
+          this.leader = null;
+        },
+      },
+      this.fd,
+    );
+    // the host's getters read this node's election state when called
+    const core = this;
+    this.dp = new DataPath({
+      id,
+      inc,
+      me: { node: id, inc },
+      config,
+      env,
+      parts: this.parts,
+      accepted: this.accepted,
+      committed: this.committed,
+      nPartitions: this.nPartitions,
+      counters: this.counters,
+      get leaseUntil() {
+        return core.leaseUntil;
+      },
+      readLeased: (store) => this.readLeased(store),
+    });
+    this.rep = new Replication({
+      id,
+      inc,
+      me: { node: id, inc },
+      config,
+      env,
+      parts: this.parts,
+      accepted: this.accepted,
+      committed: this.committed,
+      counters: this.counters,
+      get term() {
+        return core.term;
+      },
+      get role() {
+        return core.role;
+      },
+      get leaderId() {
+        return core.leaderId;
+      },
+      get hbSeen() {
+        return core.hbSeen;
+      },
+      hasPeer: (node) => this.peers.has(node),
+      activeEntry: (pkey) => this.dp.activeEntry(pkey),
+      progressPending: (lp) => this.dp.progressPending(lp),
+      answerIndeterminate: (p) => this.dp.answerIndeterminate(p),
+      selfTestBugHit: (bug, pkey) => this.dp.selfTestBugHit(bug, pkey),
+      onLeaderRequest: (from, msg, now) => this.onLeaderRequest(from, msg, now),
+    });
+    this.peers = this.fd.peers;
+    this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
       const pkey = `${a.store}/${a.partition}`;
       const store = config.stores.find((s) => s.name === a.store)!;
@@ -369,10 +257,26 @@ export class NodeCore {
       list.push(pkey);
       this.pkeysByStore.set(a.store, list);
     }
-    this.resetElectionDeadline();
+    this.el.resetElectionDeadline();
   }
 
   // ───────────────────────────── public surface ─────────────────────────────
+
+  private get term(): number {
+    return this.el.term;
+  }
+  private get role(): Role {
+    return this.el.role;
+  }
+  private get leaderId(): string | null {
+    return this.el.leaderId;
+  }
+  private get leaseUntil(): number {
+    return this.el.leaseUntil;
+  }
+  private get hbSeen(): { term: number; at: number } {
+    return this.el.hbSeen;
+  }
 
   /** Current leader term. */
   get currentTerm(): number {
@@ -402,7 +306,7 @@ export class NodeCore {
   /** Is this node serving reads and writes of the partition as its active owner right now. */
   isServingActive(pkey: string): boolean {
     const lp = this.parts.get(pkey);
-    return !!lp && !!lp.act && this.servingState(lp) === null;
+    return !!lp && !!lp.act && this.dp.servingState(lp) === null;
   }
 
   /** Last applied revision of this node's copy of a partition. */
@@ -439,7 +343,7 @@ export class NodeCore {
    * (a later lag is catching up, shown per partition by inSync, not rejoining).
    */
   get rejoining(): boolean {
-    if (this.rejoin) return true;
+    if (this.el.rejoinPending) return true;
     if (this.caughtUpOnce) return false;
     for (const lp of this.parts.values()) {
       const e = this.committed.get(lp.pkey);
@@ -456,11 +360,11 @@ export class NodeCore {
   tick(): void {
     const now = this.env.now();
     if (!this.caughtUpOnce) void this.rejoining;
-    this.updateSuspicion(now);
-    this.askRejoin(now);
-    if (this.role !== 'leader' && now >= this.electionDeadline) this.startPreVote(now);
+    if (this.role === 'leader') this.fd.updateSuspicion(now);
+    this.el.askRejoin(now);
+    if (this.role !== 'leader' && now >= this.el.electionDeadline) this.el.startPreVote(now);
     if (this.role === 'leader') this.leaderTick(now);
-    for (const lp of this.parts.values()) this.partitionTick(lp, now);
+    for (const lp of this.parts.values()) this.rep.partitionTick(lp, now);
   }
 
   /** A cluster message arrived from a peer. */
@@ -485,36 +389,32 @@ export class NodeCore {
       case 'propose-r':
       case 'commit':
         // Raft: a node that sees a higher term adopts it and steps down
-        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        if (msg.term > this.term) this.el.adoptTerm(msg.term, null);
         break;
       default:
         break;
     }
     switch (msg.t) {
       case 'hello':
-        this.noteIncarnation(from, msg.inc);
+        this.fd.noteIncarnation(from, msg.inc);
         peer.term = Math.max(peer.term, msg.term);
-        if (this.isJoining(now)) {
-          // memory-only: a node that just started may have voted in this term in an earlier life
-          this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
-        }
-        if (msg.term > this.term) this.adoptTerm(msg.term, null);
+        this.el.onHello(msg.term, now);
         return;
       case 'rejoin-q':
         // a node still rejoining holds no memory worth protecting yet
-        this.env.send(from, { t: 'rejoin-r', term: this.term, known: this.rejoin === null && this.accepted.size > 0 });
+        this.env.send(from, { t: 'rejoin-r', term: this.term, known: !this.el.rejoinPending && this.accepted.size > 0 });
         return;
       case 'rejoin-r':
         peer.term = Math.max(peer.term, msg.term);
-        return this.onRejoinReply(from, msg.term, msg.known);
+        return this.el.onRejoinReply(from, msg.term, msg.known);
       case 'prevote':
-        return this.onPreVote(from, msg.term, now);
+        return this.el.onPreVote(from, msg.term, now);
       case 'prevote-r':
-        return this.onPreVoteReply(from, msg.term, msg.granted, now);
+        return this.el.onPreVoteReply(from, msg.term, msg.granted, now);
       case 'vote':
-        return this.onVote(from, msg.term, now);
+        return this.el.onVote(from, msg.term, now);
       case 'vote-r':
-        return this.onVoteReply(from, msg, now);
+        return this.el.onVoteReply(from, msg, now);
       case 'hb':
         return this.onHeartbeat(from, msg, now);
       case 'hb-r':
@@ -525,20 +425,19 @@ export class NodeCore {
         return this.onProposeReply(from, msg, now);
       case 'commit':
         if (msg.term < this.term) return;
-        this.leaderId = from;
-        this.lastLeaderContact = now;
+        this.el.noteLeader(from, now);
         this.learnCommitted(msg.entry);
         return;
       case 'rep':
-        return this.onRep(from, msg, now);
+        return this.rep.onRep(from, msg, now);
       case 'rep-ack':
-        return this.onRepAck(from, msg, now);
+        return this.rep.onRepAck(from, msg, now);
       case 'rep-nack':
-        return this.onRepNack(from, msg.pkey, msg.tag);
+        return this.rep.onRepNack(from, msg.pkey, msg.tag);
       case 'sync-req':
-        return this.onSyncReq(from, msg, now);
+        return this.rep.onSyncReq(from, msg, now);
       case 'sync-resp':
-        return this.onSyncResp(from, msg, now);
+        return this.rep.onSyncResp(from, msg, now);
       case 'req-add':
       case 'req-drop':
       case 'handoff-ready':
@@ -605,11 +504,11 @@ export class NodeCore {
     switch (req.op) {
       case Op.Put:
       case Op.Delete:
-        return this.clientWrite(req, token);
+        return this.dp.clientWrite(req, token);
       case Op.Get:
-        return this.env.respond(token, this.clientGet(req));
+        return this.env.respond(token, this.dp.clientGet(req));
       case Op.GetMany:
-        return this.env.respond(token, this.clientGetMany(req));
+        return this.env.respond(token, this.dp.clientGetMany(req));
       case Op.Metadata:
         return this.env.respond(token, { op: Op.Metadata, reqId: req.reqId, status: KvStatus.Ok, flags: 0, json: JSON.stringify(this.metadata()) });
       case Op.Ping:
@@ -668,10 +567,10 @@ export class NodeCore {
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
       liveMember: (node) => {
-        const inc = this.incOf(node);
+        const inc = this.fd.incOf(node);
         if (inc === null) return null;
         const m = { node, inc };
-        return this.live(m, now) ? m : null;
+        return this.fd.live(m, now) ? m : null;
       },
       propose: (entry, newTenure) => {
         if (!this.leader || this.leader.inflight.has(entry.pkey)) return null;
@@ -694,7 +593,7 @@ export class NodeCore {
   private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
     if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
     if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
-    return this.servingState(lp) === null && this.leaseUntil > now;
+    return this.dp.servingState(lp) === null && this.leaseUntil > now;
   }
 
   /**
@@ -738,7 +637,7 @@ export class NodeCore {
         inSync: e ? e.inSync.map((m) => m.node) : [],
         inSyncIncs: e ? e.inSync.map((m) => m.inc) : [],
         handoffTo: e?.handoffTo?.node ?? null,
-        replicatedRevision: lp.act && e && sameMember(e.active, this.me) ? this.replicatedRevision(lp) : null,
+        replicatedRevision: lp.act && e && sameMember(e.active, this.me) ? this.dp.replicatedRevision(lp) : null,
         revision: lp.data.revision,
       });
     }
@@ -771,144 +670,8 @@ export class NodeCore {
     return { node: this.id, inc: this.inc };
   }
 
-  private isJoining(now: number): boolean {
-    return now - this.startedAt < this.config.timing.electionTimeoutMaxMs;
-  }
-
-  private resetElectionDeadline(): void {
-    const t = this.config.timing;
-    this.electionDeadline = this.env.now() + t.electionTimeoutMinMs + this.env.random() * (t.electionTimeoutMaxMs - t.electionTimeoutMinMs);
-  }
-
-  private adoptTerm(term: number, leader: string | null): void {
-    if (term <= this.term) return;
-    this.term = term;
-    this.votedFor = null;
-    if (this.role !== 'follower') this.stepDown('higher term');
-    this.leaderId = leader;
-  }
-
-  private stepDown(reason: string): void {
-    if (this.role === 'leader') this.env.log('leader-step-down', { term: this.term, reason });
-    this.role = 'follower';
-    this.leader = null;
-    if (this.leaderId === this.id) this.leaderId = null;
-    this.resetElectionDeadline();
-  }
-
-  private canVote(now: number, term: number): boolean {
-    return !this.isJoining(now) && term > this.noVoteUpTo && this.rejoin === null;
-  }
-
-  /** While rejoining: ask every peer where the cluster stands (every RETRY_MS; answers change). */
-  private askRejoin(now: number): void {
-    const r = this.rejoin;
-    if (!r || now - r.askedAt < RETRY_MS) return;
-    r.askedAt = now;
-    for (const p of this.peerIds) this.env.send(p, { t: 'rejoin-q', term: this.term });
-  }
-
-  /** A peer's answer while rejoining: its term, and whether it knows any runtime entry. */
-  private onRejoinReply(from: string, term: number, known: boolean): void {
-    const r = this.rejoin;
-    if (!r) return;
-    r.heard.set(from, { term, known });
-    let holders = 0;
-    let maxTerm = this.term;
-    for (const h of r.heard.values()) {
-      if (h.known) holders++;
-      if (h.term > maxTerm) maxTerm = h.term;
-    }
-    // nodes that may hold runtime entries: those that said so, and those that have not answered
-    if (holders + this.peerIds.length - r.heard.size < this.majority) {
-      // no majority can remember anything (the cluster's first boot, or a majority lost its
-      // memory at once, which no memory-only store survives intact): waiting would only wedge
-      // the cluster. Take part again, but never vote in a term someone may have voted in.
-      this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
-      if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
-      this.finishRejoin(holders === 0 && maxTerm === 0 ? 'first boot' : 'no majority remembers');
-      return;
-    }
-    if (r.heard.size < this.majority || (r.needTerm !== null && maxTerm <= r.needTerm)) return;
-    // a majority of the others answered: every term our earlier life can have taken part in is
-    // at most the highest of theirs; relearn the runtime map from a leader at least that recent
-    r.needTerm = maxTerm;
-    this.noVoteUpTo = Math.max(this.noVoteUpTo, maxTerm);
-    if (maxTerm > this.term) this.adoptTerm(maxTerm, null);
-  }
-
-  private finishRejoin(why: string): void {
-    this.rejoin = null;
-    this.env.log('rejoined', { why, term: this.term });
-  }
-
-  private heardLeaderRecently(now: number): boolean {
-    return this.role === 'leader' || now - this.lastLeaderContact < this.config.timing.electionTimeoutMinMs;
-  }
-
-  private startPreVote(now: number): void {
-    this.resetElectionDeadline();
-    if (!this.canVote(now, this.term + 1)) return;
-    this.preVoteTerm = this.term + 1;
-    this.preVotes = new Set([this.id]);
-    for (const p of this.peerIds) this.env.send(p, { t: 'prevote', term: this.preVoteTerm });
-    if (this.preVotes.size >= this.majority) this.startElection(now);
-  }
-
-  private onPreVote(from: string, term: number, now: number): void {
-    const granted = term > this.term && !this.heardLeaderRecently(now);
-    this.env.send(from, { t: 'prevote-r', term, granted });
-  }
-
-  private onPreVoteReply(from: string, term: number, granted: boolean, now: number): void {
-    if (this.role === 'leader' || term !== this.preVoteTerm || term !== this.term + 1 || !granted) return;
-    this.preVotes.add(from);
-    if (this.preVotes.size >= this.majority) {
-      this.preVoteTerm = 0;
-      this.startElection(now);
-    }
-  }
-
-  private startElection(now: number): void {
-    this.term++;
-    this.role = 'candidate';
-    this.votedFor = this.id;
-    this.leaderId = null;
-    this.votes = new Set([this.id]);
-    this.voteStates = [{ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }];
-    this.resetElectionDeadline();
-    this.env.log('election', { term: this.term });
-    for (const p of this.peerIds) this.env.send(p, { t: 'vote', term: this.term });
-    if (this.votes.size >= this.majority) this.becomeLeader(now);
-  }
-
-  private onVote(from: string, term: number, now: number): void {
-    let granted = false;
-    if (term === this.term && this.role === 'follower' && this.canVote(now, term) && (this.votedFor === null || this.votedFor === from)) {
-      granted = true;
-      this.votedFor = from;
-      this.resetElectionDeadline();
-    }
-    this.env.send(from, {
-      t: 'vote-r',
-      term: this.term,
-      granted,
-      accepted: granted ? [...this.accepted.values()] : [],
-      committed: granted ? [...this.committed.values()] : [],
-    });
-  }
-
-  private onVoteReply(from: string, msg: Extract<ClusterMsg, { t: 'vote-r' }>, now: number): void {
-    if (this.role !== 'candidate' || msg.term !== this.term || !msg.granted || this.votes.has(from)) return;
-    this.votes.add(from);
-    this.voteStates.push({ accepted: msg.accepted, committed: msg.committed });
-    if (this.votes.size >= this.majority) this.becomeLeader(now);
-  }
-
-  private becomeLeader(now: number): void {
-    this.role = 'leader';
-    this.leaderId = this.id;
-    this.lastLeaderContact = now;
+  /** Elected (core/election.ts): leader state, the runtime map merged from the voters' maps, re-proposals, first heartbeats. */
+  private onElected(now: number, voteStates: VoteState[]): void {
     const ls: LeaderState = {
       since: now,
       hbSeq: 0,
@@ -925,7 +688,7 @@ export class NodeCore {
     for (const pkey of this.parts.keys()) {
       let hiAcc: RuntimeEntry | undefined;
       let hiCom: RuntimeEntry | undefined;
-      for (const vs of this.voteStates) {
+      for (const vs of voteStates) {
         // the highest ballot: epoch, then term (Paxos). Two entries accepted at one epoch by
         // different terms (a cut-off leader's proposal that only it accepted, and the later
         // leader's, committed by a majority) are not a tie: the later term's may have committed,
@@ -943,7 +706,6 @@ export class NodeCore {
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
       if (c && c.handoffTo) ls.handoffSince.set(pkey, now);
     }
-    this.voteStates = [];
     this.env.log('leader', { term: this.term, reproposals: reproposals.length });
     for (const p of this.peers.values()) {
       // liveness grace: count every peer as heard at the election. A silent owner is then
@@ -953,7 +715,7 @@ export class NodeCore {
       p.hbrTerm = -1;
       p.hbrEcho = -Infinity;
     }
-    this.quorumLeaseUntil = -Infinity;
+    this.el.resetQuorumLease();
     for (const e of reproposals) this.propose(e, false, now);
     this.sendHeartbeats(now);
   }
@@ -965,7 +727,7 @@ export class NodeCore {
     ls.lastHbAt = now;
     ls.hbSeq++;
     const committed = [...this.committed.values()];
-    const leaseLeft = this.quorumLeaseUntil - now;
+    const leaseLeft = this.el.quorumLeaseUntil - now;
     for (const id of this.peerIds) {
       const p = this.peers.get(id)!;
       const mine = p.hbrTerm === this.term;
@@ -978,24 +740,12 @@ export class NodeCore {
       this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [], at: now, echo: msg.at });
       return;
     }
-    if (this.role !== 'follower') this.stepDown('heartbeat from leader');
-    this.leaderId = from;
-    this.lastLeaderContact = now;
-    this.resetElectionDeadline();
-    if (msg.term > this.hbSeen.term || (msg.term === this.hbSeen.term && msg.at > this.hbSeen.at)) this.hbSeen = { term: msg.term, at: msg.at };
+    this.el.followLeader(from, msg, now);
     for (const e of msg.committed) this.learnCommitted(e);
-    if (this.rejoin) {
-      // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
-      // at least as recent as every term a majority of the others reported
-      if (this.rejoin.needTerm === null || msg.term < this.rejoin.needTerm) return;
-      // it leads this term: never vote in it (or below) ourselves
-      this.noVoteUpTo = Math.max(this.noVoteUpTo, msg.term);
-      this.finishRejoin('learnt the runtime map from the leader');
-    }
-    // the owner lease, from our own clock: the leader had heard our reply sent at msg.echo while
-    // its quorum lease still ran for msg.leaseLeft (so it ends no later than msg.echo + leaseLeft)
-    // (an echo of a time our clock gave: an earlier incarnation's clock is not ours)
-    if (msg.echoInc === this.inc && msg.echo >= 0 && msg.leaseLeft > 0) this.leaseUntil = Math.max(this.leaseUntil, msg.echo + Math.min(this.leaseMs, msg.leaseLeft));
+    // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
+    // at least as recent as every term a majority of the others reported
+    if (!this.el.rejoinedBy(msg.term)) return;
+    this.el.grantOwnerLease(this.inc, msg);
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
   }
 
@@ -1003,7 +753,7 @@ export class NodeCore {
     if (this.role !== 'leader' || msg.term !== this.term) return;
     const peer = this.peers.get(from)!;
     peer.lastReply = now;
-    this.noteIncarnation(from, msg.inc);
+    this.fd.noteIncarnation(from, msg.inc);
     peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
     peer.reportTerm = msg.term;
     peer.reportAt = now;
@@ -1015,39 +765,7 @@ export class NodeCore {
       peer.hbrAt = msg.at;
     }
     if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
-    this.renewQuorumLease();
-  }
-
-  /**
-   * Leader: the quorum lease runs `leaseMs` from the send time of the latest heartbeat of this
-   * term that a majority (ourselves included) answered (Raft's leader lease).
-   */
-  private renewQuorumLease(): void {
-    const need = this.majority - 1;
-    let start: number;
-    if (need <= 0) start = this.env.now();
-    else {
-      const echoes: number[] = [];
-      for (const p of this.peers.values()) if (p.hbrTerm === this.term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
-      if (echoes.length < need) return;
-      echoes.sort((a, b) => b - a);
-      start = echoes[need - 1];
-    }
-    this.quorumLeaseUntil = Math.max(this.quorumLeaseUntil, start + this.leaseMs);
-    this.leaseUntil = Math.max(this.leaseUntil, this.quorumLeaseUntil);
-  }
-
-  /**
-   * The owner lease actually used, ms: timing.leaseMs, but never so long that a leader could
-   * confirm the owner down and promote another before it lapsed. A leader promotes a silent owner
-   * no sooner than suspectAfterMs + escalationTimeoutMs after the owner's last reply it received
-   * (and a new leader no sooner than that after its election: it counts every peer as heard at its
-   * election); the lease runs from a reply's send time (an earlier instant), and a leader grants
-   * at most what remains of its own quorum lease, which started before any later leader's
-   * election. Four heartbeats of margin cover ticks and message delays.
-   */
-  private get leaseMs(): number {
-    return ownerLeaseUsedMs(this.config.timing);
+    this.el.renewQuorumLease();
   }
 
   private reports(): PartitionReport[] {
@@ -1071,33 +789,18 @@ export class NodeCore {
     this.env.log('stale-incarnation', { node, inc, msg: kind, current: this.peers.get(node)?.inc ?? null });
   }
 
-  /** A peer speaks as incarnation `inc` (never one in deadIncs: onMessage dropped those). */
-  private noteIncarnation(node: string, inc: string): void {
-    const peer = this.peers.get(node);
-    if (!peer) return;
-    if (peer.inc !== null && peer.inc !== inc) {
-      peer.deadIncs.add(peer.inc);
-      peer.downAt = this.env.now();
-      this.env.log('incarnation', { node, old: peer.inc, inc });
-    }
-    peer.inc = inc;
-  }
-
   private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
     if (term < this.term) {
       this.counters.staleEpochRefusals.proposal++;
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
-    if (this.rejoin) {
+    if (this.el.rejoinPending) {
       // what an earlier life of ours accepted is forgotten: accept nothing before rejoining
       this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
       return;
     }
-    if (this.role !== 'follower') this.stepDown('proposal from leader');
-    this.leaderId = from;
-    this.lastLeaderContact = now;
-    this.resetElectionDeadline();
+    this.el.followProposer(from, now);
     const cur = this.accepted.get(entry.pkey);
     const ok = !cur || entry.epoch > cur.epoch;
     if (ok) {
@@ -1183,10 +886,10 @@ export class NodeCore {
     let heard = 1;
     for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
     if (heard >= this.majority) {
-      this.lastLeaderContact = now;
-      if (this.majority === 1) this.renewQuorumLease();
+      this.el.heardMajority(now);
+      if (this.majority === 1) this.el.renewQuorumLease();
     } else if (now - ls.since > t.electionTimeoutMaxMs) {
-      this.stepDown('lost quorum');
+      this.el.stepDown('lost quorum');
       return;
     }
     if (now - ls.lastHbAt >= t.heartbeatMs) this.sendHeartbeats(now);
@@ -1200,7 +903,7 @@ export class NodeCore {
     // proposal a later leader may adopt and commit, Raft's re-proposal of accepted entries). A
     // decision needs a majority that answered a heartbeat sent within freshViewMs; the view of a
     // new leader starts at its election (hbrEcho is reset then).
-    if (!this.freshMajority(now)) return;
+    if (!this.fd.freshMajority(now)) return;
     const bootstrapReady = this.bootstrapReady(now);
     for (const a of assignAll(this.config)) {
       const pkey = `${a.store}/${a.partition}`;
@@ -1228,41 +931,6 @@ export class NodeCore {
    * suspicion window, so a peer counted in the majority was heard at least two heartbeat rounds
    * after any peer suspected at the same moment fell silent (a cut-off leader never sees both).
    */
-  private get freshViewMs(): number {
-    const t = this.config.timing;
-    return Math.max(t.heartbeatMs, t.suspectAfterMs - 2 * t.heartbeatMs);
-  }
-
-  /**
-   * Leader: a majority (ourselves included) answered a heartbeat of this term sent within
-   * {@link freshViewMs} (the quorum lease's own evidence, {@link renewQuorumLease}). DESIGN.md §2,
-   * leader and ownership decisions: "a leader without a live majority changes nothing"; live is
-   * read as heard within the fresh view, not within the suspicion window.
-   */
-  private freshMajority(now: number): boolean {
-    let n = 1;
-    for (const id of this.peerIds) if (this.freshlyHeard(id, now)) n++;
-    return n >= this.majority;
-  }
-
-  /** Leader: the peer's latest reply of this term answered a heartbeat sent within freshViewMs, and no NodeLeft of it is being re-checked. */
-  private freshlyHeard(node: string, now: number): boolean {
-    const p = this.peers.get(node);
-    if (!p || p.inc === null || p.deadIncs.has(p.inc) || this.probing.has(node)) return false;
-    return p.hbrTerm === this.term && p.hbrInc === p.inc && now - p.hbrEcho < this.freshViewMs;
-  }
-
-  /**
-   * Leader: may the member be relied on as the one copy left in an in-sync set: ourselves, or a
-   * live incarnation heard freshly ({@link freshlyHeard}). A shrink of the in-sync set must keep
-   * at least one such member (bug found by the insync helper: a killed owner's queued req-drop
-   * left in-sync = [that dead owner], then the partition was regenerated empty).
-   */
-  private confirmable(m: Member, now: number): boolean {
-    if (m.node === this.id) return m.inc === this.inc;
-    return this.live(m, now) && this.freshlyHeard(m.node, now);
-  }
-
   /**
    * An accepted entry above the committed `base`, as this leader proposes it again (Raft: a new
    * leader adopts what it finds accepted): without the in-sync members it adds
@@ -1276,8 +944,8 @@ export class NodeCore {
    */
   private reproposal(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
     const e = withoutAdditions(acc, base);
-    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.gone(m))) return e;
-    const dropped = base.inSync.filter((m) => !this.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
+    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.fd.gone(m))) return e;
+    const dropped = base.inSync.filter((m) => !this.fd.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
     if (dropped.length === 0) return e;
     this.env.log('reproposal-keeps', { pkey: e.pkey, kept: dropped.map((m) => m.node).join(','), gone: e.inSync.map((m) => m.node).join(',') });
     return { ...e, inSync: [...e.inSync, ...dropped], health: e.health === 'Healthy' ? 'Degraded' : e.health };
@@ -1289,9 +957,9 @@ export class NodeCore {
   }
 
   private bootstrap(pkey: string, store: string, partition: number, replicas: string[], now: number): void {
-    const live = replicas.filter((n) => this.nodeLive(n, now));
+    const live = replicas.filter((n) => this.fd.nodeLive(n, now));
     if (live.length === 0) return;
-    const members = live.map((n) => ({ node: n, inc: this.incOf(n)! }));
+    const members = live.map((n) => ({ node: n, inc: this.fd.incOf(n)! }));
     const entry: RuntimeEntry = {
       pkey,
       store,
@@ -1310,70 +978,6 @@ export class NodeCore {
     this.propose(entry, true, now);
   }
 
-  private incOf(node: string): string | null {
-    return node === this.id ? this.inc : (this.peers.get(node)?.inc ?? null);
-  }
-
-  /**
-   * The node answers (the leader heard it within the suspicion window), is not confirmed silent,
-   * and its current incarnation is not known to be gone.
-   */
-  private nodeLive(node: string, now: number): boolean {
-    if (node === this.id) return true;
-    const p = this.peers.get(node);
-    if (!p || p.inc === null || p.deadIncs.has(p.inc)) return false;
-    return !p.silentConfirmed && now - p.lastReply < this.config.timing.suspectAfterMs;
-  }
-
-  /** This incarnation is gone for good: a refused probe, or a newer incarnation of the node answered. */
-  private gone(m: Member): boolean {
-    if (m.node === this.id) return m.inc !== this.inc;
-    const p = this.peers.get(m.node);
-    if (!p) return true;
-    return p.deadIncs.has(m.inc) || (p.inc !== null && p.inc !== m.inc);
-  }
-
-  private live(m: Member, now: number): boolean {
-    return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;
-  }
-
-  /**
-   * Confirmed down (seed 002; DESIGN.md §2 failover: "a silent owner is suspected first and
-   * confirmed only after the escalation timeout"): gone, or silent past the escalation timeout.
-   * Never on suspicion alone.
-   */
-  private confirmedDown(m: Member): boolean {
-    if (this.gone(m)) return true;
-    if (m.node === this.id) return false;
-    return this.peers.get(m.node)!.silentConfirmed;
-  }
-
-  private suspected(node: string, now: number): boolean {
-    if (node === this.id) return false;
-    const p = this.peers.get(node);
-    return !p || now - p.lastReply >= this.config.timing.suspectAfterMs;
-  }
-
-  private updateSuspicion(now: number): void {
-    if (this.role !== 'leader') return;
-    const t = this.config.timing;
-    for (const [id, p] of this.peers) {
-      if (now - p.lastReply >= t.suspectAfterMs) {
-        if (p.suspectedSince === null) {
-          p.suspectedSince = now;
-          this.env.log('suspect', { node: id });
-        } else if (!p.silentConfirmed && now - p.suspectedSince >= t.escalationTimeoutMs) {
-          p.silentConfirmed = true;
-          p.downAt = now;
-          this.env.log('confirm-down', { node: id, reason: 'RuntimeOwnershipSuspectEscalationTimeout' });
-        }
-      } else if (p.suspectedSince !== null) {
-        p.suspectedSince = null;
-        p.silentConfirmed = false;
-      }
-    }
-  }
-
   /** Fresh, term-matched report of a member's copy (a stale report does not count, seed 002). */
   private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
     if (m.node === this.id) return this.ownReport(this.parts.get(pkey)!);
@@ -1382,268 +986,70 @@ export class NodeCore {
     return p.reports.get(pkey) ?? null;
   }
 
-  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5). */
+  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5; the policy: core/failover-policy.ts). */
   private decide(e: RuntimeEntry, now: number): void {
-    const ls = this.leader!;
-    const t = this.config.timing;
-    const cooled = now - (ls.lastTransition.get(e.pkey) ?? 0) >= t.recoveryCooldownMs;
-    // 1. the active owner is confirmed down: promote an in-sync survivor, or Unavailable
-    if (e.active && this.confirmedDown(e.active)) {
-      this.counters.failovers++;
-      this.env.log('failover', { pkey: e.pkey, from: e.active.node, epoch: e.epoch });
-      return this.promote(e, e.active, now);
-    }
-    // 2. no active: promote a live in-sync member as soon as one answers; else evict when due
-    if (!e.active) {
-      if (e.inSync.some((m) => this.live(m, now))) return this.promote(e, null, now);
-      // eviction: after the countdown, or at once when every in-sync copy is provably gone (its
-      // node came back as a new, empty incarnation) and an assigned node is there to take it
-      const since = ls.unavailableSince.get(e.pkey) ?? now;
-      const allGone = e.inSync.every((m) => this.gone(m)) && e.replicas.some((n) => this.nodeLive(n, now));
-      if (allGone || now - since >= t.evictionTimeoutMs) this.regenerate(e, now);
-      return;
-    }
-    // 3. a node accepted an entry above the committed one that never committed here and that this
-    //    leader does not know (nothing is in flight): nodes act on what they accepted (an active
-    //    stops serving, a replica fences the active's stream) and report it in their metadata
-    //    (clients route by the highest epoch), so commit the entry again above that epoch
-    let fencedAt = -1;
-    for (const [n, p] of this.peers) {
-      const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, e.pkey, now) : null;
-      if (r && r.accepted > e.epoch && r.accepted > fencedAt) fencedAt = r.accepted;
-    }
-    if (cooled && fencedAt >= 0) {
-      this.env.log('reaffirm', { pkey: e.pkey, epoch: e.epoch, accepted: fencedAt });
-      return this.propose({ ...e }, false, now);
-    }
-    // 4. Recovering whose more complete holder is gone (dead, cut off, or no longer holding a
-    //    prefix of the deposed owner's log): the candidate is the authority now, and only now are
-    //    the writes it lacks lost (seed 002, possession proof)
-    if (e.health === 'Recovering' && !this.syncSourceValid(e, now)) {
-      this.env.log('recovery-source-lost', { pkey: e.pkey, from: e.syncFrom?.node ?? null, syncTag: e.syncTag ?? null });
-      return this.propose({ ...e, health: 'Degraded', syncFrom: null, syncTag: null }, false, now);
-    }
-    // 5. a lost replica makes the partition Degraded at once (cheap and reversible)
-    const lost = e.inSync.filter((m) => !sameMember(m, e.active) && (this.confirmedDown(m) || this.suspected(m.node, now)));
-    if (lost.length > 0) {
-      const inSync = e.inSync.filter((m) => !lost.some((l) => sameMember(l, m)));
-      // never shrink the in-sync set to members this leader cannot confirm (a suspected active
-      // left alone in it): should that member turn out dead, no copy is left to promote and the
-      // partition is regenerated empty while the dropped replicas held its data (make sim run 1346)
-      if (!inSync.some((m) => this.confirmable(m, now))) return;
-      // a holder outside the in-sync set is never among the lost (step 4 judges it)
-      const syncFrom = e.syncFrom && !lost.some((m) => sameMember(m, e.syncFrom)) ? e.syncFrom : null;
-      const health: Health = e.health === 'Recovering' && syncFrom ? 'Recovering' : 'Degraded';
-      const handoffTo = e.handoffTo && inSync.some((m) => sameMember(m, e.handoffTo)) ? e.handoffTo : null;
-      return this.propose({ ...e, inSync, health, syncFrom, handoffTo }, false, now);
-    }
-    // 6. a failback handoff in progress: cancel it if the target left or it takes too long
-    if (e.handoffTo) {
-      const since = ls.handoffSince.get(e.pkey) ?? now;
-      if (!this.live(e.handoffTo, now) || now - since > HANDOFF_TIMEOUT_MS) {
-        this.env.log('handoff-cancel', { pkey: e.pkey, to: e.handoffTo.node });
-        this.propose({ ...e, handoffTo: null }, false, now);
-      }
-      return;
-    }
-    if (e.health === 'Recovering') return;
-    // 7. the recovery sweep: every assigned replica alive and in sync, after a cooldown
-    const allIn = e.replicas.every((n) => e.inSync.some((m) => m.node === n && this.live(m, now)));
-    if (e.health !== 'Healthy') {
-      if (allIn && cooled) this.propose({ ...e, health: 'Healthy' }, false, now);
-      return;
-    }
-    // 8. failback: the preferred primary is back in sync: hand ownership back
-    const preferred = e.replicas[0];
-    if (cooled && e.active.node !== preferred) {
-      const m = e.inSync.find((x) => x.node === preferred);
-      if (m && this.live(m, now)) this.propose({ ...e, handoffTo: m }, false, now);
-    }
+    const d = decideFailover(e, this.failoverView, now);
+    if (d.failover) this.counters.failovers++;
+    for (const [event, fields] of d.logs) this.env.log(event, fields);
+    if (d.proposal) this.propose(d.proposal.entry, d.proposal.newTenure, now);
   }
 
-  /**
-   * Is the Recovering entry's sync source still one to wait for (leader side, decide step 4).
-   * An in-sync member: while it is live. A holder outside the in-sync set (`syncTag` set, chosen
-   * by {@link promote} from the assigned replicas): while it is live, still assigned, and its
-   * fresh, term-matched report still says its copy is a prefix of the deposed owner's log
-   * (report tag === `syncTag`). Seed 002, possession proof: "syncs from that better source first";
-   * once the source is gone the candidate is the authority (Degraded).
-   */
-  private syncSourceValid(e: RuntimeEntry, now: number): boolean {
-    const src = e.syncFrom;
-    if (!src || !this.live(src, now)) return false;
-    if (e.inSync.some((m) => sameMember(m, src))) return true;
-    if (!e.syncTag || !e.replicas.includes(src.node)) return false;
-    // no report of this term yet (a new leader): wait for it while the holder answers
-    const r = this.freshReport(src, e.pkey, now);
-    return r === null || r.tag === e.syncTag;
-  }
+  /** The leader's knowledge as the failover policy reads it (failover-policy.ts FailoverView): this node's peer table and leader bookkeeping. */
+  private readonly failoverView: FailoverView = this.makeFailoverView();
 
-  /**
-   * Promotion (seed 002 steps 2-3) after the active owner `deposed` was confirmed down (or, with
-   * `deposed` null, of a partition without an active).
-   *
-   * The candidate: among the live in-sync members (never a stale copy), the highest revision of
-   * the deposed owner's log, then the most synced segments, then partition-map order.
-   *
-   * The possession proof then decides Degraded (serve now) or Recovering (sync from the more
-   * complete live holder first). Seed 002 looks for that holder "among the partition's assigned
-   * replicas", not only the in-sync ones: a live assigned replica (not the deposed owner) whose
-   * fresh report postdates the owner's death, follows the deposed owner's tenure (its copy is a
-   * prefix of that log, so it extends the candidate's, which follows the same log) and holds a
-   * higher revision than the candidate is strictly more complete: the candidate is promoted
-   * Recovering with `syncFrom` = the highest such holder and `syncTag` = the deposed tenure. (An
-   * async owner may have streamed writes it acknowledged to a replica whose acks never reached it,
-   * so that replica never joined the in-sync set; certify seed 4040 lost 78 such writes.) Failing
-   * that, an in-sync member holding more keys than the candidate (the count-based proof of seed
-   * 002). Waits one heartbeat round (returns without proposing) while a report it needs predates
-   * the owner's death.
-   */
-  private promote(e: RuntimeEntry, deposed: Member | null, now: number): void {
-    const remaining = e.inSync.filter((m) => !deposed || !sameMember(m, deposed));
-    // a failover waits for every other in-sync member to be either live (its report counts) or
-    // confirmed down (seed 002: promotion is irreversible, so it waits for proof; a holder that
-    // went silent is not counted, but suspicion alone is no proof of silence). A member merely
-    // suspected may hold more of the deposed owner's log than any live one: a leader just back from
-    // a cut suspects every peer it did not hear through the cut, and promoted itself over an
-    // in-sync member no fault had touched (make power-sim SEED=20261130 run 69 of commit e1aa62f's
-    // schedules, traced: n1 back 258 ms from a cut, its link to n2 not yet up again, counted the
-    // restarted n3 for its majority, suspected n2 and promoted itself holding revision 82 while n2
-    // held 92 of the crashed owner's log). The member answers, or is confirmed down within the
-    // escalation window, so the failover is delayed, never stopped.
-    if (deposed && remaining.some((m) => !this.live(m, now) && !this.confirmedDown(m))) return;
-    const cands = remaining.filter((m) => this.live(m, now));
-    // the possession proof compares copies as they stand after the owner died: a report that
-    // answered a heartbeat sent before we learnt it down may predate the owner's last ops reaching
-    // that member (seed 002: a fresh table), so wait for the next round (a member that never
-    // answers stops being live and drops out of the candidates)
-    const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
-    const staleReport = (node: string): boolean => {
-      if (node === this.id) return false;
-      const p = this.peers.get(node)!;
-      return p.reportTerm !== this.term || p.reportEcho <= downAt;
+  private makeFailoverView(): FailoverView {
+    const core = this;
+    return {
+      get self() {
+        return core.id;
+      },
+      get timing() {
+        return core.config.timing;
+      },
+      get selfTestBug() {
+        return core.config.selfTestBug;
+      },
+      get nodeIds() {
+        return core.config.nodes.map((n) => n.id);
+      },
+      replicationFactor: (pkey) => this.parts.get(pkey)!.store.replicationFactor,
+      incOf: (node) => this.fd.incOf(node),
+      nodeLive: (node, now) => this.fd.nodeLive(node, now),
+      gone: (m) => this.fd.gone(m),
+      live: (m, now) => this.fd.live(m, now),
+      confirmedDown: (m) => this.fd.confirmedDown(m),
+      suspected: (node, now) => this.fd.suspected(node, now),
+      confirmable: (m, now) => this.fd.confirmable(m, now),
+      freshReport: (m, pkey, now) => this.freshReport(m, pkey, now),
+      peerReports: (pkey, now) => {
+        const out: PartitionReport[] = [];
+        for (const [n, p] of this.peers) {
+          const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, pkey, now) : null;
+          if (r) out.push(r);
+        }
+        return out;
+      },
+      reportPredatesDeath: (node, deposed) => {
+        const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
+        const p = this.peers.get(node)!;
+        return p.reportTerm !== this.term || p.reportEcho <= downAt;
+      },
+      lastTransitionAt: (pkey) => this.leader!.lastTransition.get(pkey),
+      unavailableSince: (pkey) => this.leader!.unavailableSince.get(pkey),
+      handoffSince: (pkey) => this.leader!.handoffSince.get(pkey),
     };
-    for (const m of cands) if (staleReport(m.node)) return;
-    // the same freshness for the other live assigned replicas: possible holders (seed 002)
-    const others = deposed ? this.otherHolders(e, deposed, cands, now) : [];
-    for (const m of others) if (staleReport(m.node)) return;
-    if (cands.length === 0) {
-      // every in-sync copy is provably gone (refused probes, new incarnations): the best copy left
-      // is the longest prefix of the deposed owner's log a live assigned replica holds (seed 002:
-      // the possession proof looks among the assigned replicas). Going Unavailable instead would
-      // regenerate the partition empty at once (decide, step 2) and wipe that copy too: make sim
-      // run 1346, where a stale shrink had left in-sync = [a crashed owner] while a replica held
-      // every write it acknowledged. Only when nothing in the set can come back with more.
-      const tenure = deposed && e.active && sameMember(deposed, e.active) ? tenureTag(deposed, e.activeSince) : null;
-      if (tenure !== null && e.inSync.every((m) => this.gone(m))) {
-        let heir: { m: Member; rev: number; order: number } | null = null;
-        for (const m of others) {
-          const r = this.freshReport(m, e.pkey, now);
-          const order = e.replicas.indexOf(m.node);
-          if (r && r.tag === tenure && (!heir || r.rev > heir.rev || (r.rev === heir.rev && order < heir.order))) heir = { m, rev: r.rev, order };
-        }
-        if (heir) {
-          this.env.log('possession-heir', { pkey: e.pkey, deposed: deposed!.node, heir: heir.m.node, rev: heir.rev, tenure });
-          this.propose({ ...e, active: heir.m, health: 'Degraded', inSync: [heir.m], handoffTo: null, syncFrom: null, syncTag: null }, true, now);
-          return;
-        }
-      }
-      // keep every member that may come back with its data (a paused or cut-off owner is not gone)
-      this.propose({ ...e, active: null, health: 'Unavailable', inSync: e.inSync.filter((m) => !this.gone(m)), handoffTo: null, syncFrom: null }, false, now);
-      return;
-    }
-    // revisions compare only within one log: the deposed owner's tenure
-    const tenure = e.active ? tenureTag(e.active, e.activeSince) : null;
-    const scored = cands.map((m) => {
-      const r = this.freshReport(m, e.pkey, now);
-      const follows = tenure !== null && r !== null && r.tag === tenure ? 1 : 0;
-      return { m, follows, synced: r?.syncedSegments ?? 0, rev: r?.rev ?? -1, held: r ? r.heldKeys : -1, order: e.replicas.indexOf(m.node) };
-    });
-    if (this.config.selfTestBug === 'no-possession-proof') {
-      // the deliberate bug: availability-first (most synced segments, then partition-map order),
-      // straight to Degraded: what the candidates hold is never compared
-      scored.sort((a, b) => b.synced - a.synced || a.order - b.order);
-      this.env.log('self-test-bug', { bug: 'no-possession-proof', pkey: e.pkey, promoted: scored[0].m.node });
-      this.propose({ ...e, active: scored[0].m, health: 'Degraded', inSync: remaining, handoffTo: null, syncFrom: null }, true, now);
-      return;
-    }
-    // the most complete copy first: among the members whose copy is a prefix of the deposed
-    // owner's log (they follow its tenure, or asked to resume it: a member re-syncing after the
-    // owner went silent reports no synced segments yet holds the same prefix), the highest
-    // revision; a copy from another tenure (one that was cut off and has not caught up again) has
-    // revisions of another log, not comparable (found by make power-sim: a member back from a cut
-    // with revision 269 of an older tenure was promoted over one holding the deposed owner's
-    // acknowledged writes up to 150); then synced segments, then map order
-    scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
-    const cand = scored[0];
-    // possession proof, by revision (seed 002: the more complete holder is any live assigned
-    // replica): a replica outside the in-sync set whose copy is a longer prefix of the same log
-    let holder: { m: Member; rev: number } | null = null;
-    if (tenure !== null && cand.follows === 1) {
-      for (const m of others) {
-        const r = this.freshReport(m, e.pkey, now);
-        if (r && r.tag === tenure && r.rev > cand.rev && (!holder || r.rev > holder.rev)) holder = { m, rev: r.rev };
-      }
-    }
-    if (holder) {
-      this.env.log('possession-holder', { pkey: e.pkey, candidate: cand.m.node, candidateRev: cand.rev, holder: holder.m.node, holderRev: holder.rev, tenure });
-      this.propose({ ...e, active: cand.m, health: 'Recovering', inSync: remaining, handoffTo: null, syncFrom: holder.m, syncTag: tenure }, true, now);
-      return;
-    }
-    // possession proof, by held keys (seed 002's count), among the in-sync members; but never
-    // from a member whose copy is a shorter prefix of the same log as the candidate's (both follow
-    // the deposed tenure: the candidate's revision is the highest, so that copy is contained in the
-    // candidate's; it may count more keys only because later writes of the log deleted some, and
-    // installing it would drop those writes: found by the one-way-cut sim property, a candidate at
-    // revision 188 recovered from an in-sync member at 128 holding one more key)
-    let best: (typeof scored)[number] | null = null;
-    for (const s of scored.slice(1)) if (s.held >= 0 && !(cand.follows === 1 && s.follows === 1) && (!best || s.held > best.held)) best = s;
-    const recovering = best !== null && best.held > Math.max(cand.held, 0);
-    const health: Health = recovering ? 'Recovering' : 'Degraded';
-    this.propose({ ...e, active: cand.m, health, inSync: remaining, handoffTo: null, syncFrom: recovering ? best!.m : null, syncTag: null }, true, now);
   }
 
-  /**
-   * The live assigned replicas of `e` that are neither the deposed owner nor a candidate (members
-   * outside the in-sync set, under the incarnation the leader knows): the possible more complete
-   * holders of seed 002's possession proof.
-   */
-  private otherHolders(e: RuntimeEntry, deposed: Member, cands: readonly Member[], now: number): Member[] {
-    const out: Member[] = [];
-    for (const n of e.replicas) {
-      if (n === deposed.node || cands.some((c) => c.node === n)) continue;
-      const inc = this.incOf(n);
-      if (!inc) continue;
-      const m: Member = { node: n, inc };
-      if (this.live(m, now)) out.push(m);
-    }
-    return out;
-  }
-
-  /**
-   * Eviction (seed 002): no in-sync member survives; a planned regeneration re-homes the
-   * partition on live nodes (assigned ones first), starting empty at a new map version.
-   */
-  private regenerate(e: RuntimeEntry, now: number): void {
-    const rf = this.parts.get(e.pkey)!.store.replicationFactor;
-    const liveNodes = [...e.replicas, ...this.config.nodes.map((n) => n.id).filter((n) => !e.replicas.includes(n))].filter((n) => this.nodeLive(n, now));
-    if (liveNodes.length === 0) return;
-    const replicas = liveNodes.slice(0, rf);
-    const active: Member = { node: replicas[0], inc: this.incOf(replicas[0])! };
-    this.env.log('regenerate', { pkey: e.pkey, replicas, lost: e.inSync.map((m) => m.node) });
-    this.propose({ ...e, active, inSync: [active], health: 'Degraded', handoffTo: null, syncFrom: null, replicas, mapVersion: e.mapVersion + 1, keepCopies: false }, true, now);
-  }
-
-  private onLeaderRequest(from: string, msg: Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>, now: number): void {
+  private onLeaderRequest(from: string, msg: LeaderRequest, now: number): void {
     if (this.role !== 'leader' || msg.term !== this.term) return;
     const ls = this.leader!;
     const e = this.committed.get(msg.pkey);
-    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.incOf(from) !== e.active.inc) return;
+    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.fd.incOf(from) !== e.active.inc) return;
     switch (msg.t) {
       case 'req-add': {
         const m = msg.member;
         // only at the epoch the active asked at: a later commit settled any addition asked before
-        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
+        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.fd.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
         const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
         return this.propose({ ...e, inSync }, false, now);
       }
@@ -1657,7 +1063,7 @@ export class NodeCore {
         // (the owner asks again every RETRY_MS while it still wants it). Found by the insync
         // helper: a killed owner's queued request to drop a lagging replica, delivered after a cut
         // healed, committed in-sync = [the dead owner] ~9 ms before its probe came back refused.
-        if (msg.epoch !== e.epoch || !(now - msg.seen < this.freshViewMs) || !this.confirmable(e.active, now)) return;
+        if (msg.epoch !== e.epoch || !(now - msg.seen < this.fd.freshViewMs) || !this.fd.confirmable(e.active, now)) return;
         if (!e.inSync.some((x) => sameMember(x, m))) {
           // an addition the active asked for and no longer wants: commit the entry again at a new
           // epoch, which settles it (no req-add of an earlier epoch is taken any more)
@@ -1671,7 +1077,7 @@ export class NodeCore {
         return this.propose({ ...e, inSync, health: syncFrom || health !== 'Recovering' ? health : 'Degraded', handoffTo, syncFrom }, false, now);
       }
       case 'handoff-ready': {
-        if (!e.handoffTo || msg.epoch !== e.epoch || !this.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
+        if (!e.handoffTo || msg.epoch !== e.epoch || !this.fd.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
         this.env.log('handoff', { pkey: e.pkey, from: e.active.node, to: e.handoffTo.node, rev: msg.rev });
         return this.propose({ ...e, active: e.handoffTo, handoffTo: null }, true, now);
       }
@@ -1683,18 +1089,6 @@ export class NodeCore {
   }
 
   // ───────────────────────────── roles and the data path ─────────────────────────────
-
-  /**
-   * Is this node the active owner per its committed entry, not deposed by a later accepted one.
-   * A node that accepted an entry naming someone else stops at once, before that entry commits.
-   */
-  private activeEntry(pkey: string): RuntimeEntry | null {
-    const e = this.committed.get(pkey);
-    if (!e || !sameMember(e.active, this.me)) return null;
-    const a = this.accepted.get(pkey);
-    if (a && a.epoch > e.epoch && (!sameMember(a.active, this.me) || a.activeSince !== e.activeSince)) return null;
-    return e;
-  }
 
   private refreshRole(pkey: string): void {
     const lp = this.parts.get(pkey);
@@ -1711,7 +1105,7 @@ export class NodeCore {
       }
       lp.mapVersion = e.mapVersion;
     }
-    const ae = this.activeEntry(pkey);
+    const ae = this.dp.activeEntry(pkey);
     if (ae) {
       const tag = tenureTag(ae.active!, ae.activeSince);
       if (!lp.act || lp.act.tag !== tag) {
@@ -1739,7 +1133,7 @@ export class NodeCore {
         }
         this.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
       }
-      this.progressPending(lp);
+      this.dp.progressPending(lp);
     } else if (lp.act) {
       this.resign(lp, 'deposed');
     }
@@ -1751,597 +1145,8 @@ export class NodeCore {
     if (!act) return;
     lp.act = null;
     lp.followTag = '';
-    for (const p of act.pending) this.answerIndeterminate(p);
+    for (const p of act.pending) this.dp.answerIndeterminate(p);
     this.env.log('resign', { pkey: lp.pkey, why, pending: act.pending.length });
-  }
-
-  private answerIndeterminate(p: PendingWrite): void {
-    this.counters.indeterminate++;
-    p.res.status = KvStatus.Unavailable;
-    p.res.flags = FLAG_INDETERMINATE;
-    this.env.respond(p.token, p.res);
-  }
-
-  /**
-   * Null when the active may serve now; otherwise the status to answer. Seed 002: Recovering never
-   * serves; DESIGN.md §2: a sync write with RF > 1 is refused when no replica is in sync.
-   */
-  private servingState(lp: LocalPartition, asyncWrite = false): KvStatus | null {
-    const e = this.activeEntry(lp.pkey);
-    if (!e || !lp.act) return KvStatus.ReplicaWriteRejected;
-    if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
-    // lease lapsed: probably cut off, maybe already replaced; the client refreshes its map (seed 000)
-    const now = this.env.now();
-    if (now > this.leaseUntil) {
-      if (asyncWrite && this.config.selfTestBug === 'stale-owner-acks' && now - this.leaseUntil <= STALE_OWNER_BUG_MS) {
-        this.selfTestBugHit('stale-owner-acks', lp.pkey);
-        return null;
-      }
-      return KvStatus.OwnershipChanging;
-    }
-    return null;
-  }
-
-  /** The deliberate bug of the harness's self-test took effect: log it once per partition and tenure. */
-  private selfTestBugHit(bug: string, pkey: string): void {
-    const key = `${bug}:${pkey}:${this.parts.get(pkey)?.act?.tag ?? ''}`;
-    if (this.bugLogged.has(key)) return;
-    this.bugLogged.add(key);
-    this.env.log('self-test-bug', { bug, pkey });
-  }
-
-  private route(store: string, key: string): { lp: LocalPartition; seg: number } | KvStatus {
-    const st = this.config.stores.find((s) => s.name === store);
-    if (!st) return KvStatus.InvalidInput;
-    const seg = segmentOf(key, st.segments);
-    const pkey = `${store}/${partitionOfSegment(seg, this.nPartitions)}`;
-    return { lp: this.parts.get(pkey)!, seg };
-  }
-
-  /**
-   * Status for a request that reached a node which is not the serving active (seed 000's
-   * vocabulary; seed 002: an old owner, fenced or gone, answers Moved or OwnershipChanging). The
-   * client routed here because its map names this node the active; every answer that means "not
-   * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
-   * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
-   */
-  private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
-    const e = this.committed.get(lp.pkey);
-    // restarted (memory only) and not yet told the runtime map: whatever the client's map names,
-    // it is not this incarnation; the failover of the previous one is under way
-    if (!e) return KvStatus.OwnershipChanging;
-    if (!e.replicas.includes(this.id)) return KvStatus.Moved;
-    if (!e.active) return KvStatus.Unavailable;
-    if (e.handoffTo && (e.handoffTo.node === this.id || e.active.node === this.id)) return KvStatus.OwnershipChanging;
-    // the entry names an earlier incarnation of ours, or we accepted an entry deposing us
-    if (e.active.node === this.id) return KvStatus.OwnershipChanging;
-    return write ? KvStatus.ReplicaWriteRejected : KvStatus.Moved;
-  }
-
-  private clientWrite(req: Extract<ClientRequest, { op: typeof Op.Put | typeof Op.Delete }>, token: unknown): void {
-    const res: PendingWrite['res'] = { op: req.op, reqId: req.reqId, status: KvStatus.Ok, flags: 0, info: { ...EMPTY_INFO, node: this.id } };
-    const refuse = (status: KvStatus): void => {
-      this.counters.writesRefused++;
-      res.status = status;
-      this.env.respond(token, res);
-    };
-    if (req.key.length === 0) return refuse(KvStatus.InvalidInput);
-    const r = this.route(req.store, req.key);
-    if (typeof r === 'number') return refuse(r);
-    const { lp, seg } = r;
-    res.info.partition = lp.partition;
-    res.info.ackMode = lp.store.ackMode;
-    const e = this.activeEntry(lp.pkey);
-    if (!e || !lp.act) return refuse(this.notActiveStatus(lp, true));
-    res.info.epoch = e.epoch;
-    const sync = lp.store.ackMode === 'sync';
-    const serving = this.servingState(lp, !sync);
-    if (serving !== null) return refuse(serving);
-    if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
-    if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
-    const act = lp.act;
-    const cur = lp.data.get(seg, req.key);
-    const curVersion = cur ? cur.version : 0;
-    const present = !!cur && cur.value !== null;
-    res.info.version = curVersion;
-    if (req.ifMatchVersion !== undefined && (!present || cur!.version !== req.ifMatchVersion)) return refuse(KvStatus.Conflict);
-    if (req.op === Op.Put && req.ifAbsent && present) return refuse(KvStatus.Conflict);
-    if (req.op === Op.Delete && !present) return refuse(KvStatus.NotFound);
-    const rev = lp.data.revision + 1;
-    // versions never go backwards, even where a copy was lost (RF1 crash, async window): every
-    // tenure starts its versions above any version an earlier tenure can have given
-    const version = Math.max(curVersion, act.activeSince * VERSION_TENURE_STRIDE) + 1;
-    const op: ReplicatedOp = { rev, seg, key: req.key, value: req.op === Op.Put ? req.value : null, version };
-    lp.data.apply(op);
-    const now = this.env.now();
-    if (!sync && this.config.selfTestBug === 'never-replicate-async') {
-      // the deliberate bug: acknowledged, never streamed, never reported lagging
-      this.selfTestBugHit('never-replicate-async', lp.pkey);
-    } else {
-      for (const f of act.followers.values()) if (f.streaming) f.queue.push(op);
-      act.opTimes.push([rev, now]);
-      act.lastOp = op;
-    }
-    res.info.version = op.version;
-    res.info.revision = rev;
-    if (sync) {
-      act.pending.push({ rev, token, res, at: now });
-      this.progressPending(lp);
-    } else {
-      this.counters.writesAcked++;
-      res.info.copies = 1;
-      this.env.respond(token, res);
-    }
-  }
-
-  /** Members whose acknowledgement a write needs: the in-sync set (but us) and requested additions. */
-  private requiredAcked(lp: LocalPartition): number {
-    const e = this.committed.get(lp.pkey);
-    const act = lp.act!;
-    let min = lp.data.revision;
-    if (!e) return -1;
-    for (const m of e.inSync) {
-      if (m.node === this.id) continue;
-      const f = act.followers.get(m.node);
-      const acked = f && f.member.inc === m.inc ? f.acked : -1;
-      if (acked < min) min = acked;
-    }
-    for (const { member } of act.pendingAdds.values()) {
-      const f = act.followers.get(member.node);
-      const acked = f && f.member.inc === member.inc ? f.acked : -1;
-      if (acked < min) min = acked;
-    }
-    // replicas that may hold a read lease (ours, or an earlier tenure's) must hold what we ack
-    const now = this.env.now();
-    for (const f of act.followers.values()) if (f.grantUntil > now && f.acked < min) min = f.acked;
-    if (now < act.inheritUntil) {
-      for (const m of act.inherited) {
-        const f = act.followers.get(m.node);
-        const acked = f && f.member.inc === m.inc ? f.acked : -1;
-        if (acked < min) min = acked;
-      }
-    }
-    return min;
-  }
-
-  /**
-   * Copies of revision `rev` among the partition's in-sync members (ourselves included) by the
-   * committed entry `e`: what a sync ack reports as `copies` (the verifier checks >= 2 at RF > 1).
-   */
-  private copiesHolding(lp: LocalPartition, e: RuntimeEntry, rev: number): number {
-    const act = lp.act!;
-    let n = 0;
-    for (const m of e.inSync) {
-      if (m.node === this.id) {
-        if (m.inc === this.inc && lp.data.revision >= rev) n++;
-        continue;
-      }
-      const f = act.followers.get(m.node);
-      if (f && f.member.inc === m.inc && f.acked >= rev) n++;
-    }
-    return n;
-  }
-
-  /** The highest revision every in-sync replica has applied (what the harness samples). */
-  private replicatedRevision(lp: LocalPartition): number {
-    const e = this.committed.get(lp.pkey);
-    // with no replica in sync nothing is replicated: never claim otherwise (the verifier trusts it)
-    if (!e || !e.inSync.some((m) => m.node !== this.id)) return 0;
-    return Math.max(0, this.requiredAcked(lp));
-  }
-
-  private progressPending(lp: LocalPartition): void {
-    const act = lp.act;
-    if (!act) return;
-    const acked = this.requiredAcked(lp);
-    let i = 0;
-    while (i < act.opTimes.length && act.opTimes[i][0] <= acked) i++;
-    if (i > 0) act.opTimes.splice(0, i);
-    // an owner whose lease lapsed acknowledges nothing, not even a write its replicas hold: it may
-    // have been replaced (its successor then holds the write, but the ack would come from a
-    // deposed owner, past the lease the store declares); the write waits, and is answered as
-    // indeterminate if the owner resigns or it waits too long
-    if (act.pending.length === 0 || this.servingState(lp) !== null) return;
-    const e = this.committed.get(lp.pkey)!;
-    // the deliberate bug: a sync write is acknowledged once this node applied it, replicas or not
-    const early = this.config.selfTestBug === 'sync-ack-before-replica';
-    const ackedUpTo = early ? lp.data.revision : acked;
-    // DESIGN.md §2: at RF > 1 a sync write is never acknowledged on the active's copy alone.
-    // Pending writes were admitted while another member was in sync; when the leader has since
-    // dropped every other member (lagging, down), they wait until a member holding them is in
-    // the in-sync set again, or time out as indeterminate (history-format.md v2
-    // under-replicated-ack)
-    const twoCopies = lp.store.replicationFactor > 1 && !early;
-    let n = 0;
-    while (n < act.pending.length && act.pending[n].rev <= ackedUpTo) {
-      const p = act.pending[n];
-      const copies = this.copiesHolding(lp, e, p.rev);
-      // copies only fall with the revision: no later pending write has two either
-      if (twoCopies && copies < 2) break;
-      p.res.info.epoch = e.epoch;
-      p.res.info.copies = copies;
-      this.counters.writesAcked++;
-      this.env.respond(p.token, p.res);
-      n++;
-    }
-    if (n > 0) act.pending.splice(0, n);
-  }
-
-  private clientGet(req: Extract<ClientRequest, { op: typeof Op.Get }>): ClientResponse {
-    const r = this.route(req.store, req.key);
-    const res = { op: Op.Get, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, epoch: 0, version: 0, value: null as Buffer | null };
-    if (typeof r === 'number') return { ...res, status: r };
-    const { lp, seg } = r;
-    if (req.local) {
-      const e = this.committed.get(lp.pkey);
-      const status = this.localReadStatus(lp, e);
-      if (status !== null) return { ...res, status };
-      res.epoch = e!.epoch;
-      const rec = lp.data.get(seg, req.key);
-      if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
-      return { ...res, version: rec.version, value: rec.value };
-    }
-    const e = this.activeEntry(lp.pkey);
-    if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
-    const serving = this.servingState(lp);
-    if (serving !== null) return { ...res, status: serving };
-    if (lp.act.handoffReady && e.handoffTo) return { ...res, status: KvStatus.OwnershipChanging };
-    res.epoch = e.epoch;
-    const rec = lp.data.get(seg, req.key);
-    if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
-    return { ...res, version: rec.version, value: rec.value };
-  }
-
-  /**
-   * A local (probe) read: null when this node may answer from its own copy, else the status to
-   * answer. It may when, by its own committed entry, it is an in-sync member of the partition
-   * under its current incarnation and not catching up: the serving active (not Recovering), or a
-   * replica following the current tenure (its catch-up installed). The copy may lag an async
-   * active: a probe says what this node holds, not what the store acknowledged.
-   */
-  private localReadStatus(lp: LocalPartition, e: RuntimeEntry | undefined): KvStatus | null {
-    if (!e) return KvStatus.Unavailable;
-    if (!e.replicas.includes(this.id)) return KvStatus.Moved;
-    if (!e.active || !e.inSync.some((m) => sameMember(m, this.me))) return KvStatus.Unavailable;
-    if (sameMember(e.active, this.me)) return lp.act && this.activeEntry(lp.pkey) && (e.health === 'Healthy' || e.health === 'Degraded') ? null : KvStatus.Unavailable;
-    return lp.followTag === tenureTag(e.active, e.activeSince) ? null : KvStatus.Unavailable;
-  }
-
-  /**
-   * May this replica answer a hedged batch read (seed 004 long-tail retry) from its own copy: only
-   * an in-sync replica of a sync store (RF > 1), following the serving active's current tenure,
-   * within the read lease that active granted it. An async replica may lack acknowledged writes
-   * and never answers; nor does one whose lease lapsed (dropped from the in-sync set, cut off).
-   */
-  private mayAnswerHedged(lp: LocalPartition): boolean {
-    if (!this.readLeased(lp.store)) return false;
-    const e = this.committed.get(lp.pkey);
-    if (!e || !e.active || (e.health !== 'Healthy' && e.health !== 'Degraded')) return false;
-    const tag = tenureTag(e.active, e.activeSince);
-    if (lp.followTag !== tag || !e.inSync.some((m) => sameMember(m, this.me))) return false;
-    return !!lp.readLease && lp.readLease.tag === tag && this.env.now() <= lp.readLease.until;
-  }
-
-  private clientGetMany(req: Extract<ClientRequest, { op: typeof Op.GetMany }>): ClientResponse {
-    const items: GetManyItem[] = new Array(req.keys.length);
-    const limit = this.config.stores.find((s) => s.name === req.store)?.batchGetLimit ?? 500;
-    if (new Set(req.keys).size > limit) {
-      return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.InvalidInput, flags: 0, node: this.id, items: [] };
-    }
-    for (let i = 0; i < req.keys.length; i++) {
-      const r = this.route(req.store, req.keys[i]);
-      if (typeof r === 'number') {
-        items[i] = { status: r, version: 0, value: null };
-        continue;
-      }
-      const { lp, seg } = r;
-      const ae = this.activeEntry(lp.pkey);
-      let ok = ae !== null && lp.act !== null && this.servingState(lp) === null && !(lp.act.handoffReady && ae.handoffTo);
-      if (!ok && req.allowReplica) ok = this.mayAnswerHedged(lp);
-      if (!ok) {
-        items[i] = { status: this.notActiveStatus(lp, false), version: 0, value: null };
-        continue;
-      }
-      const rec = lp.data.get(seg, req.keys[i]);
-      items[i] = !rec || rec.value === null ? { status: KvStatus.NotFound, version: rec ? rec.version : 0, value: null } : { status: KvStatus.Ok, version: rec.version, value: rec.value };
-    }
-    return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.id, items };
-  }
-
-  // ───────────────────────────── replication ─────────────────────────────
-
-  private onRep(from: string, msg: Extract<ClusterMsg, { t: 'rep' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp || lp.act || lp.followTag !== msg.tag) return;
-    // fencing: only the active of the entry we accepted last, within its tenure, may feed us
-    const a = this.accepted.get(msg.pkey);
-    if (!a || !a.active || a.active.node !== from || tenureTag(a.active, a.activeSince) !== msg.tag || msg.epoch < a.activeSince) {
-      this.counters.staleEpochRefusals.replication++;
-      this.env.send(from, { t: 'rep-nack', pkey: msg.pkey, tag: msg.tag, reason: 'fenced' });
-      // our copy is still a prefix of that tenure's log: report it so (a promotion may sync from
-      // it, seed 002 possession proof), though we follow it no more
-      lp.resumeTag = lp.followTag;
-      lp.followTag = '';
-      return;
-    }
-    lp.lastRepAt = now;
-    const data = lp.data;
-    for (const op of msg.ops) {
-      if (op.rev <= data.revision) continue;
-      if (op.rev !== data.revision + 1) {
-        // a gap: ops were lost with a connection; catch up from our (tenure, revision)
-        this.env.log('rep-gap', { pkey: msg.pkey, have: data.revision, got: op.rev });
-        this.requestSync(lp, a, now, true);
-        return;
-      }
-      data.apply(op);
-    }
-    if (msg.echo >= 0 && msg.leaseLeft > 0) {
-      const until = msg.echo + Math.min(REPLICA_READ_LEASE_MS, msg.leaseLeft);
-      if (!lp.readLease || lp.readLease.tag !== msg.tag) lp.readLease = { tag: msg.tag, until };
-      else if (until > lp.readLease.until) lp.readLease.until = until;
-    }
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: data.revision, at: now, inc: this.inc });
-  }
-
-  private onRepAck(from: string, msg: Extract<ClusterMsg, { t: 'rep-ack' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    const act = lp?.act;
-    if (!lp || !act || act.tag !== msg.tag) return;
-    const f = act.followers.get(from);
-    // an ack of an earlier incarnation of the follower (its clock, its data) is not this link's
-    if (!f || f.member.inc !== msg.inc) return;
-    if (msg.rev > f.acked) f.acked = msg.rev;
-    if (msg.at > f.ackAt) {
-      f.ackAt = msg.at;
-      f.ackRecvAt = now;
-    }
-    this.progressPending(lp);
-  }
-
-  private onRepNack(from: string, pkey: string, tag: string): void {
-    const act = this.parts.get(pkey)?.act;
-    if (!act || act.tag !== tag) return;
-    const f = act.followers.get(from);
-    if (f) f.streaming = false;
-  }
-
-  private requestSync(lp: LocalPartition, e: RuntimeEntry, now: number, keepPosition: boolean): void {
-    const tag = tenureTag(e.active!, e.activeSince);
-    let haveTag = keepPosition ? lp.followTag || lp.resumeTag || tag : lp.followTag;
-    if (this.config.selfTestBug === 'fencing-off-by-one' && haveTag !== tag && this.accepted.get(lp.pkey)?.epoch === e.epoch) {
-      // the deliberate bug: the owner's entry is at our own epoch, so our watermark is taken for
-      // a position in its log, whatever tenure our copy followed
-      this.selfTestBugHit('fencing-off-by-one', lp.pkey);
-      haveTag = tag;
-    }
-    lp.resumeTag = haveTag;
-    lp.resyncWanted = false;
-    lp.followTag = '';
-    lp.syncRequestedAt = now;
-    this.env.send(e.active!.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag, haveTag, haveRev: lp.data.revision, recovery: false });
-  }
-
-  private onSyncReq(from: string, msg: Extract<ClusterMsg, { t: 'sync-req' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp) return;
-    // the follower is the incarnation that asked: our own view of the peer may not have seen its
-    // restart yet, and a link keyed by the old incarnation could never be added back in sync
-    if (!this.peers.has(from)) return;
-    const fromInc = msg.inc;
-    if (msg.recovery) {
-      // a Recovering active asks the more complete holder for everything it has (possession
-      // proof); the answer says which log our copy is a prefix of (holdTag) and which incarnation
-      // holds it, so the active installs it only if it is still the copy the leader chose
-      this.counters.syncsServed++;
-      const holdTag = lp.act ? lp.act.tag : lp.followTag || lp.resumeTag;
-      this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, segs: lp.data.syncSince(-1), recovery: true, inc: this.inc, holdTag });
-      return;
-    }
-    const act = lp.act;
-    const e = this.activeEntry(msg.pkey);
-    if (!act || !e || act.tag !== msg.tag || (e.health !== 'Healthy' && e.health !== 'Degraded')) return;
-    if (!e.replicas.includes(from)) return;
-    const haveRev = msg.haveTag === act.tag ? msg.haveRev : -1;
-    const segs = lp.data.syncSince(haveRev);
-    // the deliberate bug (partition-data.ts) acts on a catch-up from the op log with ops to send
-    if (this.config.selfTestBug === 'catchup-skips-last-op' && haveRev >= 0 && lp.data.revision > haveRev && segs.some((x) => !x.snapshot)) this.selfTestBugHit('catchup-skips-last-op', lp.pkey);
-    const prev = act.followers.get(from);
-    const link: FollowerLink = {
-      member: { node: from, inc: fromInc },
-      streaming: true,
-      acked: prev && prev.member.inc === fromInc ? prev.acked : -1,
-      queue: [],
-      lastSentAt: now,
-      paceRev: -1,
-      paceAt: -Infinity,
-      ackAt: -1,
-      ackRecvAt: -Infinity,
-      // a read lease granted to the previous link of the same incarnation may still run
-      grantUntil: prev && prev.member.inc === fromInc ? prev.grantUntil : -Infinity,
-    };
-    act.followers.set(from, link);
-    this.counters.syncsServed++;
-    this.env.send(from, { t: 'sync-resp', pkey: msg.pkey, tag: act.tag, rev: lp.data.revision, segs, recovery: false });
-  }
-
-  private onSyncResp(from: string, msg: Extract<ClusterMsg, { t: 'sync-resp' }>, now: number): void {
-    const lp = this.parts.get(msg.pkey);
-    if (!lp) return;
-    const e = this.committed.get(msg.pkey);
-    if (!e || !e.active) return;
-    if (msg.recovery) {
-      if (!lp.act || e.health !== 'Recovering' || !e.syncFrom || e.syncFrom.node !== from || msg.tag !== lp.act.tag) return;
-      // only the incarnation the leader chose (a restarted holder answers from an empty copy)
-      if (msg.inc !== undefined && msg.inc !== e.syncFrom.inc) return;
-      const own = lp.data.revision;
-      if (e.syncTag) {
-        // a holder outside the in-sync set: its copy must still be a prefix of the deposed
-        // owner's log, which ours is a prefix of too (else wait: the leader sees its report and
-        // falls back to Degraded); a copy no longer than ours adds nothing
-        if (msg.holdTag !== e.syncTag) return;
-        if (msg.rev > own) lp.data.installSync(msg.segs, msg.rev);
-      } else {
-        lp.data.installSync(msg.segs, Math.max(own, msg.rev));
-      }
-      this.counters.snapshotsInstalled++;
-      lp.recoveredAtEpoch = e.epoch;
-      this.env.log('recovered-from-holder', { pkey: msg.pkey, from, rev: msg.rev, own, heldKeys: lp.data.heldKeys });
-      this.sendRecovered(lp, e, now);
-      return;
-    }
-    if (lp.act || e.active.node !== from || tenureTag(e.active, e.activeSince) !== msg.tag) return;
-    // fencing, as for a rep: once we accepted an entry naming another tenure, the deposed owner's
-    // catch-up no longer feeds us (make sim RUNS=2000 SEED=4040 run 1944, with the fresh-view fixes:
-    // a replica catching up from an owner confirmed down just after a cut healed installed its
-    // answer after accepting the promotion of another member, and held writes the new active lacked)
-    // Unless the entry we accepted names us: then we are the heir, not yet serving (lp.act is
-    // null), and a longer prefix of the deposed owner's log is what the possession proof wants the
-    // new owner to hold (seed 002 step 3; make power-sim RUNS=100 SEED=20261201 run 186: the leader
-    // n3 promoted itself from reports in which n1 and n3 held the same prefix, the proposal reached
-    // only n3 before a split; after the heal the deposed owner's catch-up brought n1 a write it had
-    // acknowledged while cut off, n3 refused the same answer, and n3's re-elected term committed
-    // the promotion: n3 served without the write in-sync n1 held).
-    const a = this.accepted.get(msg.pkey);
-    const heir = a?.active?.node === this.id && a.active.inc === this.inc;
-    if (a && a.epoch > e.epoch && !heir && (!a.active || tenureTag(a.active, a.activeSince) !== msg.tag)) {
-      this.counters.staleEpochRefusals.replication++;
-      return;
-    }
-    if (msg.segs.some((s) => s.snapshot)) this.counters.snapshotsInstalled++;
-    lp.data.installSync(msg.segs, msg.rev);
-    lp.followTag = msg.tag;
-    lp.resumeTag = '';
-    lp.lastRepAt = now;
-    this.env.send(from, { t: 'rep-ack', pkey: msg.pkey, tag: msg.tag, rev: lp.data.revision, at: now, inc: this.inc });
-  }
-
-  private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
-    if (!this.leaderId) return;
-    lp.recoveredSentAt = now;
-    this.sendToLeader({ t: 'recovered', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
-  }
-
-  /**
-   * req-drop's `seen`: the leader-clock time of the latest heartbeat of our term we received, or
-   * `now` when we lead (our own clock is the leader's); -1 when we have none of this term.
-   */
-  private leaderViewAt(now: number): number {
-    if (this.role === 'leader') return now;
-    return this.hbSeen.term === this.term ? this.hbSeen.at : -1;
-  }
-
-  private sendToLeader(msg: ClusterMsg): void {
-    if (!this.leaderId) return;
-    if (this.leaderId === this.id) this.onLeaderRequest(this.id, msg as Extract<ClusterMsg, { t: 'req-add' }>, this.env.now());
-    else this.env.send(this.leaderId, msg);
-  }
-
-  /** Per-partition timers: catch-up requests, replication timeouts, in-sync additions, handoff. */
-  private partitionTick(lp: LocalPartition, now: number): void {
-    const e = this.committed.get(lp.pkey);
-    if (!e) return;
-    const act = lp.act;
-    if (!act) {
-      // a replica: follow the current tenure of the serving active
-      if (!e.active || !e.replicas.includes(this.id) || sameMember(e.active, this.me)) return;
-      if (e.health !== 'Healthy' && e.health !== 'Degraded') return;
-      const tag = tenureTag(e.active, e.activeSince);
-      if (lp.followTag === tag && !lp.resyncWanted && now - lp.lastRepAt < FOLLOW_STALE_MS) return;
-      if (now - lp.syncRequestedAt < RETRY_MS) return;
-      this.requestSync(lp, e, now, lp.followTag === tag || lp.resumeTag === tag);
-      return;
-    }
-    const t = this.config.timing;
-    // Recovering: pull from the more complete holder, then tell the leader
-    if (e.health === 'Recovering' && e.syncFrom) {
-      if (lp.recoveredAtEpoch === e.epoch) {
-        if (now - lp.recoveredSentAt >= RETRY_MS) this.sendRecovered(lp, e, now);
-      } else if (now - lp.syncRequestedAt >= RETRY_MS) {
-        lp.syncRequestedAt = now;
-        this.env.send(e.syncFrom.node, { t: 'sync-req', pkey: lp.pkey, inc: this.inc, tag: act.tag, haveTag: '', haveRev: -1, recovery: true });
-      }
-      return;
-    }
-    // read leases lapse with time: writes that waited only for them may go now
-    if (act.pending.length > 0) this.progressPending(lp);
-    // writes that waited too long for their replicas: the owner cannot tell their fate
-    while (act.pending.length > 0 && now - act.pending[0].at > t.writeResolveTimeoutMs) this.answerIndeterminate(act.pending.shift()!);
-    // replicas that do not keep up are reported to the leader (only it changes the in-sync set)
-    if (act.opTimes.length > 0 && now - act.opTimes[0][1] > t.replicationTimeoutMs) {
-      const [oldRev] = act.opTimes[0];
-      for (const m of e.inSync) {
-        if (m.node === this.id) continue;
-        const f = act.followers.get(m.node);
-        const acked = f && f.member.inc === m.inc ? f.acked : -1;
-        if (acked >= oldRev) continue;
-        if (now - (act.lastDropReq.get(m.node) ?? -Infinity) < RETRY_MS) continue;
-        act.lastDropReq.set(m.node, now);
-        this.env.log('replica-lagging', { pkey: lp.pkey, node: m.node, acked, need: oldRev });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: m, seen: this.leaderViewAt(now) });
-      }
-      for (const [node, pa] of act.pendingAdds) {
-        const f = act.followers.get(node);
-        if (f && f.member.inc === pa.member.inc && f.acked >= oldRev) continue;
-        if (pa.reqEpoch < 0) {
-          act.pendingAdds.delete(node);
-          continue;
-        }
-        // an addition we asked for may still commit: ask the leader to settle it (a req-drop of a
-        // member not in the set moves the epoch on), and wait for the follower until it is settled
-        if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
-        act.lastDropReq.set(node, now);
-        this.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
-        this.sendToLeader({ t: 'req-drop', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member, seen: this.leaderViewAt(now) });
-      }
-      this.progressPending(lp);
-    }
-    // a committed entry above the epoch of our last req-add settles that addition: in the set, or
-    // not (then it can no longer commit)
-    for (const [node, pa] of act.pendingAdds) {
-      if (pa.reqEpoch >= 0 && e.epoch > pa.reqEpoch && !e.inSync.some((m) => sameMember(m, pa.member))) act.pendingAdds.delete(node);
-    }
-    // followers that keep pace join the in-sync set through the leader, in two steps so that a
-    // steady stream of writes cannot keep one out for ever: once it acks, within RETRY_MS, the
-    // revision we were at when we looked (or is fully caught up), writes wait for it too from the
-    // current revision on; once it holds that revision it holds every acknowledged write
-    for (const f of act.followers.values()) {
-      if (!f.streaming) continue;
-      const node = f.member.node;
-      if (e.inSync.some((m) => sameMember(m, f.member))) {
-        act.pendingAdds.delete(node);
-        continue;
-      }
-      let pa = act.pendingAdds.get(node);
-      if (!pa || pa.member.inc !== f.member.inc) {
-        const keepsPace = f.acked >= lp.data.revision || (f.paceRev >= 0 && f.acked >= f.paceRev && now - f.paceAt < RETRY_MS);
-        if (!keepsPace) {
-          if (f.paceRev < 0 || now - f.paceAt >= RETRY_MS) {
-            f.paceRev = lp.data.revision;
-            f.paceAt = now;
-          }
-          continue;
-        }
-        pa = { member: f.member, at: -Infinity, fromRev: lp.data.revision, reqEpoch: -1 };
-        act.pendingAdds.set(node, pa);
-      }
-      // asked again after a while, or at once when the epoch moved on (the leader takes a req-add
-      // only at its current epoch)
-      if (f.acked < pa.fromRev || (now - pa.at < RETRY_MS * 4 && pa.reqEpoch === e.epoch)) continue;
-      pa.at = now;
-      pa.reqEpoch = e.epoch;
-      this.sendToLeader({ t: 'req-add', term: this.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
-    }
-    // failback: once drained and the preferred primary holds everything, say so
-    if (!e.handoffTo) act.handoffReady = false;
-    if (e.handoffTo && act.pending.length === 0 && now - act.lastLeaderReq >= RETRY_MS) {
-      const f = act.followers.get(e.handoffTo.node);
-      if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
-        act.lastLeaderReq = now;
-        act.handoffReady = true;
-        this.sendToLeader({ t: 'handoff-ready', term: this.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
-      }
-    }
   }
 }
 

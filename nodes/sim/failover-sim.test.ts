@@ -211,14 +211,19 @@ function caught(arb: fc.Arbitrary<SimSchedule>, coreFactory: NonNullable<SimOpti
 
 type GetRequest = Extract<ClientRequest, { op: typeof Op.Get }>;
 
+/** The core's data path (nodes/core/data-path.ts), whose methods the mutants replace on the instance. */
+function dataPathOf(core: NodeCore): Record<string, unknown> {
+  return (core as unknown as { dp: Record<string, unknown> }).dp;
+}
+
 /** A core factory whose cores pass every Get answer through `alter` (a read mutant). */
 function coreWithGetAnswer(
   alter: (core: NodeCore, config: ClusterConfig, req: GetRequest, res: ClientResponse) => ClientResponse,
 ): NonNullable<SimOptions['coreFactory']> {
   return (id, inc, config, env) => {
     const core = new NodeCore(id, inc, config, env);
-    const c = core as unknown as { clientGet: (req: GetRequest) => ClientResponse };
-    const original = c.clientGet.bind(core);
+    const c = dataPathOf(core) as { clientGet: (req: GetRequest) => ClientResponse };
+    const original = c.clientGet.bind(c);
     c.clientGet = (req) => alter(core, config, req, original(req));
     return core;
   };
@@ -232,8 +237,8 @@ describe('the checkers catch broken cores (mutants)', SIM_BUDGET, () => {
         const core = new NodeCore(id, inc, config, env);
         type Pending = { token: unknown; res: unknown };
         type Lp = { act: { pending: Pending[] } | null };
-        const c = core as unknown as { progressPending: (lp: Lp) => void };
-        const original = c.progressPending.bind(core);
+        const c = dataPathOf(core) as { progressPending: (lp: Lp) => void };
+        const original = c.progressPending.bind(c);
         c.progressPending = (lp) => {
           original(lp);
           // acknowledge whatever is still waiting for replicas, claiming two copies (a lying core:
@@ -277,10 +282,11 @@ describe('the checkers catch broken cores (mutants)', SIM_BUDGET, () => {
       crashyArb(),
       (id, inc, config, env) => {
         const core = new NodeCore(id, inc, config, env);
-        const c = core as unknown as { activeEntry: (pkey: string) => unknown; committed: Map<string, { handoffTo: { node: string; inc: string } | null }> };
-        const original = c.activeEntry.bind(core);
+        const committed = (core as unknown as { committed: Map<string, { handoffTo: { node: string; inc: string } | null }> }).committed;
+        const c = dataPathOf(core) as { activeEntry: (pkey: string) => unknown };
+        const original = c.activeEntry.bind(c);
         c.activeEntry = (pkey: string) => {
-          const e = c.committed.get(pkey);
+          const e = committed.get(pkey);
           if (e?.handoffTo && e.handoffTo.node === id && e.handoffTo.inc === inc) return e;
           return original(pkey);
         };
@@ -327,10 +333,11 @@ describe('hedged replica reads (seed 004) never return stale data', () => {
     const noLease: NonNullable<SimOptions['coreFactory']> = (id, inc, config, env) => {
       const core = new NodeCore(id, inc, config, env);
       type Lp = { pkey: string; store: { ackMode: string; replicationFactor: number }; followTag: string; readLease: unknown };
-      const c = core as unknown as { mayAnswerHedged: (lp: Lp) => boolean; committed: Map<string, { active: { node: string; inc: string } | null; activeSince: number; health: string; inSync: Array<{ node: string; inc: string }> }> };
+      const committed = (core as unknown as { committed: Map<string, { active: { node: string; inc: string } | null; activeSince: number; health: string; inSync: Array<{ node: string; inc: string }> }> }).committed;
+      const c = dataPathOf(core) as { mayAnswerHedged: (lp: Lp) => boolean };
       c.mayAnswerHedged = (lp) => {
         // "only a sync store's in-sync replica following the current tenure": no lease
-        const e = c.committed.get(lp.pkey);
+        const e = committed.get(lp.pkey);
         return lp.store.ackMode === 'sync' && lp.store.replicationFactor > 1 && !!e?.active && (e.health === 'Healthy' || e.health === 'Degraded') && lp.followTag === `${e.active.node}:${e.active.inc}:${e.activeSince}` && e.inSync.some((m) => m.node === id && m.inc === inc);
       };
       return core;
