@@ -927,11 +927,6 @@ export class NodeCore {
   }
 
   /**
-   * How recent a leader's view must be to change the runtime map, ms: two heartbeats inside the
-   * suspicion window, so a peer counted in the majority was heard at least two heartbeat rounds
-   * after any peer suspected at the same moment fell silent (a cut-off leader never sees both).
-   */
-  /**
    * An accepted entry above the committed `base`, as this leader proposes it again (Raft: a new
    * leader adopts what it finds accepted): without the in-sync members it adds
    * ({@link withoutAdditions}), and without the members it drops when every member it keeps is

@@ -89,7 +89,11 @@ export class PeerTable {
     }
   }
 
-  /** How recent a heartbeat reply must answer for the peer to count as freshly heard, ms. */
+  /**
+   * How recent a leader's view must be to change the runtime map, ms: two heartbeats inside the
+   * suspicion window, so a peer counted in the majority was heard at least two heartbeat rounds
+   * after any peer suspected at the same moment fell silent (a cut-off leader never sees both).
+   */
   get freshViewMs(): number {
     const t = this.timing;
     return Math.max(t.heartbeatMs, t.suspectAfterMs - 2 * t.heartbeatMs);
