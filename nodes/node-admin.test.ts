@@ -5,26 +5,12 @@ import type { Member, RuntimeEntry } from './cluster-messages.js';
 import { advertisedPolicy, handleAdmin, parseAdminCommand, planRegeneration, setPolicyCommand, type AdminContext } from './node-admin.js';
 import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, Op } from './client-protocol.js';
 import { FrameReader, FrameWriter } from './framing.js';
+import { runtimeEntry } from './test-support/runtime-entry.js';
 
 const m = (node: string, inc = `${node}-i1`): Member => ({ node, inc });
 
 function entry(over: Partial<RuntimeEntry> = {}): RuntimeEntry {
-  return {
-    pkey: 'sync3/0',
-    store: 'sync3',
-    partition: 0,
-    epoch: 4,
-    term: 2,
-    active: m('n1'),
-    activeSince: 1,
-    health: 'Healthy',
-    inSync: [m('n1'), m('n2'), m('n3')],
-    handoffTo: null,
-    syncFrom: null,
-    replicas: ['n1', 'n2', 'n3'],
-    mapVersion: 1,
-    ...over,
-  };
+  return runtimeEntry({ store: 'sync3', epoch: 4, term: 2, activeSince: 1, ...over });
 }
 
 /** A context over one committed entry; records proposals. */

@@ -186,32 +186,18 @@ export class NodeCore {
     );
     // the host's getters read this node's election state when called
     const core = this;
+    // what the data path and replication both read: identity, configuration, partitions, maps
+    const shared = { id, inc, me: { node: id, inc }, config, env, parts: this.parts, accepted: this.accepted, committed: this.committed, counters: this.counters };
     this.dp = new DataPath({
-      id,
-      inc,
-      me: { node: id, inc },
-      config,
-      env,
-      parts: this.parts,
-      accepted: this.accepted,
-      committed: this.committed,
+      ...shared,
       nPartitions: this.nPartitions,
-      counters: this.counters,
       get leaseUntil() {
         return core.leaseUntil;
       },
       readLeased: (store) => this.readLeased(store),
     });
     this.rep = new Replication({
-      id,
-      inc,
-      me: { node: id, inc },
-      config,
-      env,
-      parts: this.parts,
-      accepted: this.accepted,
-      committed: this.committed,
-      counters: this.counters,
+      ...shared,
       get term() {
         return core.term;
       },

@@ -1,36 +1,19 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig } from '../cluster-config.js';
-import type { RuntimeEntry } from '../cluster-messages.js';
 import { Op, type ClientResponse } from '../client-protocol.js';
 import { KvStatus } from '../kv-status.js';
 import { PartitionData } from '../partition-data.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './data-path.js';
 import type { LocalPartition } from './partition-state.js';
+import { runtimeEntry } from '../test-support/runtime-entry.js';
 
 /** n1, the active of every partition of one store (1 partition, 4 segments), at epoch 4 since epoch 2. */
 function node(o: { ackMode: 'sync' | 'async'; rf?: number; bug?: SelfTestBug; leaseUntil?: number; active?: string }) {
   const store: StoreConfig = { name: 's', replicationFactor: o.rf ?? 3, ackMode: o.ackMode, segments: 4 };
   const clock = { now: 1_000 };
   const answers: Array<[unknown, ClientResponse]> = [];
-  const entry: RuntimeEntry = {
-    pkey: 's/0',
-    store: 's',
-    partition: 0,
-    epoch: 4,
-    term: 1,
-    active: { node: o.active ?? 'n1', inc: 'a' },
-    activeSince: 2,
-    health: 'Healthy',
-    inSync: [
-      { node: 'n1', inc: 'a' },
-      { node: 'n2', inc: 'b' },
-    ],
-    handoffTo: null,
-    syncFrom: null,
-    replicas: ['n1', 'n2', 'n3'],
-    mapVersion: 1,
-  };
+  const entry = runtimeEntry({ term: 1, active: { node: o.active ?? 'n1', inc: 'a' }, activeSince: 2, inSync: [{ node: 'n1', inc: 'a' }, { node: 'n2', inc: 'b' }] });
   const lp: LocalPartition = {
     pkey: 's/0',
     store,

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { tenureTag, type Member, type PartitionReport, type RuntimeEntry } from '../cluster-messages.js';
 import { decideFailover, HANDOFF_TIMEOUT_MS, type FailoverView } from './failover-policy.js';
+import { runtimeEntry } from '../test-support/runtime-entry.js';
 
 /** One node as the leader sees it in a table-driven view. */
 interface NodeRow {
@@ -56,22 +57,7 @@ function view(rows: Record<string, NodeRow>, o: Partial<Pick<FailoverView, 'self
 const m = (node: string, inc = `${node}a`): Member => ({ node, inc });
 
 function entry(over: Partial<RuntimeEntry> = {}): RuntimeEntry {
-  return {
-    pkey: PKEY,
-    store: 'async3',
-    partition: 0,
-    epoch: 7,
-    term: 2,
-    active: m('n1'),
-    activeSince: 5,
-    health: 'Healthy',
-    inSync: [m('n1'), m('n2'), m('n3')],
-    handoffTo: null,
-    syncFrom: null,
-    replicas: ['n1', 'n2', 'n3'],
-    mapVersion: 1,
-    ...over,
-  };
+  return runtimeEntry({ store: 'async3', epoch: 7, term: 2, activeSince: 5, inSync: [m('n1'), m('n2'), m('n3')], active: m('n1'), ...over }, (n) => `${n}a`);
 }
 
 const T = tenureTag(m('n3'), 5);

@@ -4,6 +4,7 @@ import { DEFAULT_TIMING, type ClusterConfig, type SelfTestBug, type StoreConfig 
 import { tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
 import { PartitionData, type ReplicatedOp } from '../partition-data.js';
 import type { LocalPartition } from './partition-state.js';
+import { runtimeEntry } from '../test-support/runtime-entry.js';
 import { Replication, type ReplicationHost } from './replication.js';
 
 const STORE: StoreConfig = { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 4 };
@@ -30,24 +31,7 @@ function replica(o: { bug?: SelfTestBug; acceptedEpoch?: number; acceptedActive?
     recoveredSentAt: -Infinity,
     readLease: null,
   };
-  const entry: RuntimeEntry = {
-    pkey: PKEY,
-    store: 'async3',
-    partition: 0,
-    epoch: 3,
-    term: 1,
-    active: { node: 'n1', inc: 'a' },
-    activeSince: 3,
-    health: 'Healthy',
-    inSync: [
-      { node: 'n1', inc: 'a' },
-      { node: 'n2', inc: 'b' },
-    ],
-    handoffTo: null,
-    syncFrom: null,
-    replicas: ['n1', 'n2', 'n3'],
-    mapVersion: 1,
-  };
+  const entry = runtimeEntry({ store: 'async3', epoch: 3, term: 1, active: { node: 'n1', inc: 'a' }, activeSince: 3, inSync: [{ node: 'n1', inc: 'a' }, { node: 'n2', inc: 'b' }] });
   const accepted = new Map<string, RuntimeEntry>([[PKEY, { ...entry, epoch: o.acceptedEpoch ?? 3, ...(o.acceptedActive ? { active: { node: o.acceptedActive, inc: 'z' }, activeSince: o.acceptedEpoch ?? 3 } : {}) }]]);
   const committed = new Map<string, RuntimeEntry>([[PKEY, entry]]);
   const counters = { staleEpochRefusals: { replication: 0 }, syncsServed: 0, snapshotsInstalled: 0 };

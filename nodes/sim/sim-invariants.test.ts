@@ -3,26 +3,12 @@ import { describe, expect, it } from 'vitest';
 import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { KeyHistory, WriteRecord } from './sim-client.js';
 import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type NodeView } from './sim-invariants.js';
+import { runtimeEntry } from '../test-support/runtime-entry.js';
 
 const m = (node: string, inc = `${node}.0`): Member => ({ node, inc });
 
 function entry(over: Partial<RuntimeEntry> = {}): RuntimeEntry {
-  return {
-    pkey: 's/0',
-    store: 's',
-    partition: 0,
-    epoch: 3,
-    term: 1,
-    active: m('n1'),
-    activeSince: 3,
-    health: 'Healthy',
-    inSync: [m('n1'), m('n2'), m('n3')],
-    handoffTo: null,
-    syncFrom: null,
-    replicas: ['n1', 'n2', 'n3'],
-    mapVersion: 1,
-    ...over,
-  };
+  return runtimeEntry({ epoch: 3, term: 1, activeSince: 3, ...over }, (n) => `${n}.0`);
 }
 
 /** A node view whose committed entry and serving flag the test sets directly. */
