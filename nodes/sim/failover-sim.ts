@@ -11,7 +11,9 @@ import { SimClients, type ClientReply, type ClientStats } from './sim-client.js'
 import { DurabilityChecker, type DurableView } from './sim-durability.js';
 import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass } from './sim-invariants.js';
 import { SimRandom } from './sim-random.js';
-import { presetNodeCount, simClusterConfig, validateSchedule, type FaultStep, type FaultTarget, type SimSchedule } from './sim-schedule.js';
+import { presetNodeCount, simClusterConfig, validateSchedule, type SimSchedule } from './sim-schedule.js';
+import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
+import { SimNemesis } from './sim-nemesis.js';
 
 /**
  * The deterministic failover simulation (sim brief, issue 4; DESIGN.md §2 "Write the failover
@@ -135,40 +137,6 @@ export interface SimOptions {
   maxEvents?: number;
 }
 
-interface SimNode {
-  id: string;
-  index: number;
-  core: NodeCore | null;
-  view: DurableView | null;
-  /** Ends the durability checker's record of the node's current crash (at its restart) or pause. */
-  crashTouch: (() => void) | null;
-  pauseTouch: (() => void) | null;
-  /** Bumped on every crash and restart; events carry the generation they were made for. */
-  gen: number;
-  restarts: number;
-  paused: boolean;
-  held: Array<() => void>;
-  tickToken: number;
-  /**
-   * The core said it rejoined (its `rejoined` log line): it takes part in votes and proposals
-   * again. A node that is down or not yet rejoined holds none of the cluster's memory.
-   */
-  rejoined: boolean;
-}
-
-interface Link {
-  from: SimNode;
-  to: SimNode;
-  state: 'down' | 'connecting' | 'up';
-  connId: number;
-  /** Delivery time of the last message queued on the current connection (FIFO). */
-  lastAt: number;
-  /** The connection whose hello the acceptor has read. */
-  helloConn: number;
-  /** This link's own extra delay, ms (NetParams.linkSkewMs). */
-  skewMs: number;
-}
-
 interface ClientLink {
   connId: number;
   lastReqAt: number;
@@ -200,8 +168,6 @@ const BOOT_LIMIT_MS = 20_000;
 const CONVERGE_LIMIT_MS = 60_000;
 const BEYOND_SETTLE_MS = 15_000;
 const SETTLE_MS = 1_000;
-/** Poll period of the nemesis gates, the convergence watcher and the durability checks, ms. */
-const POLL_MS = 100;
 /** The async lag bound the durability checks hold the store to, ms (history-format.md v2 asyncLagMaxMs; ASYNC_LAG's default). */
 const SIM_ASYNC_LAG_MS = 1_000;
 
@@ -238,8 +204,8 @@ class Simulator {
   private digest = 0x811c9dc5;
   private serial = 0;
   private faultsOpen = false;
-  private readonly faultEnds: Array<() => void> = [];
-  private readonly survivorWatches: Array<{ pkey: string; node: string; inc: string; epoch: number; victims: Set<string>; deadline: number; done: boolean }> = [];
+  /** The fault driver (sim-nemesis.ts). */
+  private readonly nem: SimNemesis;
   private readonly codec = new FrameWriter(4096);
   private readonly stats: SimStats = {
     nodeEvents: 0,
@@ -302,6 +268,38 @@ class Simulator {
       },
       { stores: this.config.stores, histories: this.clients.histories, asyncLagMs: SIM_ASYNC_LAG_MS, within: s.budget === 'within' },
     );
+    // the host's getters read the simulator's clock and phase when called
+    const sim = this;
+    this.nem = new SimNemesis({
+      get now() {
+        return sim.now;
+      },
+      get faultsOpen() {
+        return sim.faultsOpen;
+      },
+      s,
+      config: this.config,
+      nodes: this.nodes,
+      byId: this.byId,
+      links: this.links,
+      cuts: this.cuts,
+      pkeys: this.pkeys,
+      stats: this.stats,
+      durability: this.durability,
+      at: (t, fn) => this.at(t, fn),
+      crash: (x, why) => this.crash(x, why),
+      restart: (x) => this.restart(x),
+      pause: (x) => this.pause(x),
+      resume: (x) => this.resume(x),
+      breakLink: (l, why) => this.breakLink(l, why),
+      bestEntry: (pkey) => this.bestEntry(pkey),
+      current: (m) => this.current(m),
+      mapCurrent: () => this.mapCurrent(),
+      allHealthy: () => this.allHealthy(),
+      servingActive: (pkey) => this.servingActive(pkey),
+      trace: (line) => this.trace(line),
+      violate: (inv, detail) => this.violate(inv, detail),
+    });
   }
 
   // ───────────── the run ─────────────
@@ -340,16 +338,16 @@ class Simulator {
     const t0 = this.now;
     this.faultsOpen = true;
     this.clients.start();
-    for (const f of this.s.faults) this.at(t0 + f.atMs, () => this.fault(f, t0 + this.s.workloadMs));
+    for (const f of this.s.faults) this.at(t0 + f.atMs, () => this.nem.fault(f, t0 + this.s.workloadMs));
     // a strip schedule has nothing left to watch once every survivor serves: end its workload there
-    this.runUntil(t0 + this.s.workloadMs, () => this.survivorWatches.length > 0 && this.survivorWatches.every((w) => w.done));
+    this.runUntil(t0 + this.s.workloadMs, () => this.nem.survivorWatches.length > 0 && this.nem.survivorWatches.every((w) => w.done));
     this.faultsOpen = false;
     this.clients.stop();
   }
 
   private finish(): void {
     // heal: every grudge lifted, every paused node resumed, every crashed node restarted
-    for (const end of this.faultEnds.splice(0)) end();
+    for (const end of this.nem.faultEnds.splice(0)) end();
     for (const row of this.cuts) row.fill(0);
     for (const x of this.nodes) {
       if (x.paused) this.resume(x);
@@ -518,7 +516,7 @@ class Simulator {
       this.checker.checkServing(this.upViews(), x.view!);
       this.durability.afterEvent(x.view!, this.pkeys);
     }
-    if (this.survivorWatches.length > 0) this.checkSurvivors();
+    if (this.nem.survivorWatches.length > 0) this.nem.checkSurvivors();
   }
 
   private upViews(): DurableView[] {
@@ -794,303 +792,6 @@ class Simulator {
     return `${store}/${partitionOfSegment(segmentOf(key, st.segments), partitionCount(this.config))}`;
   }
 
-  // ───────────── nemesis ─────────────
-
-  private fault(f: FaultStep, workloadEnd: number): void {
-    if (!this.faultsOpen) return;
-    switch (f.kind) {
-      case 'crash':
-        return this.crashFault(f, workloadEnd);
-      case 'strip':
-        return this.stripFault(f, workloadEnd);
-      case 'lag-crash':
-        return this.lagCrashFault(f, workloadEnd);
-      case 'pause': {
-        const x = this.resolve(f);
-        if (!x.core || x.paused) return;
-        this.pause(x);
-        const end = (): void => this.resume(x);
-        this.faultEnds.push(end);
-        this.at(this.now + f.durationMs, () => this.endFault(end));
-        return;
-      }
-      default:
-        return f.target.kind === 'async-active' ? this.aimedCut(f, workloadEnd) : this.partitionFault(f);
-    }
-  }
-
-  /**
-   * A partition fault aimed at an async active (`async-active`): waits (polling, until the
-   * workload's end) for an async partition whose active is up, not the leader, and has another
-   * current in-sync member to be replaced by, and for every node up, rejoined and running (with
-   * one down or still rejoining after a restart, the cut can leave no majority to replace the
-   * active: a leader steps down and the cut ends with nothing decided), then cuts that active
-   * off; skipped if none comes.
-   */
-  private aimedCut(f: FaultStep, workloadEnd: number): void {
-    if (!this.faultsOpen) return;
-    const pkey = this.downCount() === 0 && !this.nodes.some((y) => y.paused) ? this.targetPkey(f.target, true, f.kind) : null;
-    if (pkey === null) {
-      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.aimedCut(f, workloadEnd));
-      else this.stats.faultsSkipped++;
-      return;
-    }
-    this.partitionFault(f, this.byId.get(this.bestEntry(pkey)!.active!.node)!);
-  }
-
-  private endFault(end: () => void): void {
-    const i = this.faultEnds.indexOf(end);
-    if (i < 0) return;
-    this.faultEnds.splice(i, 1);
-    end();
-  }
-
-  /** Nodes that hold none of the cluster's memory now: down, or restarted and not yet rejoined. */
-  private downCount(): number {
-    return this.nodes.filter((x) => !x.core || !x.rejoined).length;
-  }
-
-  /**
-   * Can one more node crash. Within budget: nobody down, every partition Healthy, and the runtime
-   * map names only current incarnations (a Healthy entry naming a crashed node's old incarnation
-   * is a map that has not caught up with the last crash yet). Beyond: a majority keeps its memory
-   * (a memory-only store cannot survive losing it; see the module doc).
-   */
-  private crashAllowed(): boolean {
-    const down = this.downCount();
-    if (this.s.budget === 'amnesia') return true;
-    if (this.s.budget === 'within') return down === 0 && this.allHealthy() && this.mapCurrent();
-    const majority = Math.floor(this.nodes.length / 2) + 1;
-    return down + 1 <= this.nodes.length - majority;
-  }
-
-  private crashFault(f: FaultStep, workloadEnd: number): void {
-    if (!this.faultsOpen) return;
-    if (!(f.whileDegraded && this.s.budget === 'within' ? this.downCount() === 0 && this.mapCurrent() : this.crashAllowed())) {
-      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.crashFault(f, workloadEnd));
-      else this.stats.faultsSkipped++;
-      return;
-    }
-    const x = this.resolve(f);
-    if (!x.core) return;
-    this.crash(x, `fault ${f.target.kind}`);
-    const end = (): void => this.restart(x);
-    this.faultEnds.push(end);
-    this.at(this.now + f.durationMs, () => this.endFault(end));
-  }
-
-  /** Kill every in-sync member of the target partition but one; they stay down until the final heal. */
-  private stripFault(f: FaultStep, workloadEnd: number): void {
-    if (!this.faultsOpen) return;
-    const pkey = this.pkeys[(f.target.kind === 'active' ? f.target.partition : 0) % this.pkeys.length];
-    const e = this.bestEntry(pkey);
-    const down = this.downCount();
-    if (this.now + this.bound() > workloadEnd) {
-      this.stats.faultsSkipped++;
-      return;
-    }
-    // the partition is Healthy (every replica in sync) and served, nobody is down
-    if (!e || !e.active || e.health !== 'Healthy' || down > 0 || e.inSync.length < 2 || !this.servingActive(pkey) || !e.inSync.every((m) => this.current(m))) {
-      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.stripFault(f, workloadEnd));
-      else this.stats.faultsSkipped++;
-      return;
-    }
-    const survivor = e.inSync[(f.survivor ?? 0) % e.inSync.length];
-    const victims = e.inSync.filter((m) => m !== survivor).map((m) => this.byId.get(m.node)!);
-    const majority = Math.floor(this.nodes.length / 2) + 1;
-    if (this.nodes.length - victims.length < majority) throw new Error(`strip of ${pkey} would take down a majority (${victims.length} of ${this.nodes.length})`);
-    this.stats.strips++;
-    this.trace(`STRIP ${pkey}: survivor ${survivor.node}, killing ${victims.map((v) => v.id).join(',')}`);
-    const victimKeys = victims.map((v) => `${v.id}/${v.core!.inc}`);
-    for (const v of victims) this.crash(v, `strip ${pkey}`);
-    for (const v of victims) this.faultEnds.push(() => this.restart(v));
-    const w = { pkey, node: survivor.node, inc: survivor.inc, epoch: e.epoch, victims: new Set(victimKeys), deadline: this.now + this.bound(), done: false };
-    this.survivorWatches.push(w);
-    this.at(w.deadline, () => this.checkSurvivors());
-  }
-
-  /** A survivor that serves is done; one that does not by its deadline is a violation. */
-  private checkSurvivors(): void {
-    for (const w of this.survivorWatches) {
-      if (w.done) continue;
-      const x = this.byId.get(w.node)!;
-      if (x.core && x.core.inc === w.inc && x.core.isServingActive(w.pkey)) {
-        w.done = true;
-        continue;
-      }
-      const e = this.bestEntry(w.pkey);
-      if (e && e.epoch > w.epoch && e.active && w.victims.has(`${e.active.node}/${e.active.inc}`) && !e.inSync.some((m) => m.node === w.node && m.inc === w.inc)) {
-        w.done = true;
-        this.stats.stripsVoided++;
-        this.trace(`STRIP VOIDED ${w.pkey}: epoch ${e.epoch}, decided for the dead active ${e.active.node}, left ${w.node} out of the in-sync set`);
-        continue;
-      }
-      if (this.now >= w.deadline) {
-        this.violate('sole-survivor', `${w.node} (inc ${w.inc}), the only in-sync member of ${w.pkey} left alive, was not serving it within ${this.bound()} ms: ${describeEntry(this.bestEntry(w.pkey))}`);
-      }
-    }
-  }
-
-  private bound(): number {
-    return this.s.survivorBoundMs ?? 10_000;
-  }
-
-  /**
-   * `lag-crash` (sim-schedule.ts): cut the heir of an async partition off, then crash its active
-   * while the other replicas still follow it, so that the replicas hold different prefixes of the
-   * dead owner's log and the heir (the one a tie goes to) is behind. Waits like a crash for the
-   * budget; skipped when the partition has no live heir.
-   */
-  private lagCrashFault(f: FaultStep, workloadEnd: number): void {
-    if (!this.faultsOpen) return;
-    const retry = (): void => {
-      if (this.now + POLL_MS < workloadEnd) this.at(this.now + POLL_MS, () => this.lagCrashFault(f, workloadEnd));
-      else this.stats.faultsSkipped++;
-    };
-    if (!this.crashAllowed() || this.nodes.some((y) => y.paused)) return retry();
-    const pkey = this.targetPkey(f.target);
-    const e = this.bestEntry(pkey);
-    const owner = e?.active ? this.byId.get(e.active.node)! : null;
-    const heirId = e?.replicas.find((n) => n !== owner?.id && e.inSync.some((m) => m.node === n && this.current(m)));
-    if (!e || !owner || !owner.core || !heirId) return retry();
-    const heir = this.byId.get(heirId)!;
-    const ownerInc = owner.core.inc;
-    this.trace(`LAG-CRASH ${pkey}: cutting heir ${heir.id} off, then crashing ${owner.id}`);
-    this.partitionFault({ ...f, kind: 'isolate' }, heir);
-    this.at(this.now + (f.lagMs ?? f.durationMs / 2), () => {
-      if (!this.faultsOpen || owner.core?.inc !== ownerInc) return;
-      // the budget again: the cut may have taken the heir out of the in-sync set already
-      if (!this.crashAllowed()) {
-        this.stats.faultsSkipped++;
-        return;
-      }
-      this.crash(owner, `lag-crash ${pkey}`);
-      const end = (): void => this.restart(owner);
-      this.faultEnds.push(end);
-      this.at(this.now + (f.downMs ?? 1_000), () => this.endFault(end));
-    });
-  }
-
-  /**
-   * The partition a fault's target names (`active`, `async-active`; others: the first partition).
-   * `strict`: for `async-active`, only a partition whose active is up, not the leader, and has
-   * another current in-sync member (a successor), and which a fault of `kind` cuts off without
-   * the leader, or null when there is none.
-   */
-  private targetPkey(t: FaultTarget, strict: true, kind: FaultStep['kind']): string | null;
-  private targetPkey(t: FaultTarget, strict?: false): string;
-  private targetPkey(t: FaultTarget, strict = false, kind?: FaultStep['kind']): string | null {
-    if (t.kind === 'active') return this.pkeys[t.partition % this.pkeys.length];
-    if (t.kind !== 'async-active') return this.pkeys[0];
-    const asyncStores = new Set(this.config.stores.filter((st) => st.ackMode === 'async').map((st) => st.name));
-    const all = this.pkeys.filter((p) => asyncStores.has(p.slice(0, p.indexOf('/'))));
-    if (all.length === 0) return this.pkeys[t.index % this.pkeys.length];
-    const leader = this.leaderNode();
-    const away = all.filter((p) => {
-      const e = this.bestEntry(p);
-      const a = e?.active;
-      if (!e || !a || !this.current(a) || a.node === leader?.id) return false;
-      // a split's minority on 5 nodes is the target and the next node: keep the leader out of it
-      const x = this.byId.get(a.node)!;
-      if (strict && kind === 'split' && this.nodes.length >= 5 && this.nodes[(x.index + 1) % this.nodes.length] === leader) return false;
-      return !strict || e.inSync.some((m) => m.node !== a.node && this.current(m));
-    });
-    if (strict && away.length === 0) return null;
-    const from = away.length > 0 ? away : all;
-    return from[t.index % from.length];
-  }
-
-  /** The leader of the highest term among the nodes that believe they lead, or null. */
-  private leaderNode(): SimNode | null {
-    let best: SimNode | null = null;
-    for (const x of this.nodes) if (x.core?.isLeader && (!best || x.core.currentTerm > best.core!.currentTerm)) best = x;
-    return best;
-  }
-
-  private partitionFault(f: FaultStep, x: SimNode = this.resolve(f)): void {
-    const others = this.nodes.filter((y) => y !== x);
-    const pairs: Array<[SimNode, SimNode]> = [];
-    const both = (a: SimNode, b: SimNode): void => {
-      pairs.push([a, b], [b, a]);
-    };
-    // the nodes the fault is about (history-format.md faults[].nodes): the cut-off side, or for a
-    // bridge every node but the bridge
-    let touched: SimNode[] = [x];
-    switch (f.kind) {
-      case 'link': {
-        const src = this.resolveTarget(f.source!);
-        if (src === x) return;
-        touched = [x, src];
-        pairs.push([src, x]);
-        break;
-      }
-      case 'isolate':
-        for (const y of others) both(x, y);
-        break;
-      case 'isolate-in':
-        for (const y of others) pairs.push([y, x]);
-        break;
-      case 'isolate-out':
-        for (const y of others) pairs.push([x, y]);
-        break;
-      case 'split': {
-        const minority = new Set([x]);
-        if (this.nodes.length >= 5) minority.add(this.nodes[(x.index + 1) % this.nodes.length]);
-        touched = [...minority];
-        for (const a of minority) for (const b of this.nodes) if (!minority.has(b)) both(a, b);
-        break;
-      }
-      case 'bridge': {
-        const half = Math.ceil(others.length / 2);
-        const left = others.slice(0, half);
-        const right = others.slice(half);
-        touched = others;
-        for (const a of left) for (const b of right) both(a, b);
-        break;
-      }
-      default:
-        throw new Error(`not a partition fault: ${f.kind}`);
-    }
-    this.stats.partitions++;
-    this.trace(`PARTITION ${f.kind} around ${x.id}: ${pairs.map(([a, b]) => `${a.id}-x->${b.id}`).join(' ')}`);
-    for (const [a, b] of pairs) {
-      this.cuts[a.index][b.index]++;
-      this.breakLink(this.links[a.index][b.index], 'grudge');
-    }
-    const untouch = this.durability.faultStart(touched.map((y) => y.id));
-    const end = (): void => {
-      untouch();
-      for (const [a, b] of pairs) this.cuts[a.index][b.index] = Math.max(0, this.cuts[a.index][b.index] - 1);
-      this.trace(`HEAL ${f.kind} around ${x.id}`);
-    };
-    this.faultEnds.push(end);
-    this.at(this.now + f.durationMs, () => this.endFault(end));
-  }
-
-  /** The node a fault hits, resolved now. */
-  private resolve(f: FaultStep): SimNode {
-    return this.resolveTarget(f.target);
-  }
-
-  private resolveTarget(t: FaultTarget): SimNode {
-    if (t.kind === 'other') {
-      const pkey = this.pkeys[t.partition % this.pkeys.length];
-      const e = this.bestEntry(pkey);
-      const replicas = e?.replicas ?? assignAll(this.config).find((a) => `${a.store}/${a.partition}` === pkey)!.replicas;
-      const active = e?.active?.node ?? replicas[0];
-      const leader = this.resolveTarget({ kind: 'leader' }).id;
-      const up = (n: string): boolean => !!this.byId.get(n)!.core;
-      const node = replicas.find((n) => n !== active && n !== leader && up(n)) ?? replicas.find((n) => n !== active) ?? replicas[0];
-      return this.byId.get(node)!;
-    }
-    if (t.kind === 'node') return this.nodes[t.index % this.nodes.length];
-    if (t.kind === 'leader') return this.leaderNode() ?? this.nodes[0];
-    const pkey = this.targetPkey(t);
-    const e = this.bestEntry(pkey);
-    const node = e?.active?.node ?? assignAll(this.config).find((a) => `${a.store}/${a.partition}` === pkey)!.replicas[0];
-    return this.byId.get(node)!;
-  }
-
   // ───────────── god's view and the final checks ─────────────
 
   /** The highest-epoch committed entry of a partition on any node that is up. */
@@ -1253,10 +954,6 @@ function hash32(seed: number, a: number, b: number): number {
   return (h ^ (h >>> 15)) >>> 0;
 }
 
-function describeEntry(e: RuntimeEntry | undefined): string {
-  if (!e) return 'none';
-  return `[e${e.epoch} t${e.term} ${e.active ? `${e.active.node}/${e.active.inc}` : '-'} ${e.health} inSync=${e.inSync.map((m) => m.node).join(',')}${e.syncFrom ? ` syncFrom=${e.syncFrom.node}${e.syncTag ? `@${e.syncTag}` : ''}` : ''}${e.handoffTo ? ` handoff=${e.handoffTo.node}` : ''} mv${e.mapVersion}]`;
-}
 
 function describeMsg(m: ClusterMsg): string {
   switch (m.t) {
