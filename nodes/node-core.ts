@@ -3,11 +3,11 @@ import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
 import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
-import { decideFailover, type FailoverView } from './core/failover-policy.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
-import { Election, type Role, type VoteState } from './core/election.js';
+import { Election, type Role } from './core/election.js';
+import { RuntimeMapLeader } from './core/runtime-map-leader.js';
 import type { FollowerLink, LocalPartition } from './core/partition-state.js';
-import { REPLICA_READ_LEASE_MS, Replication, type LeaderRequest } from './core/replication.js';
+import { REPLICA_READ_LEASE_MS, Replication } from './core/replication.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
 import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
 import {
@@ -60,25 +60,6 @@ export interface LoopDelay {
 /** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
 export type ProbeResult = 'refused' | 'alive' | 'timeout';
 
-interface Proposal {
-  entry: RuntimeEntry;
-  oks: Set<string>;
-  at: number;
-}
-
-interface LeaderState {
-  since: number;
-  hbSeq: number;
-  lastHbAt: number;
-  inflight: Map<string, Proposal>;
-  lastProposed: Map<string, number>;
-  lastTransition: Map<string, number>;
-  unavailableSince: Map<string, number>;
-  handoffSince: Map<string, number>;
-}
-
-/** Proposal abandoned when no majority accepted it within this long (ms). */
-const PROPOSE_TIMEOUT_MS = 1_000;
 /** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
 const REP_KEEPALIVE_MS = 200;
 
@@ -120,7 +101,8 @@ export class NodeCore {
   /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
   private caughtUpOnce = false;
   private readonly startedAt: number;
-  private leader: LeaderState | null = null;
+  /** The leader's side of the runtime map: proposals, commits, decisions (core/runtime-map-leader.ts). */
+  private readonly rm: RuntimeMapLeader;
 
   // runtime map knowledge
   private readonly accepted = new Map<string, RuntimeEntry>();
@@ -177,10 +159,8 @@ export class NodeCore {
         send: (to, msg) => env.send(to, msg),
         log: (e, f) => env.log(e, f),
         maps: () => ({ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }),
-        onElected: (t, vs) => this.onElected(t, vs),
-        onStepDown: () => {
-          this.leader = null;
-        },
+        onElected: (t, vs) => this.rm.elected(t, vs),
+        onStepDown: () => this.rm.stepDown(),
       },
       this.fd,
     );
@@ -215,7 +195,30 @@ export class NodeCore {
       progressPending: (lp) => this.dp.progressPending(lp),
       answerIndeterminate: (p) => this.dp.answerIndeterminate(p),
       selfTestBugHit: (bug, pkey) => this.dp.selfTestBugHit(bug, pkey),
-      onLeaderRequest: (from, msg, now) => this.onLeaderRequest(from, msg, now),
+      onLeaderRequest: (from, msg, now) => this.rm.onLeaderRequest(from, msg, now),
+    });
+    this.rm = new RuntimeMapLeader({
+      id,
+      inc,
+      config,
+      env,
+      peerIds: this.peerIds,
+      majority: this.majority,
+      get term() {
+        return core.term;
+      },
+      get role() {
+        return core.role;
+      },
+      el: this.el,
+      fd: this.fd,
+      parts: this.parts,
+      accepted: this.accepted,
+      committed: this.committed,
+      counters: this.counters,
+      learnCommitted: (e) => this.learnCommitted(e),
+      refreshRole: (pkey) => this.refreshRole(pkey),
+      ownReport: (pkey) => this.ownReport(this.parts.get(pkey)!),
     });
     this.peers = this.fd.peers;
     this.probing = this.fd.probing;
@@ -349,7 +352,7 @@ export class NodeCore {
     if (this.role === 'leader') this.fd.updateSuspicion(now);
     this.el.askRejoin(now);
     if (this.role !== 'leader' && now >= this.el.electionDeadline) this.el.startPreVote(now);
-    if (this.role === 'leader') this.leaderTick(now);
+    if (this.role === 'leader') this.rm.leaderTick(now);
     for (const lp of this.parts.values()) this.rep.partitionTick(lp, now);
   }
 
@@ -404,11 +407,11 @@ export class NodeCore {
       case 'hb':
         return this.onHeartbeat(from, msg, now);
       case 'hb-r':
-        return this.onHeartbeatReply(from, msg, now);
+        return this.rm.onHeartbeatReply(from, msg, now);
       case 'propose':
         return this.onPropose(from, msg.term, msg.entry, now);
       case 'propose-r':
-        return this.onProposeReply(from, msg, now);
+        return this.rm.onProposeReply(from, msg, now);
       case 'commit':
         if (msg.term < this.term) return;
         this.el.noteLeader(from, now);
@@ -428,7 +431,7 @@ export class NodeCore {
       case 'req-drop':
       case 'handoff-ready':
       case 'recovered':
-        return this.onLeaderRequest(from, msg, now);
+        return this.rm.onLeaderRequest(from, msg, now);
     }
   }
 
@@ -458,7 +461,7 @@ export class NodeCore {
       peer.silentConfirmed = true;
       peer.downAt = now;
       this.env.log('confirm-down', { node, reason: 'NodeLeft', bug: 'skip-liveness-recheck' });
-      this.leaderTick(now);
+      this.rm.leaderTick(now);
       return;
     }
     if (peer.inc && !this.probing.has(node)) {
@@ -481,7 +484,7 @@ export class NodeCore {
     if (result === 'refused' && peer.inc === inc) {
       peer.deadIncs.add(inc);
       peer.downAt = this.env.now();
-      if (this.role === 'leader') this.leaderTick(this.env.now());
+      if (this.role === 'leader') this.rm.leaderTick(this.env.now());
     }
   }
 
@@ -551,7 +554,7 @@ export class NodeCore {
       nodes: this.config.nodes.map((n) => n.id),
       partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
       committed: (pkey) => this.committed.get(pkey),
-      inflight: (pkey) => this.leader?.inflight.has(pkey) ?? true,
+      inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
       liveMember: (node) => {
         const inc = this.fd.incOf(node);
         if (inc === null) return null;
@@ -559,9 +562,10 @@ export class NodeCore {
         return this.fd.live(m, now) ? m : null;
       },
       propose: (entry, newTenure) => {
-        if (!this.leader || this.leader.inflight.has(entry.pkey)) return null;
-        this.propose(entry, newTenure, now);
-        return this.leader.inflight.get(entry.pkey)?.entry.epoch ?? null;
+        const ls = this.rm.state;
+        if (!ls || ls.inflight.has(entry.pkey)) return null;
+        this.rm.propose(entry, newTenure, now);
+        return ls.inflight.get(entry.pkey)?.entry.epoch ?? null;
       },
     };
   }
@@ -656,70 +660,7 @@ export class NodeCore {
     return { node: this.id, inc: this.inc };
   }
 
-  /** Elected (core/election.ts): leader state, the runtime map merged from the voters' maps, re-proposals, first heartbeats. */
-  private onElected(now: number, voteStates: VoteState[]): void {
-    const ls: LeaderState = {
-      since: now,
-      hbSeq: 0,
-      lastHbAt: -Infinity,
-      inflight: new Map(),
-      lastProposed: new Map(),
-      lastTransition: new Map(),
-      unavailableSince: new Map(),
-      handoffSince: new Map(),
-    };
-    this.leader = ls;
-    // Start from every committed decision: merge what a majority accepted and committed.
-    const reproposals: RuntimeEntry[] = [];
-    for (const pkey of this.parts.keys()) {
-      let hiAcc: RuntimeEntry | undefined;
-      let hiCom: RuntimeEntry | undefined;
-      for (const vs of voteStates) {
-        // the highest ballot: epoch, then term (Paxos). Two entries accepted at one epoch by
-        // different terms (a cut-off leader's proposal that only it accepted, and the later
-        // leader's, committed by a majority) are not a tie: the later term's may have committed,
-        // the earlier one never did (make sim RUNS=2000 SEED=4040, run 1408: the cut-off old
-        // leader, elected again, re-proposed its own epoch-2 entry naming itself, over the
-        // committed epoch 2 of its successor: the successor's acks at epoch 2 were superseded)
-        for (const e of vs.accepted) if (e.pkey === pkey && (!hiAcc || supersedes(e, hiAcc))) hiAcc = e;
-        for (const e of vs.committed) if (e.pkey === pkey && (!hiCom || supersedes(e, hiCom))) hiCom = e;
-      }
-      if (hiCom) this.learnCommitted(hiCom);
-      if (hiAcc) ls.lastProposed.set(pkey, hiAcc.epoch);
-      if (hiAcc && (!hiCom || hiAcc.epoch > hiCom.epoch)) reproposals.push(this.reproposal(hiAcc, hiCom));
-      ls.lastTransition.set(pkey, now);
-      const c = this.committed.get(pkey);
-      if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
-      if (c && c.handoffTo) ls.handoffSince.set(pkey, now);
-    }
-    this.env.log('leader', { term: this.term, reproposals: reproposals.length });
-    for (const p of this.peers.values()) {
-      // liveness grace: count every peer as heard at the election. A silent owner is then
-      // confirmed down no sooner than suspectAfterMs + escalationTimeoutMs from now, after any
-      // lease an earlier leader granted it has lapsed (see leaseMs)
-      p.lastReply = Math.max(p.lastReply, now);
-      p.hbrTerm = -1;
-      p.hbrEcho = -Infinity;
-    }
-    this.el.resetQuorumLease();
-    for (const e of reproposals) this.propose(e, false, now);
-    this.sendHeartbeats(now);
-  }
-
   // ───────────────────────────── heartbeats and runtime entries ─────────────────────────────
-
-  private sendHeartbeats(now: number): void {
-    const ls = this.leader!;
-    ls.lastHbAt = now;
-    ls.hbSeq++;
-    const committed = [...this.committed.values()];
-    const leaseLeft = this.el.quorumLeaseUntil - now;
-    for (const id of this.peerIds) {
-      const p = this.peers.get(id)!;
-      const mine = p.hbrTerm === this.term;
-      this.env.send(id, { t: 'hb', term: this.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft });
-    }
-  }
 
   private onHeartbeat(from: string, msg: Extract<ClusterMsg, { t: 'hb' }>, now: number): void {
     if (msg.term < this.term) {
@@ -733,25 +674,6 @@ export class NodeCore {
     if (!this.el.rejoinedBy(msg.term)) return;
     this.el.grantOwnerLease(this.inc, msg);
     this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
-  }
-
-  private onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
-    if (this.role !== 'leader' || msg.term !== this.term) return;
-    const peer = this.peers.get(from)!;
-    peer.lastReply = now;
-    this.fd.noteIncarnation(from, msg.inc);
-    peer.reports = new Map(msg.reports.map((r) => [r.pkey, r]));
-    peer.reportTerm = msg.term;
-    peer.reportAt = now;
-    peer.reportEcho = msg.echo;
-    // `at` values compare only within one incarnation's clock (a restart starts it again)
-    if (peer.hbrTerm !== this.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
-      peer.hbrTerm = this.term;
-      peer.hbrInc = msg.inc;
-      peer.hbrAt = msg.at;
-    }
-    if (msg.echo > peer.hbrEcho) peer.hbrEcho = msg.echo;
-    this.el.renewQuorumLease();
   }
 
   private reports(): PartitionReport[] {
@@ -796,15 +718,6 @@ export class NodeCore {
     this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
   }
 
-  private onProposeReply(from: string, msg: Extract<ClusterMsg, { t: 'propose-r' }>, now: number): void {
-    if (this.role !== 'leader' || msg.term !== this.term) return;
-    const prop = this.leader!.inflight.get(msg.pkey);
-    if (!prop || prop.entry.epoch !== msg.epoch) return;
-    if (!msg.ok) return;
-    prop.oks.add(from);
-    if (prop.oks.size >= this.majority) this.commitProposal(prop, now);
-  }
-
   /** Accepts a committed entry (from a heartbeat, commit or vote merge) if it supersedes ours (epoch, then term). */
   private learnCommitted(e: RuntimeEntry): void {
     const cur = this.committed.get(e.pkey);
@@ -813,260 +726,6 @@ export class NodeCore {
     const acc = this.accepted.get(e.pkey);
     if (!acc || supersedes(e, acc)) this.accepted.set(e.pkey, e);
     this.refreshRole(e.pkey);
-  }
-
-  // ───────────────────────────── leader: proposals ─────────────────────────────
-
-  /**
-   * Proposes a change of one partition at its next epoch (the generator never regresses:
-   * strictly above every epoch committed, accepted or proposed that this leader knows, and every
-   * epoch a node reported accepting this term).
-   */
-  private propose(base: RuntimeEntry, newTenure: boolean, now: number): void {
-    const ls = this.leader;
-    if (!ls || ls.inflight.has(base.pkey)) return;
-    const cur = this.committed.get(base.pkey);
-    const acc = this.accepted.get(base.pkey);
-    let reported = 0;
-    for (const p of this.peers.values()) {
-      const r = p.reportTerm === this.term ? p.reports.get(base.pkey) : undefined;
-      if (r && r.accepted > reported) reported = r.accepted;
-    }
-    const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0, reported) + 1;
-    const entry: RuntimeEntry = { ...base, epoch, term: this.term, activeSince: newTenure ? epoch : base.activeSince };
-    // the holder's tenure means something only while there is a holder to sync from
-    if (!entry.syncFrom || entry.health !== 'Recovering') entry.syncTag = null;
-    ls.lastProposed.set(base.pkey, epoch);
-    const prop: Proposal = { entry, oks: new Set([this.id]), at: now };
-    ls.inflight.set(base.pkey, prop);
-    this.accepted.set(entry.pkey, entry);
-    this.refreshRole(entry.pkey);
-    this.env.log('propose', describeEntry(entry));
-    for (const p of this.peerIds) this.env.send(p, { t: 'propose', term: this.term, entry });
-    if (prop.oks.size >= this.majority) this.commitProposal(prop, now);
-  }
-
-  private commitProposal(prop: Proposal, now: number): void {
-    const ls = this.leader!;
-    const e = prop.entry;
-    ls.inflight.delete(e.pkey);
-    const prev = this.committed.get(e.pkey);
-    ls.lastTransition.set(e.pkey, now);
-    if (e.health === 'Unavailable') {
-      if (!prev || prev.health !== 'Unavailable') ls.unavailableSince.set(e.pkey, now);
-    } else ls.unavailableSince.delete(e.pkey);
-    if (e.handoffTo) {
-      if (!prev || !prev.handoffTo) ls.handoffSince.set(e.pkey, now);
-    } else ls.handoffSince.delete(e.pkey);
-    if (prev && e.active && (!prev.active || !sameMember(prev.active, e.active))) this.counters.promotions++;
-    this.env.log('commit', describeEntry(e));
-    this.learnCommitted(e);
-    for (const p of this.peerIds) this.env.send(p, { t: 'commit', term: this.term, entry: e });
-  }
-
-  private leaderTick(now: number): void {
-    const ls = this.leader;
-    if (!ls) return;
-    const t = this.config.timing;
-    // check quorum: a leader that cannot hear a majority steps down (a minority never decides)
-    let heard = 1;
-    for (const p of this.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
-    if (heard >= this.majority) {
-      this.el.heardMajority(now);
-      if (this.majority === 1) this.el.renewQuorumLease();
-    } else if (now - ls.since > t.electionTimeoutMaxMs) {
-      this.el.stepDown('lost quorum');
-      return;
-    }
-    if (now - ls.lastHbAt >= t.heartbeatMs) this.sendHeartbeats(now);
-    for (const [pkey, prop] of ls.inflight) if (now - prop.at > PROPOSE_TIMEOUT_MS) ls.inflight.delete(pkey);
-    if (heard < this.majority) return;
-    // decide only from a fresh view (make sim run 1346, seed 4040): the quorum check above counts a
-    // peer heard up to electionTimeoutMaxMs ago, the very window after which a peer is suspected,
-    // so a leader cut off from the majority side passes through a moment where the far side's
-    // first-silenced members are suspected while a later-silenced one still counts: it then drops
-    // live replicas from an in-sync set, leaving only a member it has not heard from either (a
-    // proposal a later leader may adopt and commit, Raft's re-proposal of accepted entries). A
-    // decision needs a majority that answered a heartbeat sent within freshViewMs; the view of a
-    // new leader starts at its election (hbrEcho is reset then).
-    if (!this.fd.freshMajority(now)) return;
-    const bootstrapReady = this.bootstrapReady(now);
-    for (const a of assignAll(this.config)) {
-      const pkey = `${a.store}/${a.partition}`;
-      if (ls.inflight.has(pkey)) continue;
-      const e = this.committed.get(pkey);
-      // an accepted entry above the committed one (its proposal was lost with a connection and
-      // timed out) is proposed again before anything new is decided, as a new leader re-proposes
-      // what it finds accepted: nodes that accepted it already act on it (a deposed active stops
-      // at once), so it must reach a commit
-      const acc = this.accepted.get(pkey);
-      if (acc && (!e || acc.epoch > e.epoch)) {
-        this.propose(this.reproposal(acc, e), false, now);
-        continue;
-      }
-      if (!e) {
-        if (bootstrapReady) this.bootstrap(pkey, a.store, a.partition, a.replicas, now);
-        continue;
-      }
-      this.decide(e, now);
-    }
-  }
-
-  /**
-   * An accepted entry above the committed `base`, as this leader proposes it again (Raft: a new
-   * leader adopts what it finds accepted): without the in-sync members it adds
-   * ({@link withoutAdditions}), and without the members it drops when every member it keeps is
-   * provably gone (refused probe, new incarnation) to this leader. Such a shrink was decided from a
-   * view of the cluster this leader knows to be wrong (make sim run 1346: a cut-off leader dropped
-   * two live replicas, keeping an owner that had crashed); committed as is, it leaves no copy to
-   * promote, and the partition is regenerated empty. Keeping the dropped members is safe: a
-   * member dropped for lagging is promoted only when no member holds more of the deposed owner's
-   * log (promote compares revisions), and the copies the shrink kept are gone whatever we do.
-   */
-  private reproposal(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
-    const e = withoutAdditions(acc, base);
-    if (!base || e.inSync.length === 0 || !e.inSync.every((m) => this.fd.gone(m))) return e;
-    const dropped = base.inSync.filter((m) => !this.fd.gone(m) && !e.inSync.some((x) => sameMember(x, m)));
-    if (dropped.length === 0) return e;
-    this.env.log('reproposal-keeps', { pkey: e.pkey, kept: dropped.map((m) => m.node).join(','), gone: e.inSync.map((m) => m.node).join(',') });
-    return { ...e, inSync: [...e.inSync, ...dropped], health: e.health === 'Healthy' ? 'Degraded' : e.health };
-  }
-
-  private bootstrapReady(now: number): boolean {
-    for (const p of this.peers.values()) if (p.inc === null && now - this.leader!.since < this.config.timing.electionTimeoutMaxMs) return false;
-    return true;
-  }
-
-  private bootstrap(pkey: string, store: string, partition: number, replicas: string[], now: number): void {
-    const live = replicas.filter((n) => this.fd.nodeLive(n, now));
-    if (live.length === 0) return;
-    const members = live.map((n) => ({ node: n, inc: this.fd.incOf(n)! }));
-    const entry: RuntimeEntry = {
-      pkey,
-      store,
-      partition,
-      epoch: 0,
-      term: this.term,
-      active: members[0],
-      activeSince: 0,
-      health: members.length === replicas.length ? 'Healthy' : 'Degraded',
-      inSync: members,
-      handoffTo: null,
-      syncFrom: null,
-      replicas,
-      mapVersion: 1,
-    };
-    this.propose(entry, true, now);
-  }
-
-  /** Fresh, term-matched report of a member's copy (a stale report does not count, seed 002). */
-  private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
-    if (m.node === this.id) return this.ownReport(this.parts.get(pkey)!);
-    const p = this.peers.get(m.node)!;
-    if (p.reportTerm !== this.term || p.inc !== m.inc || now - p.reportAt > this.config.timing.suspectAfterMs) return null;
-    return p.reports.get(pkey) ?? null;
-  }
-
-  /** The leader's decision for one partition, one change at a time (seed 002 steps 1-5; the policy: core/failover-policy.ts). */
-  private decide(e: RuntimeEntry, now: number): void {
-    const d = decideFailover(e, this.failoverView, now);
-    if (d.failover) this.counters.failovers++;
-    for (const [event, fields] of d.logs) this.env.log(event, fields);
-    if (d.proposal) this.propose(d.proposal.entry, d.proposal.newTenure, now);
-  }
-
-  /** The leader's knowledge as the failover policy reads it (failover-policy.ts FailoverView): this node's peer table and leader bookkeeping. */
-  private readonly failoverView: FailoverView = this.makeFailoverView();
-
-  private makeFailoverView(): FailoverView {
-    const core = this;
-    return {
-      get self() {
-        return core.id;
-      },
-      get timing() {
-        return core.config.timing;
-      },
-      get selfTestBug() {
-        return core.config.selfTestBug;
-      },
-      get nodeIds() {
-        return core.config.nodes.map((n) => n.id);
-      },
-      replicationFactor: (pkey) => this.parts.get(pkey)!.store.replicationFactor,
-      incOf: (node) => this.fd.incOf(node),
-      nodeLive: (node, now) => this.fd.nodeLive(node, now),
-      gone: (m) => this.fd.gone(m),
-      live: (m, now) => this.fd.live(m, now),
-      confirmedDown: (m) => this.fd.confirmedDown(m),
-      suspected: (node, now) => this.fd.suspected(node, now),
-      confirmable: (m, now) => this.fd.confirmable(m, now),
-      freshReport: (m, pkey, now) => this.freshReport(m, pkey, now),
-      peerReports: (pkey, now) => {
-        const out: PartitionReport[] = [];
-        for (const [n, p] of this.peers) {
-          const r = p.inc ? this.freshReport({ node: n, inc: p.inc }, pkey, now) : null;
-          if (r) out.push(r);
-        }
-        return out;
-      },
-      reportPredatesDeath: (node, deposed) => {
-        const downAt = deposed && deposed.node !== this.id ? (this.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
-        const p = this.peers.get(node)!;
-        return p.reportTerm !== this.term || p.reportEcho <= downAt;
-      },
-      lastTransitionAt: (pkey) => this.leader!.lastTransition.get(pkey),
-      unavailableSince: (pkey) => this.leader!.unavailableSince.get(pkey),
-      handoffSince: (pkey) => this.leader!.handoffSince.get(pkey),
-    };
-  }
-
-  private onLeaderRequest(from: string, msg: LeaderRequest, now: number): void {
-    if (this.role !== 'leader' || msg.term !== this.term) return;
-    const ls = this.leader!;
-    const e = this.committed.get(msg.pkey);
-    if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.fd.incOf(from) !== e.active.inc) return;
-    switch (msg.t) {
-      case 'req-add': {
-        const m = msg.member;
-        // only at the epoch the active asked at: a later commit settled any addition asked before
-        if (msg.epoch !== e.epoch || !e.replicas.includes(m.node) || !this.fd.live(m, now) || e.inSync.some((x) => sameMember(x, m))) return;
-        const inSync = [...e.inSync.filter((x) => x.node !== m.node), m];
-        return this.propose({ ...e, inSync }, false, now);
-      }
-      case 'req-drop': {
-        const m = msg.member;
-        if (sameMember(m, e.active)) return;
-        // judged against the leader's current view, not the requester's: a request made at an
-        // earlier epoch, or from a view older than freshViewMs (`seen`: the latest heartbeat of ours
-        // the owner had received; a request queued in a cut link, delivered after the owner was
-        // killed, is as old as that), or by an owner whose NodeLeft we are re-checking, is ignored
-        // (the owner asks again every RETRY_MS while it still wants it). Found by the insync
-        // helper: a killed owner's queued request to drop a lagging replica, delivered after a cut
-        // healed, committed in-sync = [the dead owner] ~9 ms before its probe came back refused.
-        if (msg.epoch !== e.epoch || !(now - msg.seen < this.fd.freshViewMs) || !this.fd.confirmable(e.active, now)) return;
-        if (!e.inSync.some((x) => sameMember(x, m))) {
-          // an addition the active asked for and no longer wants: commit the entry again at a new
-          // epoch, which settles it (no req-add of an earlier epoch is taken any more)
-          if (msg.epoch === e.epoch) this.propose({ ...e }, false, now);
-          return;
-        }
-        const inSync = e.inSync.filter((x) => !sameMember(x, m));
-        const health: Health = e.health === 'Recovering' ? 'Recovering' : 'Degraded';
-        const handoffTo = e.handoffTo && !sameMember(e.handoffTo, m) ? e.handoffTo : null;
-        const syncFrom = e.syncFrom && !sameMember(e.syncFrom, m) ? e.syncFrom : null;
-        return this.propose({ ...e, inSync, health: syncFrom || health !== 'Recovering' ? health : 'Degraded', handoffTo, syncFrom }, false, now);
-      }
-      case 'handoff-ready': {
-        if (!e.handoffTo || msg.epoch !== e.epoch || !this.fd.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
-        this.env.log('handoff', { pkey: e.pkey, from: e.active.node, to: e.handoffTo.node, rev: msg.rev });
-        return this.propose({ ...e, active: e.handoffTo, handoffTo: null }, true, now);
-      }
-      case 'recovered': {
-        if (e.health !== 'Recovering' || msg.epoch !== e.epoch) return;
-        return this.propose({ ...e, health: 'Degraded', syncFrom: null }, false, now);
-      }
-    }
   }
 
   // ───────────────────────────── roles and the data path ─────────────────────────────
@@ -1215,30 +874,4 @@ function messageInc(msg: ClusterMsg): string | null {
   }
 }
 
-/**
- * An accepted entry proposed again (it never committed): without the in-sync members it adds to
- * the committed entry `base`. An addition is only safe while the active waits for that member
- * (pendingAdds), which it stops doing once a later entry commits; no node acts on an addition
- * before it commits, so leaving it out changes nothing anyone relied on.
- */
-function withoutAdditions(acc: RuntimeEntry, base: RuntimeEntry | undefined): RuntimeEntry {
-  if (!base) return acc;
-  const inSync = acc.inSync.filter((m) => sameMember(m, acc.active) || base.inSync.some((b) => sameMember(b, m)));
-  if (inSync.length === acc.inSync.length) return acc;
-  return { ...acc, inSync, health: acc.health === 'Healthy' ? 'Degraded' : acc.health };
-}
 
-function describeEntry(e: RuntimeEntry): Record<string, unknown> {
-  return {
-    pkey: e.pkey,
-    epoch: e.epoch,
-    term: e.term,
-    active: e.active ? e.active.node : null,
-    health: e.health,
-    inSync: e.inSync.map((m) => m.node).join(','),
-    handoffTo: e.handoffTo?.node ?? null,
-    syncFrom: e.syncFrom?.node ?? null,
-    mapVersion: e.mapVersion,
-    ...(e.policy ? { policyVersion: e.policy.version } : {}),
-  };
-}
