@@ -1,11 +1,12 @@
-import { ownerLeaseMs, type ClusterConfig, type StoreConfig } from './cluster-config.js';
+import type { ClusterConfig, StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
-import { advertisedPolicy, handleAdmin, type AdminContext } from './node-admin.js';
+import { handleAdmin, type AdminContext } from './node-admin.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role } from './core/election.js';
 import { RuntimeMapLeader } from './core/runtime-map-leader.js';
+import { buildMetadata, type MetadataDoc } from './core/metadata.js';
 import type { FollowerLink, LocalPartition } from './core/partition-state.js';
 import { REPLICA_READ_LEASE_MS, Replication } from './core/replication.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
@@ -15,13 +16,13 @@ import {
   supersedes,
   tenureTag,
   type ClusterMsg,
-  type Health,
   type Member,
   type PartitionReport,
   type RuntimeEntry,
 } from './cluster-messages.js';
 
 export { REPLICA_READ_LEASE_MS, VERSION_TENURE_STRIDE };
+export type { MetadataDoc, PartitionMapItem, RuntimeMapItem } from './core/metadata.js';
 
 /**
  * What the node core needs from its surroundings. The node process (node-shell.ts) backs it with
@@ -604,54 +605,25 @@ export class NodeCore {
 
   /**
    * The metadata document (schema 5): partition map, runtime map, leader, the advertised
-   * multi-key retry policy (seed 004). `replicatedRevision` is filled where this node is the
-   * serving active: the highest revision every in-sync replica has applied.
+   * multi-key retry policy (seed 004); see core/metadata.ts.
    */
   metadata(): MetadataDoc {
-    const runtime: RuntimeMapItem[] = [];
-    const pmap: PartitionMapItem[] = [];
-    let version = 0;
-    for (const lp of this.parts.values()) {
-      const e = this.committed.get(lp.pkey);
-      const replicas = e ? e.replicas : assignAll(this.config).find((a) => `${a.store}/${a.partition}` === lp.pkey)!.replicas;
-      const mv = e ? e.mapVersion : 1;
-      version += mv;
-      pmap.push({ store: lp.store.name, partition: lp.partition, replicas, mapVersion: mv });
-      runtime.push({
-        store: lp.store.name,
-        partition: lp.partition,
-        active: e?.active?.node ?? null,
-        activeInc: e?.active?.inc ?? null,
-        epoch: e?.epoch ?? 0,
-        health: e?.health ?? 'Unavailable',
-        inSync: e ? e.inSync.map((m) => m.node) : [],
-        inSyncIncs: e ? e.inSync.map((m) => m.inc) : [],
-        handoffTo: e?.handoffTo?.node ?? null,
-        replicatedRevision: lp.act && e && sameMember(e.active, this.me) ? this.dp.replicatedRevision(lp) : null,
-        revision: lp.data.revision,
-      });
-    }
-    return {
-      schema: 5,
-      cluster: this.config.cluster,
-      node: this.id,
+    return buildMetadata({
+      config: this.config,
+      id: this.id,
       inc: this.inc,
+      me: this.me,
       term: this.term,
-      leader: this.leaderId,
+      leaderId: this.leaderId,
       isLeader: this.role === 'leader',
-      nodes: this.config.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: n.clientPort })),
-      stores: this.config.stores.map((s) => {
-        const p = advertisedPolicy(Array.from({ length: this.nPartitions }, (_, i) => this.committed.get(`${s.name}/${i}`)), this.config.multiKeyLongTailRetryThresholdsMs);
-        return { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments, partitions: this.nPartitions, batchGetLimit: s.batchGetLimit ?? 500, multiKeyLongTailRetryThresholdsMs: p.text, policyVersion: p.version };
-      }),
-      partitionMap: { version, partitions: pmap },
-      runtimeMap: runtime,
-      multiKeyLongTailRetryThresholdsMs: this.config.multiKeyLongTailRetryThresholdsMs,
-      ownerLeaseMs: ownerLeaseMs(this.config.timing),
-      loop: this.env.loopDelay ? this.env.loopDelay() : null,
-      suspected: this.role === 'leader' ? [...this.peers].filter(([, p]) => p.suspectedSince !== null).map(([id]) => id).sort() : [],
-      rejoining: this.rejoining,
-    };
+      nPartitions: this.nPartitions,
+      parts: this.parts,
+      committed: this.committed,
+      replicatedRevision: (lp) => this.dp.replicatedRevision(lp),
+      loop: () => (this.env.loopDelay ? this.env.loopDelay() : null),
+      suspected: () => (this.role === 'leader' ? [...this.peers].filter(([, p]) => p.suspectedSince !== null).map(([id]) => id).sort() : []),
+      rejoining: () => this.rejoining,
+    });
   }
 
   // ───────────────────────────── election ─────────────────────────────
@@ -788,77 +760,6 @@ export class NodeCore {
     for (const p of act.pending) this.dp.answerIndeterminate(p);
     this.env.log('resign', { pkey: lp.pkey, why, pending: act.pending.length });
   }
-}
-
-/** One partition of the metadata document's runtime map. */
-export interface RuntimeMapItem {
-  store: string;
-  partition: number;
-  active: string | null;
-  activeInc: string | null;
-  epoch: number;
-  health: Health;
-  inSync: string[];
-  /** The incarnation of each in-sync member (same order as inSync): a restarted node is in sync only under its new one. */
-  inSyncIncs: string[];
-  handoffTo: string | null;
-  /** Set by the serving active only: highest revision applied by every in-sync replica. */
-  replicatedRevision: number | null;
-  /** This node's own last applied revision of the partition. */
-  revision: number;
-}
-
-/** One partition of the metadata document's partition map. */
-export interface PartitionMapItem {
-  store: string;
-  partition: number;
-  replicas: string[];
-  mapVersion: number;
-}
-
-/**
- * The metadata response (schema 5; seed 004 adds multiKeyLongTailRetryThresholdsMs). Each
- * runtime map item is THIS node's own committed entry (what per-node samples record) plus its own
- * last applied revision of the partition.
- */
-export interface MetadataDoc {
-  schema: number;
-  cluster: string;
-  node: string;
-  inc: string;
-  term: number;
-  leader: string | null;
-  isLeader: boolean;
-  nodes: Array<{ id: string; host: string; clientPort: number }>;
-  /**
-   * Per store; `multiKeyLongTailRetryThresholdsMs` is the store's advertised multi-key retry
-   * policy (seed 004: the admin set-policy's latest committed version, else the cluster's
-   * property), `policyVersion` its version (0: the configured property). Both optional: older
-   * nodes lack them, and a reader falls back to the document's cluster-wide property.
-   */
-  stores: Array<{ name: string; replicationFactor: number; ackMode: 'sync' | 'async'; segments: number; partitions: number; batchGetLimit: number; multiKeyLongTailRetryThresholdsMs?: string; policyVersion?: number }>;
-  partitionMap: { version: number; partitions: PartitionMapItem[] };
-  runtimeMap: RuntimeMapItem[];
-  multiKeyLongTailRetryThresholdsMs: string;
-  /**
-   * The longest time an owner cut off from a majority may go on acknowledging, ms (its lease plus
-   * heartbeat slack; cluster-config.ts ownerLeaseMs). The harness records it as the run's leaseMs.
-   */
-  ownerLeaseMs: number;
-  /** The node's own event-loop delay (null where not measured, e.g. in the simulation). */
-  loop: LoopDelay | null;
-  /**
-   * The leader only: the peers it suspects now (silent past suspectAfterMs, seed 002's first step
-   * before the escalation timeout confirms them down); [] on every other node. Optional: older
-   * nodes lack it.
-   */
-  suspected?: string[];
-  /**
-   * This incarnation is still rejoining after its start: it has not yet relearnt the committed
-   * runtime map (it takes no part in votes or proposals), or not yet been in sync once in every
-   * partition it is a replica of that has a serving active ({@link NodeCore.rejoining}).
-   */
-  rejoining: boolean;
 }
 
 /** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */
