@@ -14,7 +14,6 @@ import { Op, type ClientRequest, type ClientResponse } from './client-protocol.j
 import {
   sameMember,
   supersedes,
-  tenureTag,
   type ClusterMsg,
   type Member,
   type PartitionReport,
@@ -702,64 +701,11 @@ export class NodeCore {
 
   // ───────────────────────────── roles and the data path ─────────────────────────────
 
+  /** Re-derive this node's role in the partition from the entries it holds (core/data-path.ts). */
   private refreshRole(pkey: string): void {
-    const lp = this.parts.get(pkey);
-    if (!lp) return;
-    const e = this.committed.get(pkey);
-    if (e && e.mapVersion > lp.mapVersion) {
-      // a regeneration: the partition starts empty on its new replicas, but for the in-sync
-      // members an admin regeneration kept (node-admin.ts)
-      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.me)))) {
-        this.resign(lp, 'regenerated');
-        lp.data.clear(0);
-        lp.followTag = '';
-        lp.resumeTag = '';
-      }
-      lp.mapVersion = e.mapVersion;
-    }
-    const ae = this.dp.activeEntry(pkey);
-    if (ae) {
-      const tag = tenureTag(ae.active!, ae.activeSince);
-      if (!lp.act || lp.act.tag !== tag) {
-        this.resign(lp, 'new tenure');
-        lp.act = {
-          tag,
-          activeSince: ae.activeSince,
-          followers: new Map(),
-          pending: [],
-          opTimes: [],
-          pendingAdds: new Map(),
-          lastDropReq: new Map(),
-          lastLeaderReq: -Infinity,
-          lastOp: null,
-          handoffReady: false,
-          inherited: this.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.me)) : [],
-          inheritUntil: this.env.now() + REPLICA_READ_LEASE_MS,
-        };
-        lp.followTag = tag;
-        lp.resumeTag = '';
-        if (this.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
-          // the deliberate bug of the harness's self-test: a new owner forgets what it held
-          this.env.log('self-test-bug', { bug: 'lose-on-promotion', pkey, dropped: lp.data.heldKeys });
-          lp.data.clear(lp.data.revision);
-        }
-        this.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
-      }
-      this.dp.progressPending(lp);
-    } else if (lp.act) {
-      this.resign(lp, 'deposed');
-    }
+    this.dp.refreshRole(pkey);
   }
 
-  /** Stop acting as active: pending writes get an indeterminate answer (they may survive elsewhere). */
-  private resign(lp: LocalPartition, why: string): void {
-    const act = lp.act;
-    if (!act) return;
-    lp.act = null;
-    lp.followTag = '';
-    for (const p of act.pending) this.dp.answerIndeterminate(p);
-    this.env.log('resign', { pkey: lp.pkey, why, pending: act.pending.length });
-  }
 }
 
 /** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */

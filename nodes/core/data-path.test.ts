@@ -130,4 +130,30 @@ describe('DataPath (nodes/core/data-path.ts): client operations on one node', ()
     expect(n.dp.clientGetMany({ op: Op.GetMany, reqId: 6, store: 's', keys: [...keys(500), 'k0'], allowReplica: false }).status).toBe(KvStatus.Ok);
     expect((n.dp.clientGetMany({ op: Op.GetMany, reqId: 7, store: 's', keys: [], allowReplica: false }) as { items: unknown[] }).items).toEqual([]);
   });
+
+  it('refreshRole: the committed entry naming this incarnation starts a tenure; a later accepted entry deposes it (pending writes indeterminate); lose-on-promotion forgets the copy', () => {
+    const n = node({ ackMode: 'sync' });
+    n.dp.clientWrite(put('k'), 'w1');
+    expect(n.lp.act!.pending).toHaveLength(1);
+    // the same tenure: nothing changes
+    const act = n.lp.act;
+    n.dp.refreshRole('s/0');
+    expect(n.lp.act).toBe(act);
+    // deposed by an accepted entry naming n2 at a later epoch
+    const h = (n.dp as unknown as { h: { accepted: Map<string, unknown>; committed: Map<string, { epoch: number }> } }).h;
+    h.accepted.set('s/0', { ...h.committed.get('s/0')!, epoch: 5, active: { node: 'n2', inc: 'b' }, activeSince: 5 });
+    n.dp.refreshRole('s/0');
+    expect(n.lp.act).toBeNull();
+    expect(n.answers.map(([t, r]) => [t, r.status])).toEqual([['w1', KvStatus.Unavailable]]);
+    expect(n.counters.indeterminate).toBe(1);
+    // a new tenure of this node: an ActiveState; with lose-on-promotion its copy is emptied
+    for (const bug of [undefined, 'lose-on-promotion'] as const) {
+      const m = node({ ackMode: 'async', bug });
+      m.dp.clientWrite(put('k'), 't');
+      m.lp.act = null;
+      m.dp.refreshRole('s/0');
+      expect((m.lp.act as LocalPartition['act'])?.tag).toBe('n1:a:2');
+      expect(m.lp.data.heldKeys).toBe(bug ? 0 : 1);
+    }
+  });
 });

@@ -5,6 +5,7 @@ import { KvStatus } from '../kv-status.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import type { ReplicatedOp } from '../partition-data.js';
 import type { LocalPartition, PendingWrite } from './partition-state.js';
+import { REPLICA_READ_LEASE_MS } from './replication.js';
 
 /**
  * Versions of tenure `activeSince` start above activeSince x 2^32: strictly above any version an
@@ -359,5 +360,70 @@ export class DataPath {
       items[i] = !rec || rec.value === null ? { status: KvStatus.NotFound, version: rec ? rec.version : 0, value: null } : { status: KvStatus.Ok, version: rec.version, value: rec.value };
     }
     return { op: Op.GetMany, reqId: req.reqId, status: KvStatus.Ok, flags: 0, node: this.h.id, items };
+  }
+
+  /**
+   * Re-derives this node's role in the partition from the entries it holds: a regeneration empties
+   * the copy (but for the members an admin regeneration kept); the committed entry naming this
+   * incarnation active (and no later accepted one deposing it) starts a tenure (a new ActiveState,
+   * read leases an earlier tenure may have granted inherited); otherwise an active resigns.
+   */
+  refreshRole(pkey: string): void {
+    const lp = this.h.parts.get(pkey);
+    if (!lp) return;
+    const e = this.h.committed.get(pkey);
+    if (e && e.mapVersion > lp.mapVersion) {
+      // a regeneration: the partition starts empty on its new replicas, but for the in-sync
+      // members an admin regeneration kept (node-admin.ts)
+      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.h.me)))) {
+        this.resign(lp, 'regenerated');
+        lp.data.clear(0);
+        lp.followTag = '';
+        lp.resumeTag = '';
+      }
+      lp.mapVersion = e.mapVersion;
+    }
+    const ae = this.activeEntry(pkey);
+    if (ae) {
+      const tag = tenureTag(ae.active!, ae.activeSince);
+      if (!lp.act || lp.act.tag !== tag) {
+        this.resign(lp, 'new tenure');
+        lp.act = {
+          tag,
+          activeSince: ae.activeSince,
+          followers: new Map(),
+          pending: [],
+          opTimes: [],
+          pendingAdds: new Map(),
+          lastDropReq: new Map(),
+          lastLeaderReq: -Infinity,
+          lastOp: null,
+          handoffReady: false,
+          inherited: this.h.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.h.me)) : [],
+          inheritUntil: this.h.env.now() + REPLICA_READ_LEASE_MS,
+        };
+        lp.followTag = tag;
+        lp.resumeTag = '';
+        if (this.h.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {
+          // the deliberate bug of the harness's self-test: a new owner forgets what it held
+          this.h.env.log('self-test-bug', { bug: 'lose-on-promotion', pkey, dropped: lp.data.heldKeys });
+          lp.data.clear(lp.data.revision);
+        }
+        this.h.env.log('active', { pkey, epoch: ae.epoch, health: ae.health, rev: lp.data.revision });
+      }
+      this.progressPending(lp);
+    } else if (lp.act) {
+      this.resign(lp, 'deposed');
+    }
+  }
+
+  /** Stop acting as active: pending writes get an indeterminate answer (they may survive elsewhere). */
+  private resign(lp: LocalPartition, why: string): void {
+    const act = lp.act;
+    if (!act) return;
+    lp.act = null;
+    lp.followTag = '';
+    for (const p of act.pending) this.answerIndeterminate(p);
+    this.h.env.log('resign', { pkey: lp.pkey, why, pending: act.pending.length });
   }
 }
