@@ -5,7 +5,7 @@ import { KvStatus } from '../kv-status.js';
 import { PartitionData } from '../partition-data.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './data-path.js';
-import type { LocalPartition } from './partition-state.js';
+import { newActiveState, type LocalPartition } from './partition-state.js';
 import { runtimeEntry } from '../test-support/runtime-entry.js';
 
 /** n1, the active of every partition of one store (1 partition, 4 segments), at epoch 4 since epoch 2. */
@@ -27,18 +27,8 @@ function node(o: { ackMode: 'sync' | 'async'; rf?: number; bug?: SelfTestBug; le
     syncRequestedAt: -Infinity,
     mapVersion: 1,
     act: {
-      tag: 'n1:a:2',
-      activeSince: 2,
+      ...newActiveState('n1:a:2', 2, [], -Infinity),
       followers: new Map([['n2', { member: { node: 'n2', inc: 'b' }, streaming: true, acked: 0, queue: [], lastSentAt: 0, paceRev: -1, paceAt: -Infinity, ackAt: -1, ackRecvAt: -Infinity, grantUntil: -Infinity }]]),
-      pending: [],
-      opTimes: [],
-      pendingAdds: new Map(),
-      lastDropReq: new Map(),
-      lastLeaderReq: -Infinity,
-      lastOp: null,
-      handoffReady: false,
-      inherited: [],
-      inheritUntil: -Infinity,
     },
     recoveredAtEpoch: -1,
     recoveredSentAt: -Infinity,

@@ -4,7 +4,7 @@ import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type G
 import { KvStatus } from '../kv-status.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import type { ReplicatedOp } from '../partition-data.js';
-import type { LocalPartition, PendingWrite } from './partition-state.js';
+import { newActiveState, type LocalPartition, type PendingWrite } from './partition-state.js';
 import { REPLICA_READ_LEASE_MS } from './replication.js';
 
 /**
@@ -388,20 +388,8 @@ export class DataPath {
       const tag = tenureTag(ae.active!, ae.activeSince);
       if (!lp.act || lp.act.tag !== tag) {
         this.resign(lp, 'new tenure');
-        lp.act = {
-          tag,
-          activeSince: ae.activeSince,
-          followers: new Map(),
-          pending: [],
-          opTimes: [],
-          pendingAdds: new Map(),
-          lastDropReq: new Map(),
-          lastLeaderReq: -Infinity,
-          lastOp: null,
-          handoffReady: false,
-          inherited: this.h.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.h.me)) : [],
-          inheritUntil: this.h.env.now() + REPLICA_READ_LEASE_MS,
-        };
+        const inherited = this.h.readLeased(lp.store) ? ae.inSync.filter((m) => !sameMember(m, this.h.me)) : [];
+        lp.act = newActiveState(tag, ae.activeSince, inherited, this.h.env.now() + REPLICA_READ_LEASE_MS);
         lp.followTag = tag;
         lp.resumeTag = '';
         if (this.h.config.selfTestBug === 'lose-on-promotion' && ae.activeSince > 1) {

@@ -96,3 +96,24 @@ export interface LocalPartition {
   /** Replica: read lease granted by the active of tenure `tag`, until `until` (own clock). */
   readLease: { tag: string; until: number } | null;
 }
+
+/**
+ * A new tenure's active state: no followers, nothing pending, `inherited` (members that may hold a
+ * read lease an earlier tenure granted) waited for until `inheritUntil` (own clock, ms).
+ */
+export function newActiveState(tag: string, activeSince: number, inherited: Member[], inheritUntil: number): ActiveState {
+  return {
+    tag,
+    activeSince,
+    followers: new Map(),
+    pending: [],
+    opTimes: [],
+    pendingAdds: new Map(),
+    lastDropReq: new Map(),
+    lastLeaderReq: -Infinity,
+    lastOp: null,
+    handoffReady: false,
+    inherited,
+    inheritUntil,
+  };
+}
