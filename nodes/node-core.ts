@@ -100,7 +100,6 @@ export class NodeCore {
   private readonly dp: DataPath;
   /** This incarnation has rejoined and been in sync everywhere it could be, once ({@link rejoining}). */
   private caughtUpOnce = false;
-  private readonly startedAt: number;
   /** The leader's side of the runtime map: proposals, commits, decisions (core/runtime-map-leader.ts). */
   private readonly rm: RuntimeMapLeader;
 
@@ -145,8 +144,6 @@ export class NodeCore {
     this.peerIds = config.nodes.map((n) => n.id).filter((n) => n !== id);
     this.majority = Math.floor(config.nodes.length / 2) + 1;
     this.nPartitions = partitionCount(config);
-    const now = env.now();
-    this.startedAt = now;
     this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term });
     this.el = new Election(
       { node: id, inc },
@@ -341,7 +338,7 @@ export class NodeCore {
       if (e.active && (e.health === 'Healthy' || e.health === 'Degraded')) return true;
     }
     this.caughtUpOnce = true;
-    this.env.log('caught-up', { term: this.term, sinceStartMs: Math.round(this.env.now() - this.startedAt) });
+    this.env.log('caught-up', { term: this.term, sinceStartMs: Math.round(this.env.now() - this.el.started) });
     return false;
   }
 

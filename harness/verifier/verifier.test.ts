@@ -13,9 +13,9 @@ import { judgeHistory } from '../../ledger/history-rules.js';
 const SEED = process.env.ZARIS_PROPERTY_SEED === 'random' ? Date.now() : Number(process.env.ZARIS_PROPERTY_SEED ?? 20240610);
 
 // ---------------------------------------------------------------------------------------------
-// An independent, simple, in-memory reading of the v1 rules of shared/cases/history-format.md
-// (the v1 property; ledger/history-rules.ts is the reference model of v1 and v2, checked against
-// this one below too).
+// An independent, simple, in-memory reading of the v1 rules of the history format document (the
+// v1 property; ledger/history-rules.ts is the reference model of v1 and v2, checked against this
+// one below too). No file of the shared cases is read here: fixtures are the project's own.
 // ---------------------------------------------------------------------------------------------
 
 interface Finding {

@@ -1,8 +1,8 @@
 import type { History, HistoryAck, HistoryFault, HistoryOwnership, HistoryRead, HistoryRun, HistoryWrite, Outcome, WriteOp } from '../history-format.js';
 
 /**
- * Small hand-made histories the project owns (tests never read ../shared/cases but in
- * *.cases.test.ts), each with the verdict and findings the rules of history-format.md give, by
+ * Small hand-made histories the project owns (only the *.cases.test.ts suites read the shared
+ * cases), each with the verdict and findings the rules of history-format.md give, by
  * our own reading of them. v1 fixtures exercise the v1 rules; v2 fixtures the v2 rules, among
  * them the eight inputs of issue 10 that came out wrong before v2.
  */

@@ -1,10 +1,10 @@
-import type { ClusterConfig, StoreConfig } from '../cluster-config.js';
-import { sameMember, tenureTag, type Member, type RuntimeEntry } from '../cluster-messages.js';
+import type { StoreConfig } from '../cluster-config.js';
+import { sameMember, tenureTag, type RuntimeEntry } from '../cluster-messages.js';
 import { FLAG_INDETERMINATE, Op, type ClientRequest, type ClientResponse, type GetManyItem, type WriteInfo } from '../client-protocol.js';
 import { KvStatus } from '../kv-status.js';
 import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import type { ReplicatedOp } from '../partition-data.js';
-import { newActiveState, type LocalPartition, type PendingWrite } from './partition-state.js';
+import { newActiveState, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
 import { REPLICA_READ_LEASE_MS } from './replication.js';
 
 /**
@@ -22,15 +22,8 @@ const EMPTY_INFO: WriteInfo = { node: '', partition: 0, epoch: 0, version: 0, re
  * What the data path needs of its node: identity, configuration, the partitions and the runtime
  * map it holds, the owner lease (from the election), and the counters it keeps.
  */
-export interface DataPathHost {
-  readonly id: string;
-  readonly inc: string;
-  readonly me: Member;
-  readonly config: ClusterConfig;
+export interface DataPathHost extends NodeContext {
   readonly env: { now(): number; respond(token: unknown, res: ClientResponse): void; log(event: string, fields?: Record<string, unknown>): void };
-  readonly parts: Map<string, LocalPartition>;
-  readonly accepted: ReadonlyMap<string, RuntimeEntry>;
-  readonly committed: ReadonlyMap<string, RuntimeEntry>;
   /** Partitions per store (segments group into this many). */
   readonly nPartitions: number;
   readonly counters: { writesAcked: number; writesRefused: number; indeterminate: number };

@@ -1,5 +1,6 @@
 import { ownerLeaseUsedMs, type TimingConfig } from '../cluster-config.js';
 import type { ClusterMsg, Member, RuntimeEntry } from '../cluster-messages.js';
+import { RETRY_MS } from './partition-state.js';
 import type { PeerTable } from './peer-table.js';
 
 /** A node's part in the election (Raft). */
@@ -10,9 +11,6 @@ export interface VoteState {
   accepted: RuntimeEntry[];
   committed: RuntimeEntry[];
 }
-
-/** Retry period of rejoin questions (ms). */
-const REJOIN_RETRY_MS = 250;
 
 /** What the election needs from its node: clock (ms), jitter, messages, log, and the leader-side hooks. */
 export interface ElectionHost {
@@ -168,10 +166,10 @@ export class Election {
     if (term > this._term) this.adoptTerm(term, null);
   }
 
-  /** While rejoining: ask every peer where the cluster stands (every 250 ms; answers change). */
+  /** While rejoining: ask every peer where the cluster stands (every RETRY_MS; answers change). */
   askRejoin(now: number): void {
     const r = this.rejoin;
-    if (!r || now - r.askedAt < REJOIN_RETRY_MS) return;
+    if (!r || now - r.askedAt < RETRY_MS) return;
     r.askedAt = now;
     for (const p of this.peerIds) this.host.send(p, { t: 'rejoin-q', term: this._term });
   }

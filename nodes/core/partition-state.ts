@@ -1,7 +1,21 @@
-import type { StoreConfig } from '../cluster-config.js';
-import type { Member } from '../cluster-messages.js';
+import type { ClusterConfig, StoreConfig } from '../cluster-config.js';
+import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { ClientResponse, Op } from '../client-protocol.js';
 import type { PartitionData, ReplicatedOp } from '../partition-data.js';
+
+/**
+ * What every part of a node reads of it: its identity, its configuration, its partitions and the
+ * runtime map it holds (accepted and committed entries). The parts' host interfaces extend it.
+ */
+export interface NodeContext {
+  readonly id: string;
+  readonly inc: string;
+  readonly me: Member;
+  readonly config: ClusterConfig;
+  readonly parts: Map<string, LocalPartition>;
+  readonly accepted: ReadonlyMap<string, RuntimeEntry>;
+  readonly committed: ReadonlyMap<string, RuntimeEntry>;
+}
 
 /** Retry period of sync requests and of requests to the leader (ms). */
 export const RETRY_MS = 250;

@@ -1,7 +1,6 @@
-import type { ClusterConfig } from '../cluster-config.js';
-import { sameMember, tenureTag, type ClusterMsg, type Member, type RuntimeEntry } from '../cluster-messages.js';
+import { sameMember, tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
 import type { Role } from './election.js';
-import { FOLLOW_STALE_MS, RETRY_MS, type FollowerLink, type LocalPartition, type PendingWrite } from './partition-state.js';
+import { FOLLOW_STALE_MS, RETRY_MS, type FollowerLink, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
 
 /**
  * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
@@ -20,15 +19,8 @@ export type LeaderRequest = Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'h
  * data path's hooks (pending writes, indeterminate answers). Read-only except the partitions'
  * own state and the counters named.
  */
-export interface ReplicationHost {
-  readonly id: string;
-  readonly inc: string;
-  readonly me: Member;
-  readonly config: ClusterConfig;
+export interface ReplicationHost extends NodeContext {
   readonly env: { now(): number; send(to: string, msg: ClusterMsg): void; log(event: string, fields?: Record<string, unknown>): void };
-  readonly parts: Map<string, LocalPartition>;
-  readonly accepted: ReadonlyMap<string, RuntimeEntry>;
-  readonly committed: ReadonlyMap<string, RuntimeEntry>;
   readonly counters: { staleEpochRefusals: { replication: number }; syncsServed: number; snapshotsInstalled: number };
   readonly term: number;
   readonly role: Role;
