@@ -195,10 +195,7 @@ export class NodeCore {
       onLeaderRequest: (from, msg, now) => this.rm.onLeaderRequest(from, msg, now),
     });
     this.rm = new RuntimeMapLeader({
-      id,
-      inc,
-      config,
-      env,
+      ...shared,
       peerIds: this.peerIds,
       majority: this.majority,
       get term() {
@@ -209,10 +206,6 @@ export class NodeCore {
       },
       el: this.el,
       fd: this.fd,
-      parts: this.parts,
-      accepted: this.accepted,
-      committed: this.committed,
-      counters: this.counters,
       learnCommitted: (e) => this.learnCommitted(e),
       refreshRole: (pkey) => this.refreshRole(pkey),
       ownReport: (pkey) => this.ownReport(this.parts.get(pkey)!),

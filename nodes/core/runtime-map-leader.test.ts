@@ -23,6 +23,7 @@ function leader() {
   const rm: RuntimeMapLeader = new RuntimeMapLeader({
     id: 'n1',
     inc: 'n1-i1',
+    me: { node: 'n1', inc: 'n1-i1' },
     config,
     env,
     peerIds: ['n2', 'n3'],

@@ -1,9 +1,8 @@
-import type { ClusterConfig } from '../cluster-config.js';
 import { assignAll } from '../partitioning.js';
 import { sameMember, supersedes, type ClusterMsg, type Health, type Member, type PartitionReport, type RuntimeEntry } from '../cluster-messages.js';
 import type { Election, Role, VoteState } from './election.js';
 import { decideFailover, type FailoverView } from './failover-policy.js';
-import type { LocalPartition } from './partition-state.js';
+import type { NodeContext } from './partition-state.js';
 import type { PeerTable } from './peer-table.js';
 import type { LeaderRequest } from './replication.js';
 
@@ -35,10 +34,7 @@ const PROPOSE_TIMEOUT_MS = 1_000;
  * node holds, its counters, and the node-side handlers a commit or a proposal of its own goes
  * through (learnCommitted, refreshRole) and its own copy's report.
  */
-export interface RuntimeMapHost {
-  readonly id: string;
-  readonly inc: string;
-  readonly config: ClusterConfig;
+export interface RuntimeMapHost extends NodeContext {
   readonly env: { now(): number; send(to: string, msg: ClusterMsg): void; log(event: string, fields?: Record<string, unknown>): void };
   readonly peerIds: readonly string[];
   readonly majority: number;
@@ -46,9 +42,8 @@ export interface RuntimeMapHost {
   readonly role: Role;
   readonly el: Election;
   readonly fd: PeerTable;
-  readonly parts: ReadonlyMap<string, LocalPartition>;
+  /** The leader records its own proposals as accepted. */
   readonly accepted: Map<string, RuntimeEntry>;
-  readonly committed: ReadonlyMap<string, RuntimeEntry>;
   readonly counters: { failovers: number; promotions: number };
   /** Accept a committed entry if it supersedes the node's (epoch, then term). */
   learnCommitted(e: RuntimeEntry): void;
