@@ -13,6 +13,7 @@ const counters = (over: Partial<{ failovers: number; promotions: number }> = {})
   failovers: over.failovers ?? 0,
   staleEpochRefusals: { proposal: 1, replication: 2 },
   migratingAnswers: 0,
+      migrations: 0,
   invalidPolicyValues: new Map([['async3', 4]]),
 });
 const text = (node: string, over: Partial<{ failovers: number; promotions: number }> = {}, lag = [{ store: 'sync3', partition: 0, lagMs: 7 }]): string =>
@@ -26,6 +27,7 @@ describe('metrics sampler (harness/metrics-sampler.ts)', () => {
       promotions: 3,
       staleEpochRefusals: 3,
       migratingAnswers: 0,
+      migrations: 0,
       invalidPolicyValues: 4,
       writesAcked: 9,
       lagMaxMs: 30,

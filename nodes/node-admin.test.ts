@@ -45,7 +45,12 @@ describe('admin commands (node-admin.ts)', () => {
     expect(parseAdminCommand('handoff sync3/0 n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('handoff sync3/01 to n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('regenerate sync3')).toBe('usage: regenerate <store>/<partition>');
-    expect(parseAdminCommand('rebalance')).toBe('unknown admin command "rebalance" (known: handoff, regenerate, set-policy)');
+    expect(parseAdminCommand('rebalance')).toEqual({ cmd: 'rebalance' });
+    expect(parseAdminCommand('join n4')).toEqual({ cmd: 'join', node: 'n4' });
+    expect(parseAdminCommand('leave n2')).toEqual({ cmd: 'leave', node: 'n2' });
+    expect(parseAdminCommand('leave')).toBe('usage: leave <node>');
+    expect(parseAdminCommand('rebalance now')).toBe('usage: rebalance');
+    expect(parseAdminCommand('grow')).toBe('unknown admin command "grow" (known: handoff, regenerate, set-policy, join, leave, rebalance)');
   });
 
   it('never throws on any text (property)', () => {
