@@ -57,7 +57,7 @@ describe('admin commands (node-admin.ts)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 60 }), (s) => {
         const r = parseAdminCommand(s);
-        expect(typeof r === 'string' || r.cmd === 'handoff' || r.cmd === 'regenerate' || r.cmd === 'set-policy').toBe(true);
+        expect(typeof r === 'string' || ['handoff', 'regenerate', 'set-policy', 'join', 'leave', 'rebalance'].includes(r.cmd)).toBe(true);
       }),
     );
   });

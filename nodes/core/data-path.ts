@@ -387,24 +387,49 @@ export class DataPath {
     if (e && e.mapVersion > lp.mapVersion) {
       // a regeneration: the partition starts empty on its new replicas, but for the in-sync
       // members an admin regeneration or a move kept (node-admin.ts, migration-driver.ts)
-      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.h.me)))) {
-        this.resign(lp, 'regenerated');
-        lp.followTag = '';
-        lp.resumeTag = '';
-        if (e.keepCopies === true && !e.replicas.includes(this.h.id)) {
+      const keep = e.keepCopies === true;
+      const inSync = e.inSync.some((m) => sameMember(m, this.h.me));
+      const assigned = e.replicas.includes(this.h.id);
+      if (lp.mapVersion !== 0 && !(keep && inSync)) {
+        if (keep && !assigned) {
           // our copy left the partition by a planned change (a move's drop): it no longer follows
           // (no more acks) and is never served, but stays DROPPED_COPY_GRACE_MS, so that every
           // acknowledgement the active counted from it while it did follow stays true of a copy
           // that exists (the active learns the drop from the same commit, within its lease)
+          this.resign(lp, 'dropped');
+          lp.followTag = '';
+          lp.resumeTag = '';
           lp.droppedAt = this.h.env.now();
-        } else {
+        } else if (!keep || lp.droppedAt !== -Infinity) {
+          // an eviction's regeneration (no copy is known good), or a copy we were dropped from
+          // coming back: start empty and catch up
+          this.resign(lp, 'regenerated');
+          lp.followTag = '';
+          lp.resumeTag = '';
           lp.data.clear(0);
           lp.droppedAt = -Infinity;
         }
+        // else a planned change that keeps us assigned, out of sync: our copy is a prefix of the
+        // log we follow (or asked to resume), and we go on catching up from where it stands.
+        // Never emptied behind the active's back: its link to us says what we acknowledged, and
+        // it asks the leader to add us from that (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run
+        // 978: a lagging replica emptied by a move's new map version was added to the in-sync
+        // set on the strength of its acks from before, holding nothing)
       }
       lp.mapVersion = e.mapVersion;
     }
     const ae = this.activeEntry(pkey);
+    if (ae && lp.act && e) {
+      // followers the committed map no longer assigns (a move dropped them): their acks count no
+      // more (a copy they are given again is caught up afresh, through a sync request); a read
+      // lease we granted still runs out first (acked -1 holds writes until grantUntil)
+      for (const [node, f] of lp.act.followers) {
+        if (e.replicas.includes(node) || !f.streaming) continue;
+        f.streaming = false;
+        f.acked = -1;
+        lp.act.pendingAdds.delete(node);
+      }
+    }
     if (ae) {
       const tag = tenureTag(ae.active!, ae.activeSince);
       if (!lp.act || lp.act.tag !== tag) {

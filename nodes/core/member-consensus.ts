@@ -74,11 +74,14 @@ export class MemberConsensus {
   private _accepted: MemberBallot;
   private _committed: MemberBallot;
   private inflight: MemberProposal | null = null;
+  /** Every node some committed set this node learnt listed (a `--join` node asks only until it is one). */
+  readonly everListed = new Set<string>();
 
   constructor(host: MemberConsensusHost, initial: MemberBallot) {
     this.h = host;
     this._accepted = initial;
     this._committed = initial;
+    for (const m of initial.members) this.everListed.add(m.id);
   }
 
   /** The highest member set this node accepted. */
@@ -100,6 +103,7 @@ export class MemberConsensus {
   learnCommitted(b: MemberBallot): void {
     if (!supersedes(ballotOrder(b), ballotOrder(this._committed))) return;
     this._committed = b;
+    for (const m of b.members) this.everListed.add(m.id);
     if (supersedes(ballotOrder(b), ballotOrder(this._accepted))) this._accepted = b;
     this.h.log('members', { version: b.version, members: b.members.map((m) => `${m.id}:${m.state}`).join(',') });
   }

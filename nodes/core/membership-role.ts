@@ -44,8 +44,8 @@ export class MembershipRole {
   readonly consensus: MemberConsensus;
   readonly migration: MigrationDriver;
   private readonly h: MembershipHost;
-  /** Started with `--join`: ask the leader until the committed set has this node. */
-  private readonly wantsJoin: boolean;
+  /** Started with `--join`: ask the leader until the committed set has this node (then never again). */
+  private wantsJoin: boolean;
   private lastJoinAsk = -Infinity;
 
   constructor(host: MembershipHost, wantsJoin: boolean) {
@@ -105,8 +105,9 @@ export class MembershipRole {
 
   /** Follower side, each tick: a `--join` spare asks the leader it knows until the set has it. */
   tick(now: number): void {
+    // asked until listed once: a node that was in the set and left (an operator's leave) stays out
+    if (this.wantsJoin && this.consensus.everListed.has(this.h.id)) this.wantsJoin = false;
     if (!this.wantsJoin || this.h.isLeader || !this.h.leaderId || now - this.lastJoinAsk < RETRY_MS * 4) return;
-    if (this.members.members.some((m) => m.id === this.h.id)) return;
     this.lastJoinAsk = now;
     this.h.send(this.h.leaderId, { t: 'req-join', term: this.h.term });
   }

@@ -148,11 +148,32 @@ export class RuntimeMapLeader {
     const committed = [...this.h.committed.values()];
     const leaseLeft = this.h.el.quorumLeaseUntil - now;
     const members = this.h.members();
+    const deposing = this.deposedOwners();
     for (const id of this.h.peerIds) {
       const p = this.h.fd.peers.get(id)!;
       const mine = p.hbrTerm === this.h.term;
-      this.h.env.send(id, { t: 'hb', term: this.h.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft, members });
+      // no owner lease for a node this leader is deposing: it decided once the node's last lease
+      // had lapsed, and a lease granted since (the node answering again before the change commits)
+      // would let it acknowledge writes its successor never sees (make sim MEMBERSHIP=1 RUNS=1000
+      // SEED=7, run 801: an async owner cut off, confirmed down and failed over, reconnected and
+      // acked under a fresh lease until the re-proposed failover committed)
+      const lease = deposing.has(id) ? 0 : leaseLeft;
+      this.h.env.send(id, { t: 'hb', term: this.h.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft: lease, members });
     }
+  }
+
+  /**
+   * The nodes this leader is deposing: the active of a committed entry whose accepted successor
+   * here (a proposal in flight, or one to be proposed again) names another active or none.
+   */
+  private deposedOwners(): Set<string> {
+    const out = new Set<string>();
+    for (const [pkey, acc] of this.h.accepted) {
+      const c = this.h.committed.get(pkey);
+      if (!c?.active || !supersedes(acc, c)) continue;
+      if (!acc.active || acc.active.node !== c.active.node) out.add(c.active.node);
+    }
+    return out;
   }
 
   onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
