@@ -4,27 +4,14 @@ import type { StoreConfig } from '../cluster-config.js';
 import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { MemberSet } from '../membership/members.js';
 import { planRebalance } from '../membership/rebalance.js';
+import { runtimeEntry } from '../test-support/runtime-entry.js';
 import { MAX_CONCURRENT_MOVES, MigrationDriver, placementNodes } from './migration-driver.js';
 
 const NODES = ['n1', 'n2', 'n3', 'n4', 'n5'];
 const m = (node: string): Member => ({ node, inc: `${node}-i1` });
 
 function entry(store: string, partition: number, replicas: string[]): RuntimeEntry {
-  return {
-    pkey: `${store}/${partition}`,
-    store,
-    partition,
-    epoch: 1,
-    term: 1,
-    active: m(replicas[0]),
-    activeSince: 1,
-    health: 'Healthy',
-    inSync: replicas.map(m),
-    handoffTo: null,
-    syncFrom: null,
-    replicas,
-    mapVersion: 1,
-  };
+  return runtimeEntry({ store, partition, epoch: 1, term: 1, active: m(replicas[0]), inSync: replicas.map(m), replicas });
 }
 
 function memberSet(version: number, states: Record<string, 'joining' | 'member' | 'leaving'>): MemberSet {
