@@ -37,6 +37,7 @@
  */
 import type { Grudge } from '../runtime/runtime.js';
 import { canReach, majoritySize } from './grudge.js';
+import type { MemberEntry } from './schedule.js';
 
 /** One partition as the budget and the executor see it (from the merged runtime map). */
 export interface PartitionSnapshot {
@@ -62,6 +63,11 @@ export interface ClusterSnapshot {
   partitions: PartitionSnapshot[];
   /** The nodes the leader suspects now (metadata `suspected`; scenarios' `suspected` event); absent when unknown. */
   suspected?: string[];
+  /**
+   * The member set the leader reports (metadata `members`, issue 14: nodes not listed are outside
+   * it); absent when unknown (no leader answered, a store without membership changes).
+   */
+  members?: { version: number; members: MemberEntry[] };
 }
 
 /** What the faults in effect (and the one about to start) do to the nodes. */

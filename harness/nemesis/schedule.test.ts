@@ -65,7 +65,7 @@ describe('parseFaults', () => {
   });
 
   it('rejects unknown kinds, presets and empty lists with one line', () => {
-    expect(() => parseFaults('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, power, clock, client-cut, or all, none, preset:<name>)'));
+    expect(() => parseFaults('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, power, clock, client-cut, membership (join, leave, rebalance), or all, none, preset:<name>)'));
     expect(() => parseFaults('preset:chaos')).toThrow(new ScheduleError('FAULTS: unknown preset "chaos" (choose from random, promotion, fencing, sync-ack, liveness, catch-up, lease, async)'));
     expect(() => parseFaults(' , ')).toThrow(ScheduleError);
     expect(() => parseFaults('kill,none')).toThrow('unknown fault kind "none"');
