@@ -1033,9 +1033,14 @@ export class Nemesis {
     }
   }
 
-  /** Records catch-up of restarted nodes seen in sync everywhere; forgets amnesia of nodes seen rejoined. */
+  /**
+   * Records catch-up of restarted nodes seen in sync everywhere; forgets amnesia of nodes seen
+   * rejoined: listed in sync somewhere, or (issue 14: a spare, a node that left) answering while
+   * the partition map gives it no copy to catch up.
+   */
   private noteCatchUp(snap: ClusterSnapshot): void {
-    for (const n of [...this.amnesic]) if (this.o.runtime.isUp(n) && snap.partitions.some((p) => p.inSync.includes(n))) this.amnesic.delete(n);
+    const rejoined = (n: string): boolean => snap.partitions.some((p) => p.inSync.includes(n)) || (snap.answered.includes(n) && !snap.partitions.some((p) => p.replicas.includes(n)));
+    for (const n of [...this.amnesic]) if (this.o.runtime.isUp(n) && rejoined(n)) this.amnesic.delete(n);
     for (const [id, { node, index }] of [...this.pendingCatchUp]) {
       if (!nodeCaughtUp(snap, node)) continue;
       this.pendingCatchUp.delete(id);
