@@ -340,6 +340,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     return false;
   };
   let replayed: Schedule | null = null;
+  /** A replayed run's spare nodes (its run config), started again the same. */
+  let replayedSpares: number | undefined;
   let scenarioRec: ScenarioRecord | null = sc ? scenarioRecord(sc) : null;
   if (o.replay) {
     const ledgerPath = path.join(o.replay, 'ledger.sqlite');
@@ -356,6 +358,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       const cfgRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.runConfig) as { value: string } | undefined;
       const cfg = cfgRow ? (JSON.parse(cfgRow.value) as Partial<RunConfig>) : {};
       if (Array.isArray(cfg.stores) && cfg.stores.length > 0) stores = cfg.stores;
+      if (Array.isArray(cfg.spares)) replayedSpares = cfg.spares.length;
       escalationTimeoutMs = replayed.escalationTimeoutMs;
       evictionTimeoutMs = replayed.evictionTimeoutMs;
       kinds = replayed.kinds.filter((k) => !(ADMIN_KINDS as readonly string[]).includes(k));
@@ -367,7 +370,9 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // spare nodes (issue 14): when membership changes are planned, unless SPARES= says otherwise
   const membershipPlanned = (replayed ?? (sc ? { faults: sc.faults } : null))?.faults.some((f) => isMembershipKind(f.kind)) ?? kinds.some(isMembershipKind);
   if (target && o.spares) throw new UsageError(`SPARES= starts spare Zaris nodes; TARGET=${target.name} runs its own nodes`);
-  const spareIds = target ? [] : spareIdsOf(replayed ? replayed.nodeCount : nodeCount, o.spares, membershipPlanned);
+  // (a scenario says its own spares; SPARES= overrides them; a replay starts the recorded run's)
+  const spareCount = o.spares ?? replayedSpares ?? sc?.spares;
+  const spareIds = target ? [] : spareIdsOf(replayed ? replayed.nodeCount : nodeCount, spareCount, membershipPlanned && !(sc !== undefined && spareCount === 0));
 
   await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, dockerSweeper] });
   const runTag = `r${randomBytes(3).toString('hex')}`;
