@@ -139,6 +139,7 @@ export function buildCli(): Command {
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
             `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );
+        if (r.membership) process.stdout.write(`${(await import('../reports/results.js')).describeMembership(r.membership)}\n`);
         if (r.scenario) {
           const e = r.scenario.expected;
           process.stdout.write(`scenario ${r.scenario.name}: expected ${e.verdict}${e.allow ? ` (allow ${e.allow.join(', ') || 'none'})` : ''}: ${r.scenario.held ? 'held' : `did NOT hold: ${r.scenario.reasons.join('; ')}`}\n`);
