@@ -271,8 +271,8 @@ export function buildCli(): Command {
 
   program
     .command('admin')
-    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
-    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .description('operate a running cluster: status (maps, health, epochs, members), handoff, regenerate, set-policy (seed 004), join, leave, rebalance (issue 14)')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join <node> | leave <node> | rebalance')
     .argument('[args...]', "the verb's arguments")
     .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
     .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
@@ -291,9 +291,10 @@ export function buildCli(): Command {
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
     .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
-    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
+    .option('--join', 'a spare node (issue 14): ask the leader to join it to the member set once it runs', false)
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string; join: boolean }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : []), ...(opts.join ? ['--join'] : [])]);
     });
   return program;
 }
@@ -314,7 +315,6 @@ export async function main(argv: string[]): Promise<void> {
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
     // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
     if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
-    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }

@@ -41,15 +41,14 @@ describe('admin arguments (no cluster)', () => {
     expect(columns([['a', 'bb', 'c'], ['ccc', 'd', 'e']])).toBe('a    bb  c\nccc  d   e');
   });
 
-  it('exit codes: bad arguments 64, an unreachable cluster 3, a membership verb 2; one line on stderr, no stack', async () => {
+  it('exit codes: bad arguments 64, an unreachable cluster 3; one line on stderr, no stack', async () => {
     const port = await deadPort();
     const cases: Array<[string[], number, string]> = [
       [['admin', 'status', '--run', '/nonexistent/run'], 64, 'zaris-certify: no --seeds and no readable /nonexistent/run/cluster.json: give --seeds host:port,... or --run <a running run\'s directory>'],
       [['admin', 'status', '--seeds', 'nohost'], 64, 'zaris-certify: --seeds: "nohost" is not host:port (e.g. 127.0.0.1:7101)'],
       [['admin', 'frobnicate', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: unknown admin verb "frobnicate" (known: status, handoff, regenerate, set-policy, join, leave, rebalance)'],
       [['admin', 'handoff', 'sync3/0', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: usage: zaris-certify admin handoff <store>/<partition> <node> --seeds host:port,...'],
-      [['admin', 'join', '--seeds', `127.0.0.1:${port}`], 2, 'zaris-certify: admin join: membership changes are not built yet (issue 14)'],
-      [['admin', 'rebalance', '--seeds', `127.0.0.1:${port}`], 2, 'zaris-certify: admin rebalance: membership changes are not built yet (issue 14)'],
+      [['admin', 'join', 'n4', '--seeds', `127.0.0.1:${port}`, '--timeout', '500ms'], 3, `zaris-certify: cluster unreachable: no node answered a metadata request (127.0.0.1:${port})`],
       [['admin', 'status', '--seeds', `127.0.0.1:${port}`, '--timeout', '500ms'], 3, `zaris-certify: cluster unreachable: no node answered a metadata request (127.0.0.1:${port})`],
     ];
     for (const [args, code, line] of cases) {
