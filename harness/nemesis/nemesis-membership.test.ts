@@ -68,8 +68,8 @@ describe('Nemesis executor: membership changes', () => {
     await drive(n.run(new AbortController().signal));
     expect(c.log.filter((l) => l.startsWith('admin '))).toEqual([]);
     expect(skips(c).sort()).toEqual([
-      'not within the fault budget for 2000 ms: 3 members: a leave would leave fewer than 3',
-      'not within the fault budget for 2000 ms: no running node outside the member set (n1, n2, n3): nobody to join',
+      'not possible for 2000 ms: 3 members: a leave would leave fewer than 3',
+      'not possible for 2000 ms: no running node outside the member set (n1, n2, n3): nobody to join',
     ]);
     expect(c.members!.map((m) => m.id)).toEqual(['n1', 'n2', 'n3']);
   });
@@ -79,7 +79,7 @@ describe('Nemesis executor: membership changes', () => {
     c.members = [{ id: 'n1', state: 'member' }, { id: 'n2', state: 'member' }, { id: 'n3', state: 'member' }, { id: 'n4', state: 'joining' }];
     const n = nemesisOn(c, ms([{ kind: 'leave', target: { role: 'member' }, atMs: 0, durationMs: 0 }]));
     await drive(n.run(new AbortController().signal));
-    expect(skips(c)).toEqual(['not within the fault budget for 2000 ms: a membership change is pending (n4 joining)']);
+    expect(skips(c)).toEqual(['not possible for 2000 ms: a membership change is pending (n4 joining)']);
 
     const d = new FakeCluster(['n1', 'n2', 'n3', 'n4']);
     d.members = ['n1', 'n2', 'n3'].map((id) => ({ id, state: 'member' as const }));
@@ -113,6 +113,6 @@ describe('Nemesis executor: membership changes', () => {
     const m = nemesisOn(d, ms([{ kind: 'join', target: { role: 'outside' }, atMs: 0, durationMs: 0 }]));
     await drive(m.run(new AbortController().signal));
     expect(d.log.filter((l) => l.startsWith('admin '))).toEqual([]);
-    expect(skips(d)).toEqual(['not within the fault budget for 2000 ms: the cluster reports no member set (metadata members)']);
+    expect(skips(d)).toEqual(['not possible for 2000 ms: the cluster reports no member set (metadata members)']);
   });
 });

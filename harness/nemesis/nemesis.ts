@@ -402,7 +402,8 @@ export class Nemesis {
         // beyond budget nothing is waited for: a target already down or frozen is a skip
         if (r.final || (this.o.beyondBudget && !isAdminKind(f.kind))) return skip(why);
         firstRefusal ??= why;
-        if (this.o.clock.now() >= deadline) return skip(`not within the fault budget for ${this.o.gateWaitMs} ms: ${why}`);
+        // (an admin request is refused by the store, or has no node to go to, not by the budget)
+        if (this.o.clock.now() >= deadline) return skip(`${isAdminKind(f.kind) ? 'not possible' : 'not within the fault budget'} for ${this.o.gateWaitMs} ms: ${why}`);
         await this.nextChange(Math.max(this.o.pollMs, 20), stop);
         if (stop.aborted) return;
       }
