@@ -58,6 +58,23 @@ describe('Nemesis executor: membership changes', () => {
     expect(skips(c)).toEqual([]);
   });
 
+  it('a planned crash after a join hits the old owner of a partition the joining node replicates (active-over), once the join went through', async () => {
+    const c = new FakeCluster(['n1', 'n2', 'n3', 'n4']);
+    c.members = ['n1', 'n2', 'n3'].map((id) => ({ id, state: 'member' as const }));
+    c.refuseAdmin = 1;
+    const n = nemesisOn(c, ms([
+      { kind: 'join', target: { role: 'outside' }, atMs: 0, durationMs: 0 },
+      { kind: 'kill', target: { role: 'active-over', fault: 0 }, atMs: 0, durationMs: 30, after: { event: 'started', fault: 0, delayMs: 20, waitMs: 1_000, onMiss: 'skip' } },
+    ]));
+    await drive(n.run(new AbortController().signal));
+    expect(c.log.filter((l) => /^(admin|kill) /.test(l))).toEqual(['admin join n4', 'admin join n4', expect.stringMatching(/^kill n[1-3]$/)]);
+    const killed = c.log.find((l) => l.startsWith('kill '))!.slice(5);
+    // n4 replicates partitions 1, 2, 3 of the fake (replicas i, i+1, i+2), owned by n2, n3, n4
+    expect(['n2', 'n3']).toContain(killed);
+    expect(c.starts.map((f) => [f.kind, f.target])).toEqual([['kill', 'active-over:#0']]);
+    expect(c.detailOf(c.starts[0].id)).toMatchObject({ after: { event: 'started', fault: 0 } });
+  });
+
   it('a leave that would leave fewer members than voters, or a join with nobody outside, waits and is skipped with the reason', async () => {
     const c = new FakeCluster(['n1', 'n2', 'n3']);
     c.members = ['n1', 'n2', 'n3'].map((id) => ({ id, state: 'member' as const }));

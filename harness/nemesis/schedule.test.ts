@@ -401,11 +401,15 @@ describe('membership changes (issue 14)', () => {
     expect(MEMBERSHIP_KINDS).toEqual(['join', 'leave', 'rebalance']);
   });
 
-  it('one change every 60-90 s from 20-40 s in, join before leave, and never fewer members than at the start', () => {
+  it('one change every 60-90 s from 20-40 s in, join before leave, never fewer members than at the start; half followed by a crash mid-move', () => {
+    const isM = (f: PlannedFault): boolean => (MEMBERSHIP_KINDS as readonly string[]).includes(f.kind);
+    let crashes = 0;
     fc.assert(
-      fc.property(fc.integer({ min: 0, max: 2 ** 48 }), fc.integer({ min: 1_000, max: 1_200_000 }), fc.subarray([...MEMBERSHIP_KINDS], { minLength: 1 }), fc.constantFrom(3, 5), (seed, durationMs, kinds, voters) => {
-        const fs = planMembership(seed, durationMs, kinds);
-        expect(planMembership(seed, durationMs, kinds)).toEqual(fs);
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 }), fc.integer({ min: 1_000, max: 1_200_000 }), fc.subarray([...MEMBERSHIP_KINDS], { minLength: 1 }), fc.constantFrom(3, 5), fc.boolean(), fc.integer({ min: 0, max: 40 }), (seed, durationMs, mk, voters, withKill, base) => {
+        const kinds: FaultKind[] = withKill ? ['kill', ...mk] : [...mk];
+        const all = planMembership(seed, durationMs, kinds, base);
+        expect(planMembership(seed, durationMs, kinds, base)).toEqual(all);
+        const fs = all.filter(isM);
         let members = voters;
         for (let i = 0; i < fs.length; i++) {
           const f = fs[i];
@@ -422,9 +426,25 @@ describe('membership changes (issue 14)', () => {
             expect(members).toBeLessThanOrEqual(voters + 1);
           }
         }
+        // the crashes: right after their request (by index, base-relative), short, within the phase, only with kill selected
+        all.forEach((f, i) => {
+          if (isM(f)) return;
+          crashes++;
+          expect(withKill).toBe(true);
+          expect(f.kind).toBe('kill');
+          const req = all[i - 1];
+          expect(['join', 'leave']).toContain(req.kind);
+          expect(f.target).toEqual(req.kind === 'join' ? { role: 'active-over', fault: base + i - 1 } : { role: 'same', fault: base + i - 1 });
+          expect(f.after).toMatchObject({ event: 'started', fault: base + i - 1, onMiss: 'skip' });
+          expect(f.after!.delayMs).toBeGreaterThanOrEqual(1_000);
+          expect(f.atMs + f.after!.delayMs + f.durationMs).toBeLessThanOrEqual(durationMs);
+          expect(f.durationMs).toBeGreaterThanOrEqual(1_000);
+          expect(f.durationMs).toBeLessThanOrEqual(3_000);
+        });
       }),
       { numRuns: 300 },
     );
+    expect(crashes).toBeGreaterThan(0);
     // a 10-minute run holds several joins and leaves
     const ten = planMembership(5, 600_000, MEMBERSHIP_KINDS);
     expect(ten.filter((f) => f.kind === 'join').length).toBeGreaterThanOrEqual(3);
@@ -440,9 +460,12 @@ describe('membership changes (issue 14)', () => {
         const without = planSchedule(base);
         const withM = planSchedule({ ...base, kinds: ['kill', 'pause', 'partition', 'join', 'leave', 'rebalance'] });
         expect(withM.kinds).toEqual(['kill', 'pause', 'partition', 'join', 'leave', 'rebalance']);
+        // the membership track: the requests and the crashes that wait for one of them
+        const isM = (f: PlannedFault): boolean => (MEMBERSHIP_KINDS as readonly string[]).includes(f.kind);
+        const track = (f: PlannedFault): boolean => isM(f) || (f.after?.event === 'started' && isM(withM.faults[f.after.fault!]));
         const shape = (f: PlannedFault) => [f.kind, f.atMs, f.durationMs, f.target.role, f.topology ?? null];
-        expect(withM.faults.filter((f) => !(MEMBERSHIP_KINDS as readonly string[]).includes(f.kind)).map(shape)).toEqual(without.faults.map(shape));
-        expect(withM.faults.filter((f) => (MEMBERSHIP_KINDS as readonly string[]).includes(f.kind))).toEqual(planMembership(seed, durationMs, withM.kinds));
+        expect(withM.faults.filter((f) => !track(f)).map(shape)).toEqual(without.faults.map(shape));
+        expect(withM.faults.filter(track).map(shape)).toEqual(planMembership(seed, durationMs, withM.kinds).map(shape));
         expect(scheduleFromJson(scheduleToJson(withM))).toEqual(withM);
       }),
       { numRuns: 60 },

@@ -1016,7 +1016,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
     fill(evictAt + evictLen + draw(rng, c.D.calm), opts.durationMs);
   }
   // membership changes on their own seeded track: a schedule without them is unchanged by them
-  schedule.faults.push(...planMembership(opts.seed, opts.durationMs, kinds));
+  schedule.faults.push(...planMembership(opts.seed, opts.durationMs, kinds, schedule.faults.length));
   return inStartOrder(schedule);
 }
 
@@ -1036,18 +1036,39 @@ export const MEMBERSHIP_TAIL_MS = 15_000;
  * left last), the leave that follows drains a member (target `member`: the executor keeps at
  * least the voters' count of members, {@link leaveCandidates}), and the next join brings it back;
  * so the member count never goes below where it started. Admin requests last 0 ms.
- * @returns the planned changes in start order (empty when no membership kind is selected).
+ *
+ * A move under a fault (where field losses happened: moves that dropped the writes made during the
+ * move): half of the joins and leaves, when a crash kind is selected, are followed 1-4 s after the
+ * request by a short crash (1-3 s down) of the node a move is most fragile at: after a join, the
+ * active owner of a partition the joining node replicates without owning it yet (`active-over`:
+ * the old owner mid-move); after a leave, the leaving node itself, mid-drain (`same`).
+ * @param base index of the first returned fault in the schedule (the crashes refer to their request by index)
+ * @returns the planned changes (and crashes), in start order (empty when no membership kind is selected).
  */
-export function planMembership(seed: number, durationMs: number, kinds: readonly FaultKind[]): PlannedFault[] {
+export function planMembership(seed: number, durationMs: number, kinds: readonly FaultKind[], base = 0): PlannedFault[] {
   const cycle = (['join', 'leave', 'join', 'leave', 'rebalance'] as const).filter((k) => kinds.includes(k));
   if (cycle.length === 0) return [];
+  const crash = kinds.includes('kill') ? 'kill' : kinds.includes('stop') ? 'stop' : null;
   const rng = createPrng(deriveSeed(seed, 0x6d656d62)); // "memb"
   const out: PlannedFault[] = [];
   let at = draw(rng, MEMBERSHIP_FIRST_MS);
   for (let i = 0; at <= durationMs - MEMBERSHIP_TAIL_MS; i++) {
     const kind = cycle[i % cycle.length];
     const target: FaultTarget = kind === 'join' ? { role: 'outside' } : kind === 'leave' ? { role: 'member' } : { role: 'leader' };
+    const index = base + out.length;
     out.push({ kind, target, atMs: at, durationMs: 0 });
+    const delayMs = rng.int(1_000, 4_000);
+    const downMs = rng.int(1_000, 3_000);
+    if (crash && kind !== 'rebalance' && rng.chance(0.5) && at + delayMs + downMs <= durationMs) {
+      out.push({
+        kind: crash,
+        target: kind === 'join' ? { role: 'active-over', fault: index } : { role: 'same', fault: index },
+        atMs: at,
+        durationMs: downMs,
+        // the request may be refused for 30 s (gateWaitMs) before it goes through; never without it
+        after: { event: 'started', fault: index, delayMs, waitMs: 35_000, onMiss: 'skip' },
+      });
+    }
     at += draw(rng, MEMBERSHIP_GAP_MS);
   }
   return out;
