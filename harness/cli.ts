@@ -291,10 +291,9 @@ export function buildCli(): Command {
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
     .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
-    .option('--join', 'a spare node (issue 14): ask the leader to join it to the member set once it runs', false)
-    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string; join: boolean }) => {
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : []), ...(opts.join ? ['--join'] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
     });
   return program;
 }
