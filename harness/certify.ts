@@ -532,7 +532,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: schedule.beyondBudget, pollMs: 100 });
+    // a run's spares never vote: the budget's majority and a partition's isolated nodes count the voters
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: schedule.beyondBudget, pollMs: 100, ...(spareIds.length > 0 ? { voters: runtime.nodeIds().filter((n) => !spareIds.includes(n)) } : {}) });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });

@@ -1,6 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { PlannedFault } from './schedule.js';
-import { drive, FakeCluster, nemesisOn, node, sched } from './test-support/fake-cluster.js';
+import { drive, FakeCluster, nemesisOn, node, sched, t } from './test-support/fake-cluster.js';
 
 /**
  * Membership changes in the executor (issue 14): join / leave / rebalance sent through the
@@ -73,6 +73,26 @@ describe('Nemesis executor: membership changes', () => {
     expect(['n2', 'n3']).toContain(killed);
     expect(c.starts.map((f) => [f.kind, f.target])).toEqual([['kill', 'active-over:#0']]);
     expect(c.detailOf(c.starts[0].id)).toMatchObject({ after: { event: 'started', fault: 0 } });
+  });
+
+  it('with a spare, the budget counts a majority of the voters: a voter crash beside the spare down is allowed (counted over every node it waits)', async () => {
+    const faults: PlannedFault[] = [
+      { kind: 'kill', target: node('n4'), atMs: 0, durationMs: 200 },
+      { kind: 'kill', target: node('n1'), atMs: 20, durationMs: 20 },
+    ];
+    const c = new FakeCluster(['n1', 'n2', 'n3', 'n4']);
+    await drive(nemesisOn(c, ms(faults), { voters: ['n1', 'n2', 'n3'] }).run(new AbortController().signal));
+    expect(t(c, /^kill n1/)).toBeLessThan(t(c, /^restart n4/));
+    expect(t(c, /^kill n1/)).toBeLessThan(100);
+    const d = new FakeCluster(['n1', 'n2', 'n3', 'n4']);
+    await drive(nemesisOn(d, ms(faults)).run(new AbortController().signal));
+    expect(d.log.indexOf('kill n1')).toBeGreaterThan(d.log.indexOf('restart n4'));
+    expect(t(d, /^kill n1/)).toBeGreaterThanOrEqual(200);
+    // halves of 4 put the spare alone on the minority side: it is the one isolated (grudge.test.ts has the 2|2 split)
+    const e = new FakeCluster(['n1', 'n2', 'n3', 'n4']);
+    await drive(nemesisOn(e, ms([{ kind: 'partition', topology: 'halves', target: node('n4'), atMs: 0, durationMs: 20 }]), { voters: ['n1', 'n2', 'n3'] }).run(new AbortController().signal));
+    const p = e.starts.find((f) => f.kind === 'partition')!;
+    expect(p.isolated).toEqual(['n4']);
   });
 
   it('a leave that would leave fewer members than voters, or a join with nobody outside, waits and is skipped with the reason', async () => {

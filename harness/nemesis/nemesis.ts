@@ -115,6 +115,11 @@ export interface NemesisOptions {
   pollMs?: number;
   /** Bound on one probe call. Default 5,000. */
   probeTimeoutMs?: number;
+  /**
+   * The nodes that vote (issue 14: a run's spares do not): the budget's majority and a partition's
+   * `isolated` nodes are counted over them. Default: every node of the runtime.
+   */
+  voters?: readonly string[];
 }
 
 /** Outcome of {@link Nemesis.healAll}; `reason` (one line) when not healed: the run is INCONCLUSIVE. */
@@ -256,6 +261,7 @@ export class Nemesis {
       healTimeoutMs: opts.healTimeoutMs ?? 60_000,
       pollMs: opts.pollMs ?? 200,
       probeTimeoutMs: opts.probeTimeoutMs ?? 5_000,
+      voters: opts.voters ?? opts.runtime.nodeIds(),
     };
     for (const k of ['gateWaitMs', 'catchUpWaitMs', 'healTimeoutMs', 'pollMs', 'probeTimeoutMs'] as const) {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
@@ -578,7 +584,7 @@ export class Nemesis {
       }
       const refusal = check({ grudge: plan.grudge });
       if (refusal) return { skip: refusal };
-      const isolated = isolatedNodes(nodes, plan.grudge);
+      const isolated = isolatedNodes(nodes, plan.grudge, this.o.voters);
       Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge, isolated, ...(f.flap ? { flap: { ...f.flap, cycle: 0 } } : {}) });
       if (st.nodes.length === 0) st.nodes = plan.cutOff;
       const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
@@ -895,12 +901,12 @@ export class Nemesis {
       if (h.grudge) grudges.push(h.grudge);
       if (h.clock) clocks.set(h.clock.node, h.clock.rate);
     }
-    return { nodes: this.o.runtime.nodeIds(), down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
+    return { nodes: this.o.runtime.nodeIds(), voters: this.o.voters, down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
   }
 
   /** The nodes out (paused, or cut off from a majority) in a state. */
   private outNodes(s: FaultState): Set<string> {
-    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge)].filter((n) => !s.down.has(n)));
+    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge, s.voters)].filter((n) => !s.down.has(n)));
   }
 
   /**
@@ -945,7 +951,7 @@ export class Nemesis {
   private async flap(h: Holding, f: PlannedFault, stop: AbortSignal): Promise<void> {
     const end = this.o.clock.now() + f.durationMs;
     const first = h.records[0];
-    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!), nodes: h.nodes };
+    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!, this.o.voters), nodes: h.nodes };
     for (let cycle = 0; ; cycle++) {
       if (cycle > 0) {
         const id = this.record(h, {
