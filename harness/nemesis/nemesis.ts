@@ -20,6 +20,13 @@
  * flapping partition as one partition row per on-phase (detail `flap`); a clock fault as `clock`
  * with the node's mode and the rate or the jump; a client cut as `client-cut`. At the end,
  * {@link Nemesis.healAll} undoes everything and waits for Healthy.
+ *
+ * Admin requests (handoff, regenerate; issue 14's membership changes join, leave, rebalance) are
+ * sent to the leader through the probe and recorded as ledger events `admin`, never as faults: an
+ * ownership or membership change must lose nothing. A join goes to a running node outside the
+ * member set, a leave to a member whose leaving keeps the voters' count of members; a refusal is
+ * retried up to gateWaitMs. With spares (`voters`), the budget's majority and a partition's
+ * `isolated` nodes count the voters only.
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
