@@ -6,7 +6,7 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
-#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [ONLY=bug,...,none] [JOBS=1] | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] [MEMBERSHIP=1] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [ONLY=bug,...,none] [JOBS=1] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
@@ -113,10 +113,11 @@ power: build
 	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	exec $(CLI) power "$${args[@]}"
 
-# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name]
+# the deterministic failover simulation outside vitest: make sim RUNS=N [SEED=S] [BUG=name] [MEMBERSHIP=1] (membership schedules only)
 sim: build
 	@args=(--runs "$${RUNS:-1000}"); if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${BUG:-}" ]; then args+=(--bug "$$BUG"); fi; \
+	if [ -n "$${MEMBERSHIP:-}" ]; then args+=(--membership); fi; \
 	exec $(NODE) dist/nodes/sim/sim-main.js "$${args[@]}"
 
 # the simulation's catch rate of every self-test bug: make power-sim [RUNS=100] [SEED=S] [ONLY=bug,...,none] [PART=k/m]; writes

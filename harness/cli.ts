@@ -291,9 +291,10 @@ export function buildCli(): Command {
     .requiredOption('--id <id>', 'this node\'s id')
     .option('--run <tag>', 'run tag (set by the harness)')
     .option('--metrics-port <port>', "the metrics endpoint's port (Prometheus text format; 0 = off; default: the config's metricsPort)")
-    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string }) => {
+    .option('--join', 'a spare of the config asks the leader to join the member set (copies then move onto it)')
+    .action(async (opts: { config: string; id: string; run?: string; metricsPort?: string; join?: boolean }) => {
       const { runNode } = await import('../nodes/node-main.js');
-      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : [])]);
+      await runNode(['--config', opts.config, '--id', opts.id, ...(opts.run ? ['--run', opts.run] : []), ...(opts.metricsPort !== undefined ? ['--metrics-port', opts.metricsPort] : []), ...(opts.join ? ['--join'] : [])]);
     });
   return program;
 }

@@ -5,7 +5,7 @@ import { METRIC } from '../nodes/node-metrics.js';
  * The node counter of partition moves (issue 14: `migrations`, each a copy added and/or dropped
  * and/or ownership moved to reach the planned partition map, finished by the node as leader).
  */
-export const MIGRATIONS_METRIC = 'zaris_migrations_total';
+export const MIGRATIONS_METRIC = METRIC.migrations;
 
 /** The ledger event one node's sampled counters are recorded as (reports/node-metrics.ts charts them). */
 export const NODE_METRICS_EVENT = 'node-metrics';

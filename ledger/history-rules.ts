@@ -250,6 +250,23 @@ class Judge {
     return this.replicasOf(store, partition);
   }
 
+  /**
+   * v2 rf1 across moves (issue 14): the only copy moves with the partition, so a kill or stop at
+   * c >= t of a node listed in the replicas of the moment c (each sample's replicas are the rules'
+   * for that sample) lost it too. The earliest such crash, or undefined.
+   */
+  private laterHolderCrash(store: string, partition: number, t: number): { fault: string; node: string; at: number } | undefined {
+    let best: { fault: string; node: string; at: number } | undefined;
+    for (const f of this.crashes) {
+      const c = crashAt(f);
+      if (c < t || (best !== undefined && c >= best.at)) continue;
+      const listed = this.replicasAt(store, partition, c);
+      const node = f.nodes.find((n) => listed.includes(n));
+      if (node !== undefined) best = { fault: f.id, node, at: c };
+    }
+    return best;
+  }
+
   private replicasOf(store: string, partition: number): string[] {
     return this.replicas.get(pkey(store, partition)) ?? [];
   }
@@ -393,9 +410,9 @@ class Judge {
     // seed 4040: two writes acked 58 ms before the sample naming the new replica were violations)
     if (store.replicationFactor === 1) {
       const holders = this.v2 && l.ack !== undefined && !replicas.includes(l.ack.node) ? [...replicas, l.ack.node] : replicas;
-      const hit = holders
-        .flatMap((n) => this.crashedAfter(n, t).slice(0, 1).map((f) => ({ fault: f.id, node: n, at: crashAt(f) })))
-        .sort((a, b) => a.at - b.at)[0];
+      const hit =
+        holders.flatMap((n) => this.crashedAfter(n, t).slice(0, 1).map((f) => ({ fault: f.id, node: n, at: crashAt(f) }))).sort((a, b) => a.at - b.at)[0] ??
+        (this.v2 ? this.laterHolderCrash(l.store, l.partition, t) : undefined);
       if (hit !== undefined) return { cls: 'rf1', crash: hit };
     }
     if (this.v2) {

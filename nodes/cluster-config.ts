@@ -17,6 +17,18 @@ export interface NodeConfig {
    * node-metrics.ts); 0 or absent: no endpoint. `--metrics-port` overrides it.
    */
   metricsPort?: number;
+  /**
+   * A spare (issue 14, membership): outside the member set at start. It runs and hears the
+   * leader, but holds no copy, heads no partition (preferredPrimary is false) and never votes: the
+   * voters are the non-spare nodes, fixed for the cluster's life. It takes copies once a `join`
+   * admits it into the member set (nodes/membership/members.ts). Absent: false.
+   */
+  spare?: boolean;
+}
+
+/** The nodes that vote (elections, runtime-map commits): the non-spare nodes, config order. */
+export function voterIds(config: Pick<ClusterConfig, 'nodes'>): string[] {
+  return config.nodes.filter((n) => !n.spare).map((n) => n.id);
 }
 
 /** One store (keyspace) of the cluster. */
@@ -195,6 +207,8 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
     if (typeof o.host !== 'string' || o.host.length === 0) fail(`cluster config: node ${o.id}: "host" must be a non-empty string`);
     if (!isPort(o.clientPort)) fail(`cluster config: node ${o.id}: "clientPort" must be a port number`);
     if (!isPort(o.clusterPort)) fail(`cluster config: node ${o.id}: "clusterPort" must be a port number`);
+    if (o.spare !== undefined && typeof o.spare !== 'boolean') fail(`cluster config: node ${o.id}: "spare" must be true or false`);
+    if (o.spare === true && o.preferredPrimary === true) fail(`cluster config: node ${o.id}: a spare cannot be a preferred primary (it holds no copy until it joins)`);
     if (o.metricsPort !== undefined && o.metricsPort !== 0 && !isPort(o.metricsPort)) fail(`cluster config: node ${o.id}: "metricsPort" must be a port number or 0 (off)`);
     for (const p of [o.clientPort, o.clusterPort, ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? [o.metricsPort] : [])]) {
       const ep = `${o.host}:${p}`;
@@ -206,7 +220,8 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
       host: o.host,
       clientPort: o.clientPort,
       clusterPort: o.clusterPort,
-      preferredPrimary: o.preferredPrimary === undefined ? true : o.preferredPrimary === true,
+      preferredPrimary: o.spare === true ? false : o.preferredPrimary === undefined ? true : o.preferredPrimary === true,
+      ...(o.spare === true ? { spare: true } : {}),
       ...(typeof o.metricsPort === 'number' && o.metricsPort > 0 ? { metricsPort: o.metricsPort } : {}),
     };
   });
@@ -220,8 +235,9 @@ export function validateClusterConfig(raw: unknown): ClusterConfig {
     if (names.has(o.name)) fail(`cluster config: duplicate store "${o.name}"`);
     names.add(o.name);
     const rf = o.replicationFactor;
-    if (typeof rf !== 'number' || !Number.isInteger(rf) || rf < 1 || rf > nodes.length) {
-      fail(`cluster config: store ${o.name}: replicationFactor must be an integer from 1 to ${nodes.length}`);
+    const voters = nodes.filter((n) => !n.spare).length;
+    if (typeof rf !== 'number' || !Number.isInteger(rf) || rf < 1 || rf > voters) {
+      fail(`cluster config: store ${o.name}: replicationFactor must be an integer from 1 to ${voters} (the non-spare nodes)`);
     }
     if (o.ackMode !== 'sync' && o.ackMode !== 'async') fail(`cluster config: store ${o.name}: ackMode must be "sync" or "async"`);
     const segments = o.segments === undefined ? 64 : o.segments;

@@ -1,4 +1,6 @@
 import type { ReplicatedOp, SegmentSync } from './partition-data.js';
+import type { MemberBallot, MemberMsg } from './core/member-consensus.js';
+import type { JoinRequest } from './core/membership-role.js';
 
 /**
  * The node-to-node vocabulary of the failover and replication state machines (DESIGN.md §2
@@ -59,6 +61,12 @@ export interface RuntimeEntry {
    */
   keepCopies?: boolean;
   /**
+   * The handoff under way (`handoffTo`) is a step of a planned move (issue 14, membership and
+   * rebalance: core/migration-driver.ts), not a failback: the old owner answers Migrating where a
+   * failback answers OwnershipChanging (seed 000: the client backs off 8x). Absent: false.
+   */
+  migrating?: boolean;
+  /**
    * The store's multi-key retry policy as last set by the admin request `set-policy` (seed 004's
    * range table text, validated by the leader; "" withdraws the server policy), with its version
    * (1, 2, ...: the leader proposes max+1 over the store's partitions). Every partition of the
@@ -104,7 +112,8 @@ export type ClusterMsg =
   | { t: 'prevote'; term: number }
   | { t: 'prevote-r'; term: number; granted: boolean }
   | { t: 'vote'; term: number }
-  | { t: 'vote-r'; term: number; granted: boolean; accepted: RuntimeEntry[]; committed: RuntimeEntry[] }
+  /** `members`: the voter's accepted and committed member sets (core/member-consensus.ts); absent from a refusal. */
+  | { t: 'vote-r'; term: number; granted: boolean; accepted: RuntimeEntry[]; committed: RuntimeEntry[]; members?: { accepted: MemberBallot; committed: MemberBallot } }
   /**
    * The leader's heartbeat. Lease fields (issue 10: an owner's lease counts from when the leader's
    * message was SENT, measured on the owner's own clock, never from when it arrived):
@@ -114,7 +123,7 @@ export type ClusterMsg =
    * incarnation that sent it); `leaseLeft`: how long the leader's own quorum lease still ran when
    * sent, ms (<= 0: none).
    */
-  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; echoInc: string; leaseLeft: number }
+  | { t: 'hb'; term: number; seq: number; committed: RuntimeEntry[]; at: number; echo: number; echoInc: string; leaseLeft: number; members?: MemberBallot }
   /** The answer: `at` the follower's clock when sent; `echo` the answered hb's `at` (the leader's clock). */
   | { t: 'hb-r'; term: number; seq: number; inc: string; reports: PartitionReport[]; at: number; echo: number }
   | { t: 'propose'; term: number; entry: RuntimeEntry }
@@ -145,7 +154,9 @@ export type ClusterMsg =
    */
   | { t: 'req-drop'; term: number; pkey: string; epoch: number; member: Member; seen: number }
   | { t: 'handoff-ready'; term: number; pkey: string; epoch: number; rev: number }
-  | { t: 'recovered'; term: number; pkey: string; epoch: number; rev: number };
+  | { t: 'recovered'; term: number; pkey: string; epoch: number; rev: number }
+  | MemberMsg
+  | JoinRequest;
 
 /** The stream tag of an active's tenure: replicas follow exactly one tag at a time. */
 export function tenureTag(active: Member, activeSince: number): string {

@@ -45,14 +45,19 @@ describe('admin commands (node-admin.ts)', () => {
     expect(parseAdminCommand('handoff sync3/0 n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('handoff sync3/01 to n2')).toBe('usage: handoff <store>/<partition> to <node>');
     expect(parseAdminCommand('regenerate sync3')).toBe('usage: regenerate <store>/<partition>');
-    expect(parseAdminCommand('rebalance')).toBe('unknown admin command "rebalance" (known: handoff, regenerate, set-policy)');
+    expect(parseAdminCommand('rebalance')).toEqual({ cmd: 'rebalance' });
+    expect(parseAdminCommand('join n4')).toEqual({ cmd: 'join', node: 'n4' });
+    expect(parseAdminCommand('leave n2')).toEqual({ cmd: 'leave', node: 'n2' });
+    expect(parseAdminCommand('leave')).toBe('usage: leave <node>');
+    expect(parseAdminCommand('rebalance now')).toBe('usage: rebalance');
+    expect(parseAdminCommand('grow')).toBe('unknown admin command "grow" (known: handoff, regenerate, set-policy, join, leave, rebalance)');
   });
 
   it('never throws on any text (property)', () => {
     fc.assert(
       fc.property(fc.string({ maxLength: 60 }), (s) => {
         const r = parseAdminCommand(s);
-        expect(typeof r === 'string' || r.cmd === 'handoff' || r.cmd === 'regenerate' || r.cmd === 'set-policy').toBe(true);
+        expect(typeof r === 'string' || ['handoff', 'regenerate', 'set-policy', 'join', 'leave', 'rebalance'].includes(r.cmd)).toBe(true);
       }),
     );
   });

@@ -7,7 +7,7 @@ import { parseRetryRangeTable } from './multikey/retry-range-table.js';
  * demand). A client sends one line of text in an `Op.Admin` request; the LEADER answers it, any
  * other node refuses with `Moved` and names the leader it knows, so the caller asks again there.
  *
- * Commands (issue 14; membership changes — join, leave, rebalance — are not built yet):
+ * Commands:
  * - `handoff <store>/<partition> to <node>`: the leader starts a handoff of the partition's
  *   ownership to `<node>`, exactly as a failback does (seed 002: the active drains, answers
  *   OwnershipChanging, and the leader commits the new active only once `<node>` holds everything;
@@ -26,6 +26,15 @@ import { parseRetryRangeTable } from './multikey/retry-range-table.js';
  *   in flight or no committed entry, nothing is proposed (Unavailable). Clients see the new policy
  *   on their next metadata refresh (seed 004: no propagation SLA).
  *
+ * - `join <node>`, `leave <node>`, `rebalance` (issue 14, membership; core/membership-role.ts):
+ *   `join` proposes the node (one the cluster config names: a spare, or a node that left) into
+ *   the member set as joining; the leader then plans the partition map over the members and moves
+ *   copies onto it (core/migration-driver.ts: add the copy, wait until in sync, a fenced handoff
+ *   answered Migrating, drop the copy left out) and admits it once the plan is carried out.
+ *   `leave` starts draining a member (its copies move away; it is removed once no partition lists
+ *   it); refused when fewer members than a store's replication factor would hold copies.
+ *   `rebalance` plans the map again over the current members. One membership change at a time.
+ *
  * Answers: `Ok` when the change was proposed (`epoch` names the proposal's epoch; the change takes
  * effect once a majority accepted it: watch the runtime map); `Moved` on a node that is not the
  * leader; `InvalidInput` for a command that does not parse or names an unknown store, partition
@@ -38,7 +47,10 @@ import { parseRetryRangeTable } from './multikey/retry-range-table.js';
 export type AdminCommand =
   | { cmd: 'handoff'; store: string; partition: number; to: string }
   | { cmd: 'regenerate'; store: string; partition: number }
-  | { cmd: 'set-policy'; store: string; policy: string };
+  | { cmd: 'set-policy'; store: string; policy: string }
+  | { cmd: 'join'; node: string }
+  | { cmd: 'leave'; node: string }
+  | { cmd: 'rebalance' };
 
 /** The JSON answer of an admin request (`Op.Admin` response body). */
 export interface AdminAnswer {
@@ -61,8 +73,17 @@ export interface AdminContext {
   readonly leader: string | null;
   /** Store name -> replication factor, for every store of the cluster. */
   readonly stores: ReadonlyMap<string, number>;
-  /** Every node id of the cluster, in config order. */
+  /** The nodes that may hold copies (members and joiners of the member set), in set order. */
   readonly nodes: readonly string[];
+  /**
+   * Membership (core/membership-role.ts), on the leader: each returns the proposed member set
+   * (its version) or a one-line refusal; rebalance only asks for a new plan.
+   */
+  readonly membership?: {
+    join(node: string): { version: number } | string;
+    leave(node: string): { version: number } | string;
+    rebalance(): void;
+  };
   /** Every partition key (`store/partition`) of a store, in partition order. */
   partitionsOf(store: string): string[];
   /** The committed entry of `store/partition`, or undefined (unknown partition or none yet). */
@@ -76,7 +97,7 @@ export interface AdminContext {
 }
 
 /** The first word of every known command (for error messages). */
-export const ADMIN_COMMANDS = ['handoff', 'regenerate', 'set-policy'] as const;
+export const ADMIN_COMMANDS = ['handoff', 'regenerate', 'set-policy', 'join', 'leave', 'rebalance'] as const;
 
 /** The admin command line of a set-policy request (the value as a JSON string literal). */
 export function setPolicyCommand(store: string, policy: string): string {
@@ -116,6 +137,13 @@ export function parseAdminCommand(text: string): AdminCommand | string {
       }
       return typeof policy === 'string' ? { cmd: 'set-policy', store: m[1], policy } : usage;
     }
+    case 'join':
+    case 'leave':
+      if (words.length !== 2 || !/^[A-Za-z0-9_-]{1,32}$/.test(words[1])) return `usage: ${words[0]} <node>`;
+      return words[0] === 'join' ? { cmd: 'join', node: words[1] } : { cmd: 'leave', node: words[1] };
+    case 'rebalance':
+      if (words.length !== 1) return 'usage: rebalance';
+      return { cmd: 'rebalance' };
     default:
       return `unknown admin command "${words[0] ?? ''}" (known: ${ADMIN_COMMANDS.join(', ')})`;
   }
@@ -192,6 +220,17 @@ export function handleAdmin(ctx: AdminContext, text: string): AdminResult {
   const cmd = parseAdminCommand(text);
   if (typeof cmd === 'string') return answer(KvStatus.InvalidInput, false, cmd);
   if (!ctx.isLeader) return answer(KvStatus.Moved, false, ctx.leader ? `not the leader: ask ${ctx.leader}` : 'not the leader, and no leader known');
+  if (cmd.cmd === 'join' || cmd.cmd === 'leave' || cmd.cmd === 'rebalance') {
+    const ms = ctx.membership;
+    if (!ms) return answer(KvStatus.Unavailable, false, 'this node has no membership');
+    if (cmd.cmd === 'rebalance') {
+      ms.rebalance();
+      return answer(KvStatus.Ok, true, 'rebalance planned over the current members');
+    }
+    const r = cmd.cmd === 'join' ? ms.join(cmd.node) : ms.leave(cmd.node);
+    if (typeof r === 'string') return answer(/unknown node/.test(r) ? KvStatus.InvalidInput : KvStatus.Unavailable, false, r);
+    return answer(KvStatus.Ok, true, `${cmd.cmd} of ${cmd.node} proposed: member set version ${r.version}`);
+  }
   const rf = ctx.stores.get(cmd.store);
   if (rf === undefined) return answer(KvStatus.InvalidInput, false, `unknown store "${cmd.store}"`);
   if (cmd.cmd === 'set-policy') return setPolicy(ctx, cmd.store, cmd.policy, answer);

@@ -1,8 +1,8 @@
-import type { ClusterConfig, StoreConfig } from './cluster-config.js';
+import { voterIds, type ClusterConfig, type StoreConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
-import { handleAdmin, type AdminContext } from './node-admin.js';
+import { handleAdmin, type AdminAnswer, type AdminContext } from './node-admin.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role } from './core/election.js';
 import { RuntimeMapLeader } from './core/runtime-map-leader.js';
@@ -10,6 +10,7 @@ import { buildMetadata, type MetadataDoc } from './core/metadata.js';
 import type { FollowerLink, LocalPartition } from './core/partition-state.js';
 import { REPLICA_READ_LEASE_MS, Replication } from './core/replication.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
+import { MembershipRole } from './core/membership-role.js';
 import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
 import {
   sameMember,
@@ -84,8 +85,14 @@ export class NodeCore {
   /** Failure detection: the peers and what is known of them (core/peer-table.ts). */
   private readonly fd: PeerTable;
   private readonly peers: Map<string, PeerView>;
+  /** Every other node of the config: voters and spares (all hear the leader). */
   private readonly peerIds: string[];
+  /** The other voters (cluster-config.ts voterIds): only they count toward a majority. */
+  private readonly voterPeerIds: string[];
+  /** Votes needed: a majority of the voters. */
   private readonly majority: number;
+  /** The member set, its consensus, and as leader the migrations (core/membership-role.ts). */
+  readonly membership: MembershipRole;
   private readonly parts = new Map<string, LocalPartition>();
   private readonly pkeysByStore = new Map<string, string[]>();
   private readonly nPartitions: number;
@@ -119,8 +126,9 @@ export class NodeCore {
    * - `staleEpochRefusals`: messages refused for naming a stale term or epoch: proposals (an older
    *   term, or an epoch not above the one accepted) and replication batches fenced (not the
    *   accepted active's tenure);
-   * - `migratingAnswers`: client requests answered Migrating (the store has no migration yet:
-   *   stays 0 until membership changes are built, issue 14);
+   * - `migratingAnswers`: client requests answered Migrating (the old owner during a planned
+   *   move's fenced handoff, core/data-path.ts);
+   * - `migrations`: partition moves this node finished as leader (core/migration-driver.ts);
    * - `invalidPolicyValues`: per store, admin set-policy values refused by seed 004's rules.
    */
   readonly counters = {
@@ -133,21 +141,29 @@ export class NodeCore {
     failovers: 0,
     staleEpochRefusals: { proposal: 0, replication: 0 },
     migratingAnswers: 0,
+    migrations: 0,
     invalidPolicyValues: new Map<string, number>(),
   };
 
-  constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv) {
+  /**
+   * @param opts.join a spare (cluster-config.ts) that asks the leader to join the member set by
+   *   itself (`zaris-certify node --join`).
+   */
+  constructor(id: string, inc: string, config: ClusterConfig, env: CoreEnv, opts: { join?: boolean } = {}) {
     this.id = id;
     this.inc = inc;
     this.config = config;
     this.env = env;
     this.peerIds = config.nodes.map((n) => n.id).filter((n) => n !== id);
-    this.majority = Math.floor(config.nodes.length / 2) + 1;
+    const voters = voterIds(config);
+    const votes = voters.includes(id);
+    this.voterPeerIds = voters.filter((n) => n !== id);
+    this.majority = Math.floor(voters.length / 2) + 1;
     this.nPartitions = partitionCount(config);
-    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term });
+    this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term }, this.voterPeerIds);
     this.el = new Election(
       { node: id, inc },
-      this.peerIds,
+      this.voterPeerIds,
       this.majority,
       config.timing,
       {
@@ -155,11 +171,18 @@ export class NodeCore {
         random: () => env.random(),
         send: (to, msg) => env.send(to, msg),
         log: (e, f) => env.log(e, f),
-        maps: () => ({ accepted: [...this.accepted.values()], committed: [...this.committed.values()] }),
-        onElected: (t, vs) => this.rm.elected(t, vs),
-        onStepDown: () => this.rm.stepDown(),
+        maps: () => ({ accepted: [...this.accepted.values()], committed: [...this.committed.values()], members: this.membership.consensus.voteState() }),
+        onElected: (t, vs) => {
+          this.membership.elected(vs.map((v) => v.members));
+          this.rm.elected(t, vs);
+        },
+        onStepDown: () => {
+          this.rm.stepDown();
+          this.membership.stepDown();
+        },
       },
       this.fd,
+      votes,
     );
     // the host's getters read this node's election state when called
     const core = this;
@@ -197,7 +220,11 @@ export class NodeCore {
     this.rm = new RuntimeMapLeader({
       ...shared,
       peerIds: this.peerIds,
+      voterPeerIds: new Set(this.voterPeerIds),
       majority: this.majority,
+      members: () => this.membership.consensus.committed,
+      placementNodes: () => this.membership.placementNodes(),
+      afterDecisions: (now) => this.membership.leaderTick(now),
       get term() {
         return core.term;
       },
@@ -210,6 +237,37 @@ export class NodeCore {
       refreshRole: (pkey) => this.refreshRole(pkey),
       ownReport: (pkey) => this.ownReport(this.parts.get(pkey)!),
     });
+    this.membership = new MembershipRole(
+      {
+        id,
+        config,
+        get term() {
+          return core.term;
+        },
+        get isLeader() {
+          return core.role === 'leader';
+        },
+        get leaderId() {
+          return core.leaderId;
+        },
+        peerIds: this.peerIds,
+        voterPeerIds: new Set(this.voterPeerIds),
+        majority: this.majority,
+        votes,
+        send: (to, msg) => env.send(to, msg),
+        log: (e, f) => env.log(e, f),
+        partitionKeys: () => [...this.parts.keys()],
+        committed: (pkey) => this.committed.get(pkey),
+        inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
+        propose: (e, nt, now) => this.rm.propose(e, nt, now),
+        liveMember: (node, now) => {
+          const inc = this.fd.incOf(node);
+          return inc !== null && this.fd.nodeLive(node, now) ? { node, inc } : null;
+        },
+        counters: this.counters,
+      },
+      opts.join === true,
+    );
     this.peers = this.fd.peers;
     this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
@@ -227,6 +285,7 @@ export class NodeCore {
         lastRepAt: -Infinity,
         syncRequestedAt: -Infinity,
         mapVersion: 0,
+        droppedAt: -Infinity,
         act: null,
         recoveredAtEpoch: -1,
         recoveredSentAt: -Infinity,
@@ -343,7 +402,11 @@ export class NodeCore {
     this.el.askRejoin(now);
     if (this.role !== 'leader' && now >= this.el.electionDeadline) this.el.startPreVote(now);
     if (this.role === 'leader') this.rm.leaderTick(now);
-    for (const lp of this.parts.values()) this.rep.partitionTick(lp, now);
+    else this.membership.tick(now);
+    for (const lp of this.parts.values()) {
+      this.rep.partitionTick(lp, now);
+      this.dp.sweepDropped(lp, now);
+    }
   }
 
   /** A cluster message arrived from a peer. */
@@ -367,6 +430,9 @@ export class NodeCore {
       case 'propose':
       case 'propose-r':
       case 'commit':
+      case 'mpropose':
+      case 'mpropose-r':
+      case 'mcommit':
         // Raft: a node that sees a higher term adopts it and steps down
         if (msg.term > this.term) this.el.adoptTerm(msg.term, null);
         break;
@@ -422,6 +488,21 @@ export class NodeCore {
       case 'handoff-ready':
       case 'recovered':
         return this.rm.onLeaderRequest(from, msg, now);
+      case 'mpropose': {
+        // as a runtime entry's proposal: a current term, and never before rejoining
+        const acceptable = msg.term >= this.term && !this.el.rejoinPending;
+        if (acceptable) this.el.followProposer(from, now);
+        return this.membership.consensus.onPropose(from, this.term, msg.ballot, acceptable);
+      }
+      case 'mpropose-r':
+        if (this.role === 'leader') this.membership.consensus.onProposeReply(from, msg, this.term);
+        return;
+      case 'mcommit':
+        if (msg.term < this.term) return;
+        this.membership.consensus.learnCommitted(msg.ballot);
+        return;
+      case 'req-join':
+        return this.membership.onJoinRequest(from, msg.term, now);
     }
   }
 
@@ -493,15 +574,24 @@ export class NodeCore {
       case Op.Ping:
         return this.env.respond(token, { op: Op.Ping, reqId: req.reqId, status: KvStatus.Ok, flags: 0 });
       case Op.Admin: {
-        const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), req.command);
-        if (invalidPolicy) {
-          const store = /^set-policy\s+(\S+)/.exec(req.command.trim())?.[1] ?? '';
-          this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
-        }
-        this.env.log('admin', { command: req.command.slice(0, 200), ok: answer.ok, message: answer.message });
+        const { status, answer } = this.admin(req.command);
         return this.env.respond(token, { op: Op.Admin, reqId: req.reqId, status, flags: 0, json: JSON.stringify(answer) });
       }
     }
+  }
+
+  /**
+   * Answers one admin command line (node-admin.ts: handoff, regenerate, set-policy, join, leave,
+   * rebalance), as the `Op.Admin` request does; the simulation's nemesis calls it directly.
+   */
+  admin(command: string): { status: KvStatus; answer: AdminAnswer } {
+    const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), command);
+    if (invalidPolicy) {
+      const store = /^set-policy\s+(\S+)/.exec(command.trim())?.[1] ?? '';
+      this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
+    }
+    this.env.log('admin', { command: command.slice(0, 200), ok: answer.ok, message: answer.message });
+    return { status, answer };
   }
 
   /** Emit the replication batches accumulated since the last flush. Call once per event-loop turn. */
@@ -541,7 +631,12 @@ export class NodeCore {
       isLeader: this.role === 'leader',
       leader: this.leaderId,
       stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
-      nodes: this.config.nodes.map((n) => n.id),
+      nodes: this.membership.placementNodes(),
+      membership: {
+        join: (node) => this.membership.join(node, now),
+        leave: (node) => this.membership.leave(node, now),
+        rebalance: () => this.membership.rebalance(),
+      },
       partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
@@ -612,6 +707,7 @@ export class NodeCore {
       loop: () => (this.env.loopDelay ? this.env.loopDelay() : null),
       suspected: () => (this.role === 'leader' ? [...this.peers].filter(([, p]) => p.suspectedSince !== null).map(([id]) => id).sort() : []),
       rejoining: () => this.rejoining,
+      members: this.membership.members,
     });
   }
 
@@ -630,6 +726,7 @@ export class NodeCore {
     }
     this.el.followLeader(from, msg, now);
     for (const e of msg.committed) this.learnCommitted(e);
+    if (msg.members) this.membership.consensus.learnCommitted(msg.members);
     // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
     // at least as recent as every term a majority of the others reported
     if (!this.el.rejoinedBy(msg.term)) return;

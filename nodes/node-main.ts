@@ -16,10 +16,11 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
     args: argv,
     // --run tags a harness-started process so a crashed run's leftovers can be found and swept
     // --metrics-port: the metrics endpoint's port (overrides the config's metricsPort; 0 = off)
-    options: { config: { type: 'string' }, id: { type: 'string' }, run: { type: 'string' }, 'metrics-port': { type: 'string' } },
+    // --join: a spare (cluster-config.ts) asks the leader to join the member set by itself
+    options: { config: { type: 'string' }, id: { type: 'string' }, run: { type: 'string' }, 'metrics-port': { type: 'string' }, join: { type: 'boolean' } },
     strict: true,
   });
-  if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID [--metrics-port N]');
+  if (!values.config || !values.id) throw new ConfigError('usage: zaris-certify node --config FILE --id NODE_ID [--metrics-port N] [--join]');
   let config = loadClusterConfig(values.config);
   const mp = values['metrics-port'];
   if (mp !== undefined) {
@@ -34,7 +35,7 @@ export async function runNode(argv: string[]): Promise<NodeShell> {
   };
   let shell: NodeShell;
   try {
-    shell = new NodeShell(config, values.id, log);
+    shell = new NodeShell(config, values.id, log, undefined, { join: values.join === true });
   } catch (e) {
     throw new ConfigError((e as Error).message);
   }

@@ -23,6 +23,7 @@ describe('node metric families (fake core)', () => {
       failovers: 1,
       staleEpochRefusals: { proposal: 4, replication: 5 },
       migratingAnswers: 0,
+      migrations: 0,
       invalidPolicyValues: new Map([['sync3', 3]]),
     };
     const fams = parseExposition(renderExposition(nodeMetricFamilies({ id: 'n2', counters, replicationLagMs: () => [{ store: 'sync3', partition: 1, lagMs: 12.4 }] }, ['sync3', 'rf1'])));

@@ -15,6 +15,7 @@ export const METRIC = {
   promotions: 'zaris_promotions_total',
   staleEpochRefusals: 'zaris_stale_epoch_refusals_total',
   migratingAnswers: 'zaris_migrating_answers_total',
+  migrations: 'zaris_migrations_total',
   invalidPolicy: 'zaris_invalid_multi_key_retry_policy_total',
   replicationLag: 'zaris_replication_lag_ms',
   writesAcked: 'zaris_writes_acked_total',
@@ -43,7 +44,8 @@ export function nodeMetricFamilies(core: MetricsSource, stores: readonly string[
         { labels: { node, kind: 'replication' }, value: c.staleEpochRefusals.replication },
       ],
     },
-    { name: METRIC.migratingAnswers, type: 'counter', help: 'Client requests answered Migrating (no segment migration is built yet: stays 0).', samples: [{ labels: { node }, value: c.migratingAnswers }] },
+    { name: METRIC.migratingAnswers, type: 'counter', help: 'Client requests answered Migrating: the old owner during the fenced handoff of a planned move (membership, rebalance).', samples: [{ labels: { node }, value: c.migratingAnswers }] },
+    { name: METRIC.migrations, type: 'counter', help: 'Partition moves this node finished as leader: a partition brought to its planned replicas and owner (join, leave, rebalance).', samples: [{ labels: { node }, value: c.migrations }] },
     {
       name: METRIC.invalidPolicy,
       type: 'counter',

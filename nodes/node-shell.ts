@@ -97,10 +97,11 @@ export class NodeShell {
   private resumedAt = -Infinity;
 
   /**
-   * @param config the validated cluster config; @param id this node's id.
+   * @param config the validated cluster config; @param id this node's id; @param opts.join a
+   *   spare that asks to join the member set by itself (`--join`).
    * @throws Error if the id is not in the config.
    */
-  constructor(private readonly config: ClusterConfig, id: string, private readonly log: LogFn, inc = randomBytes(4).toString('hex')) {
+  constructor(private readonly config: ClusterConfig, id: string, private readonly log: LogFn, inc = randomBytes(4).toString('hex'), opts: { join?: boolean } = {}) {
     const self = config.nodes.find((n) => n.id === id);
     if (!self) throw new Error(`node id "${id}" is not in the cluster config (nodes: ${config.nodes.map((n) => n.id).join(', ')})`);
     this.self = self;
@@ -113,7 +114,7 @@ export class NodeShell {
       probe: (node) => this.probe(node),
       log: (event, fields) => this.log(event, { node: id, ...fields }),
       loopDelay: () => this.loop.stats(),
-    });
+    }, opts);
     for (const n of config.nodes) {
       if (n.id === id) continue;
       this.peers.set(n.id, { cfg: n, socket: null, connected: false, connecting: false, queue: [], out: new FrameWriter(16 * 1024), redialTimer: null, watch: null });

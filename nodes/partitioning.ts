@@ -38,7 +38,7 @@ export function segmentOf(key: string, segments: number): number {
 
 /** Number of partitions per store: one per preferred primary (DESIGN.md §2). */
 export function partitionCount(config: Pick<ClusterConfig, 'nodes'>): number {
-  return config.nodes.filter((n) => n.preferredPrimary).length;
+  return config.nodes.filter((n) => n.preferredPrimary && !n.spare).length;
 }
 
 /** The partition of a segment: segment mod partition count. */
@@ -48,11 +48,13 @@ export function partitionOfSegment(segment: number, partitions: number): number 
 
 /**
  * The initial partition map of one store: partition i is headed by the i-th preferred primary
- * (config order) and replicated on the next replicationFactor-1 nodes of the node list (a ring).
+ * (config order) and replicated on the next replicationFactor-1 nodes of the node list (a ring);
+ * spares (cluster-config.ts) are not on the ring.
  */
 export function assignPartitions(config: Pick<ClusterConfig, 'nodes'>, store: StoreConfig): PartitionAssignment[] {
-  const primaries = config.nodes.filter((n) => n.preferredPrimary);
-  const ring = config.nodes.map((n) => n.id);
+  const primaries = config.nodes.filter((n) => n.preferredPrimary && !n.spare);
+  // spares hold no copy until they join (cluster-config.ts)
+  const ring = config.nodes.filter((n) => !n.spare).map((n) => n.id);
   const out: PartitionAssignment[] = [];
   for (let p = 0; p < primaries.length; p++) {
     const start = ring.indexOf(primaries[p].id);

@@ -82,6 +82,9 @@ describe('admin against a running cluster (real node processes)', () => {
     expect(s.cluster).toBe('test');
     expect(s.leader).toBe(view.leader);
     expect(s.nodes.map((n) => [n.id, n.answered, n.isLeader])).toEqual(['n1', 'n2', 'n3'].map((id) => [id, true, id === view.leader]));
+    // issue 14: the member set the leader reports (no spare here: every node a member, none outside)
+    expect(s.members?.members).toEqual(['n1', 'n2', 'n3'].map((id) => ({ id, state: 'member' })));
+    expect(s.members?.outside).toEqual([]);
     expect(s.stores.map((x) => [x.name, x.replicationFactor, x.ackMode, x.policy, x.policyVersion])).toEqual([
       ['sync3', 3, 'sync', '', 0],
       ['async3', 3, 'async', '', 0],
@@ -105,6 +108,7 @@ describe('admin against a running cluster (real node processes)', () => {
     expect(t.exitCode).toBe(0);
     const lines = t.stdout.split('\n');
     expect(lines[0]).toBe(`cluster test, leader ${view.leader}`);
+    expect(lines[1]).toBe(`members (version ${s.members!.version}): n1, n2, n3; outside: none`);
     const row = lines.find((l) => l.startsWith('sync3/1 '))!;
     const p = s.partitions.find((x) => x.store === 'sync3' && x.partition === 1)!;
     expect(row.split(/\s+/).slice(0, 8)).toEqual(['sync3/1', p.replicas.join(','), '1', p.active, expect.any(String), 'Healthy', p.inSync.join(','), '-']);

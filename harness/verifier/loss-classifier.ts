@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FindingClass } from '../../ledger/history-rules.js';
-import { CrashTimeline } from './crash-timeline.js';
+import { CrashTimeline, type CrashHit } from './crash-timeline.js';
 import { ReplicaTimeline } from './replica-timeline.js';
 import { SampleBlocks } from './sample-blocks.js';
 import { crashInstant, inEffectDuring, pkey, type FaultFact, type RunFacts } from './run-facts.js';
@@ -102,7 +102,7 @@ export class LossClassifier {
     //    showed the map of its tenure yet (history-rules.ts, rf1Holders)
     if (this.facts.stores.get(store)?.replicationFactor === 1) {
       const holders = this.facts.v2 && l.ack_node !== null && !replicas.includes(l.ack_node) ? [...replicas, l.ack_node] : replicas;
-      const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t);
+      const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t) ?? (this.facts.v2 ? this.laterHolderCrash(store, partition, t) : null);
       if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, fault: this.name(hit.faultId), crashedNode: hit.node, crashMs: hit.start };
     }
     if (!this.facts.v2) return this.classifyV1(store, partition, l, t, replicas);
@@ -113,6 +113,22 @@ export class LossClassifier {
       if (b !== null) return b;
     }
     return { rule: 'violation', ackMs: t, why: a.why ?? (this.facts.beyondBudget ? 'no allowance applies' : 'no allowance applies (the run stayed within the fault budget)') };
+  }
+
+  /**
+   * v2 rf1 across moves (issue 14): the only copy moves with the partition, so the crash of a node
+   * listed in the replicas of the moment it crashed, at or after t, lost it too (the replicas of
+   * each sample are the rules' for that sample). The earliest such crash, or null.
+   */
+  private laterHolderCrash(store: string, partition: number, t: number): CrashHit | null {
+    let best: CrashHit | null = null;
+    for (const span of this.replicaTimeline.spansFrom(store, partition, t)) {
+      for (const node of span.replicas) {
+        const hit = this.crashes.firstCrashAtOrAfter(node, span.from);
+        if (hit !== null && hit.start < span.until && (best === null || hit.start < best.start)) best = hit;
+      }
+    }
+    return best;
   }
 
   /**

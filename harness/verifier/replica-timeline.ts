@@ -72,6 +72,23 @@ export class ReplicaTimeline {
     return list;
   }
 
+  /**
+   * The spans of (store, partition)'s replicas from t on: the list in effect at t (if any sample
+   * at or before t carries one) and every later one, each with the instant it took effect (`from`,
+   * never before t) and the instant the next one did (`until`, Infinity for the last). For the
+   * rf1 rule across moves: a node holds the only copy while it is listed.
+   */
+  spansFrom(store: string, partition: number, t: number): Array<{ from: number; until: number; replicas: string[] }> {
+    const r = this.runsOf(store, partition);
+    const out: Array<{ from: number; until: number; replicas: string[] }> = [];
+    for (let i = 0; i < r.starts.length; i++) {
+      const until = i + 1 < r.starts.length ? r.starts[i + 1] : Infinity;
+      if (until <= t) continue;
+      out.push({ from: Math.max(t, r.starts[i]), until, replicas: this.at(store, partition, r.starts[i])! });
+    }
+    return out;
+  }
+
   private runsOf(store: string, partition: number): Runs {
     const k = `${store}\u0000${partition}`;
     let r = this.runs.get(k);

@@ -359,6 +359,30 @@ export const V2_FIXTURES: Fixture[] = [
     findings: [lost('violation', 'rf1', 'ka', 'a1')],
   },
   {
+    name: 'v2-rf1-moved-after-the-ack',
+    why: 'issue 14: n1 acked an RF1 write; a move then handed rf1/0 to n3 (samples from 3000 show replicas [n3]) and n3 was killed at 5000: the only copy moved with the partition and died with n3, rf1 (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run 563).',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n3'], 5000, 6000, { effective: 5001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n3', 5, { replicas: ['n3'], inSync: ['n3'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 1000, 1004, 'ok', { node: 'n1', epoch: 1 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'CERTIFIED',
+    findings: [lost('rf1', 'rf1', 'ka', 'a1')],
+  },
+  {
+    name: 'v2-rf1-moved-after-the-ack-crash-before-holding',
+    why: 'The same move, but n3 was killed at 2000, before it held the partition (listed from 3000), and n1 never crashed: a violation.',
+    history: v2(['rf1'], {
+      faults: [fault('f1', 'kill', ['n3'], 2000, 2500, { effective: 2001 })],
+      ownership: [own(0, 'rf1', 'n1', 1, { replicas: ['n1'] }), own(3000, 'rf1', 'n3', 5, { replicas: ['n3'], inSync: ['n3'] })],
+      writes: [w('a1', 'rf1', 'ka', 1, 1000, 1004, 'ok', { node: 'n1', epoch: 1 })],
+      finalReads: [{ store: 'rf1', key: 'ka', value: null }],
+    }),
+    verdict: 'FAILED',
+    findings: [lost('violation', 'rf1', 'ka', 'a1')],
+  },
+  {
     name: 'v2-rf1-acked-before-the-sample-of-its-tenure',
     why: 'rf1/0 regenerated onto n2 at epoch 3; n2 acked a write 10 ms before the first sample showing that map (replicas [n2]), then n2 was killed: the acking node held the only copy, rf1 (runs seed 4040, 150 s: two such writes were violations).',
     history: v2(['rf1'], {

@@ -26,6 +26,7 @@ function node(o: { ackMode: 'sync' | 'async'; rf?: number; bug?: SelfTestBug; le
     lastRepAt: -Infinity,
     syncRequestedAt: -Infinity,
     mapVersion: 1,
+    droppedAt: -Infinity,
     act: {
       ...newActiveState('n1:a:2', 2, [], -Infinity),
       followers: new Map([['n2', { member: { node: 'n2', inc: 'b' }, streaming: true, acked: 0, queue: [], lastSentAt: 0, paceRev: -1, paceAt: -Infinity, ackAt: -1, ackRecvAt: -Infinity, grantUntil: -Infinity }]]),
@@ -34,7 +35,7 @@ function node(o: { ackMode: 'sync' | 'async'; rf?: number; bug?: SelfTestBug; le
     recoveredSentAt: -Infinity,
     readLease: null,
   };
-  const counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0 };
+  const counters = { writesAcked: 0, writesRefused: 0, indeterminate: 0, migratingAnswers: 0 };
   const config = { nodes: [], stores: [store], timing: DEFAULT_TIMING, ...(o.bug ? { selfTestBug: o.bug } : {}) } as unknown as ClusterConfig;
   const dp = new DataPath({
     id: 'n1',

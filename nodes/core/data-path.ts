@@ -26,12 +26,19 @@ export interface DataPathHost extends NodeContext {
   readonly env: { now(): number; respond(token: unknown, res: ClientResponse): void; log(event: string, fields?: Record<string, unknown>): void };
   /** Partitions per store (segments group into this many). */
   readonly nPartitions: number;
-  readonly counters: { writesAcked: number; writesRefused: number; indeterminate: number };
+  readonly counters: { writesAcked: number; writesRefused: number; indeterminate: number; migratingAnswers: number };
   /** Until when (own clock, ms) this node may act as an active owner (core/election.ts). */
   readonly leaseUntil: number;
   /** Does the store give its in-sync replicas read leases (sync, RF > 1; seed 004 hedged reads). */
   readLeased(store: StoreConfig): boolean;
 }
+
+/**
+ * How long a copy dropped by a planned change (a move, an admin regeneration that kept copies) is
+ * kept before it is emptied, ms: well past any owner lease (an active that counted its
+ * acknowledgements learns of the drop from the leader within its lease, or stops serving).
+ */
+export const DROPPED_COPY_GRACE_MS = 10_000;
 
 /**
  * Client operations on this node (seed 000's statuses, DESIGN.md §2): routing a key to its
@@ -112,6 +119,18 @@ export class DataPath {
    * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
    * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
    */
+  /**
+   * The answer while ownership is handed off: Migrating when the handoff is a step of a planned
+   * move (`migrating`, core/migration-driver.ts; seed 000: "the segment is mid-migration to a new
+   * owner; writes are briefly held", the client backs off 8x), counted; else OwnershipChanging (a
+   * failback or an admin handoff, seed 002).
+   */
+  private handoffStatus(e: RuntimeEntry): KvStatus {
+    if (!e.migrating) return KvStatus.OwnershipChanging;
+    this.h.counters.migratingAnswers++;
+    return KvStatus.Migrating;
+  }
+
   private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
     const e = this.h.committed.get(lp.pkey);
     // restarted (memory only) and not yet told the runtime map: whatever the client's map names,
@@ -119,7 +138,7 @@ export class DataPath {
     if (!e) return KvStatus.OwnershipChanging;
     if (!e.replicas.includes(this.h.id)) return KvStatus.Moved;
     if (!e.active) return KvStatus.Unavailable;
-    if (e.handoffTo && (e.handoffTo.node === this.h.id || e.active.node === this.h.id)) return KvStatus.OwnershipChanging;
+    if (e.handoffTo && (e.handoffTo.node === this.h.id || e.active.node === this.h.id)) return this.handoffStatus(e);
     // the entry names an earlier incarnation of ours, or we accepted an entry deposing us
     if (e.active.node === this.h.id) return KvStatus.OwnershipChanging;
     return write ? KvStatus.ReplicaWriteRejected : KvStatus.Moved;
@@ -144,7 +163,7 @@ export class DataPath {
     const sync = lp.store.ackMode === 'sync';
     const serving = this.servingState(lp, !sync);
     if (serving !== null) return refuse(serving);
-    if (e.handoffTo) return refuse(KvStatus.OwnershipChanging);
+    if (e.handoffTo) return refuse(this.handoffStatus(e));
     if (sync && lp.store.replicationFactor > 1 && e.inSync.length < 2) return refuse(KvStatus.Unavailable);
     const act = lp.act;
     const cur = lp.data.get(seg, req.key);
@@ -292,7 +311,7 @@ export class DataPath {
     if (!e || !lp.act) return { ...res, status: this.notActiveStatus(lp, false) };
     const serving = this.servingState(lp);
     if (serving !== null) return { ...res, status: serving };
-    if (lp.act.handoffReady && e.handoffTo) return { ...res, status: KvStatus.OwnershipChanging };
+    if (lp.act.handoffReady && e.handoffTo) return { ...res, status: this.handoffStatus(e) };
     res.epoch = e.epoch;
     const rec = lp.data.get(seg, req.key);
     if (!rec || rec.value === null) return { ...res, status: KvStatus.NotFound, version: rec ? rec.version : 0 };
@@ -367,16 +386,50 @@ export class DataPath {
     const e = this.h.committed.get(pkey);
     if (e && e.mapVersion > lp.mapVersion) {
       // a regeneration: the partition starts empty on its new replicas, but for the in-sync
-      // members an admin regeneration kept (node-admin.ts)
-      if (lp.mapVersion !== 0 && !(e.keepCopies === true && e.inSync.some((m) => sameMember(m, this.h.me)))) {
-        this.resign(lp, 'regenerated');
-        lp.data.clear(0);
-        lp.followTag = '';
-        lp.resumeTag = '';
+      // members an admin regeneration or a move kept (node-admin.ts, migration-driver.ts)
+      const keep = e.keepCopies === true;
+      const inSync = e.inSync.some((m) => sameMember(m, this.h.me));
+      const assigned = e.replicas.includes(this.h.id);
+      if (lp.mapVersion !== 0 && !(keep && inSync)) {
+        if (keep && !assigned) {
+          // our copy left the partition by a planned change (a move's drop): it no longer follows
+          // (no more acks) and is never served, but stays DROPPED_COPY_GRACE_MS, so that every
+          // acknowledgement the active counted from it while it did follow stays true of a copy
+          // that exists (the active learns the drop from the same commit, within its lease)
+          this.resign(lp, 'dropped');
+          lp.followTag = '';
+          lp.resumeTag = '';
+          lp.droppedAt = this.h.env.now();
+        } else if (!keep || lp.droppedAt !== -Infinity) {
+          // an eviction's regeneration (no copy is known good), or a copy we were dropped from
+          // coming back: start empty and catch up
+          this.resign(lp, 'regenerated');
+          lp.followTag = '';
+          lp.resumeTag = '';
+          lp.data.clear(0);
+          lp.droppedAt = -Infinity;
+        }
+        // else a planned change that keeps us assigned, out of sync: our copy is a prefix of the
+        // log we follow (or asked to resume), and we go on catching up from where it stands.
+        // Never emptied behind the active's back: its link to us says what we acknowledged, and
+        // it asks the leader to add us from that (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run
+        // 978: a lagging replica emptied by a move's new map version was added to the in-sync
+        // set on the strength of its acks from before, holding nothing)
       }
       lp.mapVersion = e.mapVersion;
     }
     const ae = this.activeEntry(pkey);
+    if (ae && lp.act && e) {
+      // followers the committed map no longer assigns (a move dropped them): their acks count no
+      // more (a copy they are given again is caught up afresh, through a sync request); a read
+      // lease we granted still runs out first (acked -1 holds writes until grantUntil)
+      for (const [node, f] of lp.act.followers) {
+        if (e.replicas.includes(node) || !f.streaming) continue;
+        f.streaming = false;
+        f.acked = -1;
+        lp.act.pendingAdds.delete(node);
+      }
+    }
     if (ae) {
       const tag = tenureTag(ae.active!, ae.activeSince);
       if (!lp.act || lp.act.tag !== tag) {
@@ -396,6 +449,18 @@ export class DataPath {
     } else if (lp.act) {
       this.resign(lp, 'deposed');
     }
+  }
+
+  /**
+   * A copy dropped by a planned change is emptied once DROPPED_COPY_GRACE_MS passed, if the
+   * partition did not come back to this node meanwhile (then the regeneration path emptied it).
+   */
+  sweepDropped(lp: LocalPartition, now: number): void {
+    if (lp.droppedAt === -Infinity || now - lp.droppedAt < DROPPED_COPY_GRACE_MS) return;
+    lp.droppedAt = -Infinity;
+    if (this.h.committed.get(lp.pkey)?.replicas.includes(this.h.id)) return;
+    this.h.env.log('dropped-copy-cleared', { pkey: lp.pkey, rev: lp.data.revision, keys: lp.data.heldKeys });
+    lp.data.clear(0);
   }
 
   /** Stop acting as active: pending writes get an indeterminate answer (they may survive elsewhere). */

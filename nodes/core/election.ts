@@ -2,6 +2,7 @@ import { ownerLeaseUsedMs, type TimingConfig } from '../cluster-config.js';
 import type { ClusterMsg, Member, RuntimeEntry } from '../cluster-messages.js';
 import { RETRY_MS } from './partition-state.js';
 import type { PeerTable } from './peer-table.js';
+import type { MemberBallot } from './member-consensus.js';
 
 /** A node's part in the election (Raft). */
 export type Role = 'follower' | 'candidate' | 'leader';
@@ -10,6 +11,8 @@ export type Role = 'follower' | 'candidate' | 'leader';
 export interface VoteState {
   accepted: RuntimeEntry[];
   committed: RuntimeEntry[];
+  /** The voter's member sets (core/member-consensus.ts); absent from nodes of an older build. */
+  members?: { accepted: MemberBallot; committed: MemberBallot };
 }
 
 /** What the election needs from its node: clock (ms), jitter, messages, log, and the leader-side hooks. */
@@ -79,8 +82,15 @@ export class Election {
   /** The term and leader-clock send time (`hb.at`) of the latest heartbeat received (req-drop's `seen`). */
   private _hbSeen = { term: -1, at: -1 };
 
-  /** `self`: this node; `peerIds`: the others; `majority`: of all nodes; `fd`: the peer table (heartbeat replies for the quorum lease). */
-  constructor(self: Member, peerIds: readonly string[], majority: number, timing: TimingConfig, host: ElectionHost, fd: PeerTable) {
+  /** This node votes and may lead; false for a spare (cluster-config.ts): it never asks for or grants a vote. */
+  readonly voter: boolean;
+
+  /**
+   * `self`: this node; `peerIds`: the other voters; `majority`: of the voters; `fd`: the peer table
+   * (heartbeat replies for the quorum lease); `votes`: false for a spare.
+   */
+  constructor(self: Member, peerIds: readonly string[], majority: number, timing: TimingConfig, host: ElectionHost, fd: PeerTable, votes = true) {
+    this.voter = votes;
     this.id = self.node;
     this.peerIds = peerIds;
     this.majority = majority;
@@ -215,7 +225,7 @@ export class Election {
   /** The election timeout ran out: ask for pre-votes for the next term (Raft pre-vote). */
   startPreVote(now: number): void {
     this.resetElectionDeadline();
-    if (!this.canVote(now, this._term + 1)) return;
+    if (!this.voter || !this.canVote(now, this._term + 1)) return;
     this.preVoteTerm = this._term + 1;
     this.preVotes = new Set([this.id]);
     for (const p of this.peerIds) this.host.send(p, { t: 'prevote', term: this.preVoteTerm });
@@ -223,7 +233,7 @@ export class Election {
   }
 
   onPreVote(from: string, term: number, now: number): void {
-    const granted = term > this._term && !this.heardLeaderRecently(now);
+    const granted = this.voter && term > this._term && !this.heardLeaderRecently(now);
     this.host.send(from, { t: 'prevote-r', term, granted });
   }
 
@@ -251,19 +261,19 @@ export class Election {
 
   onVote(from: string, term: number, now: number): void {
     let granted = false;
-    if (term === this._term && this._role === 'follower' && this.canVote(now, term) && (this.votedFor === null || this.votedFor === from)) {
+    if (this.voter && term === this._term && this._role === 'follower' && this.canVote(now, term) && (this.votedFor === null || this.votedFor === from)) {
       granted = true;
       this.votedFor = from;
       this.resetElectionDeadline();
     }
-    const maps = granted ? this.host.maps() : { accepted: [], committed: [] };
-    this.host.send(from, { t: 'vote-r', term: this._term, granted, accepted: maps.accepted, committed: maps.committed });
+    const maps: VoteState = granted ? this.host.maps() : { accepted: [], committed: [] };
+    this.host.send(from, { t: 'vote-r', term: this._term, granted, accepted: maps.accepted, committed: maps.committed, ...(maps.members ? { members: maps.members } : {}) });
   }
 
   onVoteReply(from: string, msg: Extract<ClusterMsg, { t: 'vote-r' }>, now: number): void {
     if (this._role !== 'candidate' || msg.term !== this._term || !msg.granted || this.votes.has(from)) return;
     this.votes.add(from);
-    this.voteStates.push({ accepted: msg.accepted, committed: msg.committed });
+    this.voteStates.push({ accepted: msg.accepted, committed: msg.committed, ...(msg.members ? { members: msg.members } : {}) });
     if (this.votes.size >= this.majority) this.becomeLeader(now);
   }
 
@@ -342,7 +352,11 @@ export class Election {
     if (need <= 0) start = this.host.now();
     else {
       const echoes: number[] = [];
-      for (const p of this.fd.peers.values()) if (p.hbrTerm === this._term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
+      // the voters' answers only: a spare's does not make a majority
+      for (const id of this.peerIds) {
+        const p = this.fd.peers.get(id);
+        if (p && p.hbrTerm === this._term && Number.isFinite(p.hbrEcho)) echoes.push(p.hbrEcho);
+      }
       if (echoes.length < need) return;
       echoes.sort((a, b) => b - a);
       start = echoes[need - 1];

@@ -33,6 +33,7 @@ function source(over: Partial<MetadataSource> = {}): MetadataSource {
     loop: () => null,
     suspected: () => [],
     rejoining: () => false,
+    members: { version: 2, members: [{ id: 'n1', host: '127.0.0.1', clientPort: 1, peerPort: 2, state: 'member' as const }, { id: 'n4', host: '127.0.0.1', clientPort: 3, peerPort: 4, state: 'joining' as const }] },
     ...over,
   };
 }
@@ -41,6 +42,7 @@ describe('buildMetadata (nodes/core/metadata.ts): the metadata document, schema 
   it('gives the partition and runtime maps, the leader, the stores and the owner lease; replicatedRevision only where this node is the serving active', () => {
     const doc = buildMetadata(source());
     expect(doc).toMatchObject({ schema: 5, cluster: 'c1', node: 'n1', inc: 'n1-i1', term: 3, leader: 'n2', isLeader: false, ownerLeaseMs: ownerLeaseMs(DEFAULT_TIMING), rejoining: false, suspected: [] });
+    expect(doc.members).toEqual({ version: 2, members: [{ id: 'n1', state: 'member' }, { id: 'n4', state: 'joining' }] });
     expect(doc.partitionMap).toEqual({ version: 1, partitions: [{ store: 's', partition: 0, replicas: ['n1', 'n2', 'n3'], mapVersion: 1 }] });
     expect(doc.runtimeMap).toEqual([{ store: 's', partition: 0, active: 'n1', activeInc: 'n1-i1', epoch: 9, health: 'Healthy', inSync: ['n1', 'n2', 'n3'], inSyncIncs: ['n1-i1', 'n2-i1', 'n3-i1'], handoffTo: null, replicatedRevision: 1, revision: 1 }]);
     expect(doc.stores[0]).toMatchObject({ name: 's', replicationFactor: 3, ackMode: 'sync', segments: 4, partitions: 1, batchGetLimit: 500 });

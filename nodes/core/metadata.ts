@@ -4,6 +4,7 @@ import type { LoopDelay } from '../node-core.js';
 import { advertisedPolicy } from '../node-admin.js';
 import { assignAll } from '../partitioning.js';
 import type { LocalPartition } from './partition-state.js';
+import type { MemberSet } from '../membership/members.js';
 
 /** One partition of the metadata document's runtime map. */
 export interface RuntimeMapItem {
@@ -74,6 +75,12 @@ export interface MetadataDoc {
    * partition it is a replica of that has a serving active ({@link NodeCore.rejoining}).
    */
   rejoining: boolean;
+  /**
+   * The committed member set this node knows (issue 14; core/member-consensus.ts): who holds
+   * copies, in which state; config nodes not listed are outside (spares, or nodes that left).
+   * Absent from older nodes.
+   */
+  members?: { version: number; members: Array<{ id: string; state: 'joining' | 'member' | 'leaving' }> };
 }
 
 /** What the metadata document is built from: the node's identity, election view, partitions and runtime map. */
@@ -96,6 +103,8 @@ export interface MetadataSource {
   suspected(): string[];
   /** Still rejoining (asked last: the first false answer logs the node caught up). */
   rejoining(): boolean;
+  /** The committed member set. */
+  members: MemberSet;
 }
 
 /**
@@ -147,5 +156,6 @@ export function buildMetadata(src: MetadataSource): MetadataDoc {
     loop: src.loop(),
     suspected: src.suspected(),
     rejoining: src.rejoining(),
+    members: { version: src.members.version, members: src.members.members.map((m) => ({ id: m.id, state: m.state })) },
   };
 }

@@ -103,6 +103,8 @@ export interface LocalPartition {
   lastRepAt: number;
   syncRequestedAt: number;
   mapVersion: number;
+  /** When (own clock, ms) a planned change dropped this node's copy, to be emptied later (DataPath.sweepDropped); -Infinity: not dropped. */
+  droppedAt: number;
   act: ActiveState | null;
   /** Recovering active: the sync from the more complete holder has been installed. */
   recoveredAtEpoch: number;

@@ -54,16 +54,20 @@ export class PeerTable {
   readonly probing = new Map<string, string>();
   private readonly id: string;
   private readonly inc: string;
-  private readonly peerIds: readonly string[];
+  private readonly voterPeerIds: readonly string[];
   private readonly majority: number;
   private readonly timing: TimingConfig;
   private readonly deps: PeerTableDeps;
 
-  /** `self`: this node's id and incarnation; `peerIds`: the other nodes; `majority`: of all nodes. */
-  constructor(self: Member, peerIds: readonly string[], majority: number, timing: TimingConfig, deps: PeerTableDeps) {
+  /**
+   * `self`: this node's id and incarnation; `peerIds`: the other nodes; `majority`: of the voters;
+   * `voterPeerIds`: the other nodes that vote (cluster-config.ts: spares do not), all of `peerIds`
+   * when absent. Only voters count toward {@link freshMajority}.
+   */
+  constructor(self: Member, peerIds: readonly string[], majority: number, timing: TimingConfig, deps: PeerTableDeps, voterPeerIds: readonly string[] = peerIds) {
     this.id = self.node;
     this.inc = self.inc;
-    this.peerIds = peerIds;
+    this.voterPeerIds = voterPeerIds;
     this.majority = majority;
     this.timing = timing;
     this.deps = deps;
@@ -107,7 +111,7 @@ export class PeerTable {
    */
   freshMajority(now: number): boolean {
     let n = 1;
-    for (const id of this.peerIds) if (this.freshlyHeard(id, now)) n++;
+    for (const id of this.voterPeerIds) if (this.freshlyHeard(id, now)) n++;
     return n >= this.majority;
   }
 

@@ -26,6 +26,7 @@ function replica(o: { bug?: SelfTestBug; acceptedEpoch?: number; acceptedActive?
     lastRepAt: -Infinity,
     syncRequestedAt: -Infinity,
     mapVersion: 1,
+    droppedAt: -Infinity,
     act: null,
     recoveredAtEpoch: -1,
     recoveredSentAt: -Infinity,

@@ -1,3 +1,4 @@
+import { initialMemberSet } from './member-consensus.js';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_TIMING, type ClusterConfig } from '../cluster-config.js';
 import { supersedes, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
@@ -27,7 +28,11 @@ function leader() {
     config,
     env,
     peerIds: ['n2', 'n3'],
+    voterPeerIds: new Set(['n2', 'n3']),
     majority: 2,
+    members: () => initialMemberSet(config),
+    placementNodes: () => ['n1', 'n2', 'n3'],
+    afterDecisions: () => undefined,
     get term() {
       return 2;
     },

@@ -5,6 +5,7 @@ import { decideFailover, type FailoverView } from './failover-policy.js';
 import type { NodeContext } from './partition-state.js';
 import type { PeerTable } from './peer-table.js';
 import type { LeaderRequest } from './replication.js';
+import type { MemberBallot } from './member-consensus.js';
 
 /** A runtime entry proposed and not yet committed: who accepted it, since when (ms). */
 export interface Proposal {
@@ -36,8 +37,18 @@ const PROPOSE_TIMEOUT_MS = 1_000;
  */
 export interface RuntimeMapHost extends NodeContext {
   readonly env: { now(): number; send(to: string, msg: ClusterMsg): void; log(event: string, fields?: Record<string, unknown>): void };
+  /** Every peer: voters and spares (all hear heartbeats, proposals and commits). */
   readonly peerIds: readonly string[];
+  /** The voting peers: only their acceptance and answers make a majority. */
+  readonly voterPeerIds: ReadonlySet<string>;
+  /** A majority of the voters (this node included). */
   readonly majority: number;
+  /** The committed member set, sent with every heartbeat (core/member-consensus.ts). */
+  members(): MemberBallot;
+  /** The nodes a regeneration may place copies on (members and joiners). */
+  placementNodes(): string[];
+  /** After the round's failover decisions, with a fresh majority: membership and migrations (core/membership-role.ts). */
+  afterDecisions(now: number): void;
   readonly term: number;
   readonly role: Role;
   readonly el: Election;
@@ -136,11 +147,33 @@ export class RuntimeMapLeader {
     ls.hbSeq++;
     const committed = [...this.h.committed.values()];
     const leaseLeft = this.h.el.quorumLeaseUntil - now;
+    const members = this.h.members();
+    const deposing = this.deposedOwners();
     for (const id of this.h.peerIds) {
       const p = this.h.fd.peers.get(id)!;
       const mine = p.hbrTerm === this.h.term;
-      this.h.env.send(id, { t: 'hb', term: this.h.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft });
+      // no owner lease for a node this leader is deposing: it decided once the node's last lease
+      // had lapsed, and a lease granted since (the node answering again before the change commits)
+      // would let it acknowledge writes its successor never sees (make sim MEMBERSHIP=1 RUNS=1000
+      // SEED=7, run 801: an async owner cut off, confirmed down and failed over, reconnected and
+      // acked under a fresh lease until the re-proposed failover committed)
+      const lease = deposing.has(id) ? 0 : leaseLeft;
+      this.h.env.send(id, { t: 'hb', term: this.h.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft: lease, members });
     }
+  }
+
+  /**
+   * The nodes this leader is deposing: the active of a committed entry whose accepted successor
+   * here (a proposal in flight, or one to be proposed again) names another active or none.
+   */
+  private deposedOwners(): Set<string> {
+    const out = new Set<string>();
+    for (const [pkey, acc] of this.h.accepted) {
+      const c = this.h.committed.get(pkey);
+      if (!c?.active || !supersedes(acc, c)) continue;
+      if (!acc.active || acc.active.node !== c.active.node) out.add(c.active.node);
+    }
+    return out;
   }
 
   onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
@@ -166,7 +199,8 @@ export class RuntimeMapLeader {
     if (this.h.role !== 'leader' || msg.term !== this.h.term) return;
     const prop = this.leader!.inflight.get(msg.pkey);
     if (!prop || prop.entry.epoch !== msg.epoch) return;
-    if (!msg.ok) return;
+    // a spare's acceptance fences it (it acts on what it accepted) but counts for nothing
+    if (!msg.ok || !this.h.voterPeerIds.has(from)) return;
     prop.oks.add(from);
     if (prop.oks.size >= this.h.majority) this.commitProposal(prop, now);
   }
@@ -226,7 +260,7 @@ export class RuntimeMapLeader {
     const t = this.h.config.timing;
     // check quorum: a leader that cannot hear a majority steps down (a minority never decides)
     let heard = 1;
-    for (const p of this.h.fd.peers.values()) if (now - p.lastReply < t.electionTimeoutMaxMs) heard++;
+    for (const [id, p] of this.h.fd.peers) if (this.h.voterPeerIds.has(id) && now - p.lastReply < t.electionTimeoutMaxMs) heard++;
     if (heard >= this.h.majority) {
       this.h.el.heardMajority(now);
       if (this.h.majority === 1) this.h.el.renewQuorumLease();
@@ -266,6 +300,7 @@ export class RuntimeMapLeader {
       }
       this.decide(e, now);
     }
+    this.h.afterDecisions(now);
   }
 
   /**
@@ -347,7 +382,7 @@ export class RuntimeMapLeader {
         return core.h.config.selfTestBug;
       },
       get nodeIds() {
-        return core.h.config.nodes.map((n) => n.id);
+        return core.h.placementNodes();
       },
       replicationFactor: (pkey) => this.h.parts.get(pkey)!.store.replicationFactor,
       incOf: (node) => this.h.fd.incOf(node),
@@ -416,7 +451,7 @@ export class RuntimeMapLeader {
       case 'handoff-ready': {
         if (!e.handoffTo || msg.epoch !== e.epoch || !this.h.fd.live(e.handoffTo, now) || !e.inSync.some((x) => sameMember(x, e.handoffTo))) return;
         this.h.env.log('handoff', { pkey: e.pkey, from: e.active.node, to: e.handoffTo.node, rev: msg.rev });
-        return this.propose({ ...e, active: e.handoffTo, handoffTo: null }, true, now);
+        return this.propose({ ...e, active: e.handoffTo, handoffTo: null, migrating: false }, true, now);
       }
       case 'recovered': {
         if (e.health !== 'Recovering' || msg.epoch !== e.epoch) return;

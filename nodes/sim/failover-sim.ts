@@ -101,6 +101,10 @@ export interface SimStats {
    * (NodeCore log `possession-holder`; seed 002 possession proof over every assigned replica).
    */
   holderPromotions: number;
+  /** Membership requests the leader proposed (join, leave, rebalance: sim-nemesis.ts). */
+  membershipChanges: number;
+  /** Partition moves finished (a leader's migration-done: core/migration-driver.ts). */
+  migrations: number;
   /**
    * Acknowledged async writes a surviving replica held when their owner crashed, checked at the
    * next tenure's start (sim-durability.ts; 0 outside the within budget).
@@ -220,6 +224,8 @@ class Simulator {
     strips: 0,
     stripsVoided: 0,
     holderPromotions: 0,
+    membershipChanges: 0,
+    migrations: 0,
     heldAtCrashChecked: 0,
     positionClaimsChecked: 0,
     convergeMs: -1,
@@ -422,6 +428,7 @@ class Simulator {
       log: (event, fields) => {
         if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
         if (event === 'possession-holder') this.stats.holderPromotions++;
+        if (event === 'migration-done') this.stats.migrations++;
         this.trace(() => `${x.id} log ${event} ${fields ? JSON.stringify(fields) : ''}`);
       },
     };

@@ -119,6 +119,45 @@ export function scheduleArb(o: ScheduleArbOptions): fc.Arbitrary<SimSchedule> {
 }
 
 /**
+ * A membership request of a schedule (issue 14): join (mostly the spare n4, the node at index 3),
+ * leave (any node) or rebalance, starting within the first `workloadMs`; asked for up to 2 s while
+ * no leader answers.
+ */
+export function membershipFaultArb(workloadMs: number): fc.Arbitrary<FaultStep> {
+  return fc
+    .record({
+      atMs: fc.integer({ min: 0, max: Math.max(0, workloadMs - 1) }),
+      op: fc.oneof({ weight: 3, arbitrary: fc.constant('join' as const) }, { weight: 3, arbitrary: fc.constant('leave' as const) }, { weight: 1, arbitrary: fc.constant('rebalance' as const) }),
+      index: fc.oneof({ weight: 2, arbitrary: fc.constant(3) }, { weight: 3, arbitrary: fc.integer({ min: 0, max: 3 }) }),
+    })
+    .map(({ atMs, op, index }) => ({ atMs, kind: 'membership' as const, op, target: { kind: 'node' as const, index }, durationMs: 2_000 }));
+}
+
+/**
+ * Membership schedules (issue 14, `make sim MEMBERSHIP=1`): the `n4-spare` cluster (3 voters and a
+ * spare), 2-6 membership requests (joins of the spare and of nodes that left, leaves, rebalances)
+ * mixed with 0-4 general faults (crashes, pauses, partitions), within budget or beyond; a longer
+ * workload phase (6-12 s), as moves take seconds.
+ */
+export function membershipScheduleArb(): fc.Arbitrary<SimSchedule> {
+  return fc.tuple(fc.integer({ min: 6_000, max: 12_000 }), fc.constantFrom<SimSchedule['budget']>('within', 'within', 'within', 'beyond')).chain(([workloadMs, budget]) =>
+    fc.record({
+      seed: fc.integer(),
+      cluster: fc.constant<ClusterPreset>('n4-spare'),
+      budget: fc.constant(budget),
+      workloadMs: fc.constant(workloadMs),
+      escalationTimeoutMs: fc.integer({ min: 1_000, max: 3_000 }),
+      net: netArb(),
+      workload: workloadArb(),
+      faults: fc
+        .tuple(fc.array(membershipFaultArb(workloadMs), { minLength: 2, maxLength: 6 }), fc.array(faultArb(workloadMs, budget === 'beyond' ? 3 : 1), { minLength: 0, maxLength: 4 }))
+        .map(([m, g]) => [...m, ...g].sort((a, b) => a.atMs - b.atMs)),
+      bootStaggerMs: bootStaggerArb(),
+    }),
+  );
+}
+
+/**
  * The sole-survivor property (sim brief): RF3 stores on 5 nodes, or RF2 stores on 3 nodes; one
  * `strip` fault kills every in-sync member of a partition but one, leaving a majority of nodes up;
  * the survivor must serve within `survivorBoundMs`. Only network noise besides.

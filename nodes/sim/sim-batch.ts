@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import type { SelfTestBug } from '../cluster-config.js';
 import { runSimulation, SimViolation } from './failover-sim.js';
-import { denseScheduleArb, oneWayCutCrashScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
+import { denseScheduleArb, membershipScheduleArb, oneWayCutCrashScheduleArb, scheduleArb, survivorScheduleArb } from './sim-arbitraries.js';
 import type { SimSchedule } from './sim-schedule.js';
 
 /**
@@ -27,9 +27,13 @@ function runSeed(seed: number, i: number): number {
   return (Math.imul(seed, 0x9e3779b1) + i) | 0;
 }
 
-/** The schedule of run `i` of a `make sim` batch seeded `seed`: reproducible one by one. */
-export function scheduleOfRun(seed: number, i: number): SimSchedule {
-  return fc.sample(mixedScheduleArb(), { numRuns: 1, seed: runSeed(seed, i) })[0];
+/**
+ * The schedule of run `i` of a `make sim` batch seeded `seed`: reproducible one by one. With
+ * `membership` (`make sim MEMBERSHIP=1`), the membership family only (sim-arbitraries.ts
+ * membershipScheduleArb).
+ */
+export function scheduleOfRun(seed: number, i: number, membership = false): SimSchedule {
+  return fc.sample(membership ? membershipScheduleArb() : mixedScheduleArb(), { numRuns: 1, seed: runSeed(seed, i) })[0];
 }
 
 /**
@@ -55,6 +59,9 @@ export interface RunOutcome {
    * and the final revisions and epochs; 8 hex digits), or null when a violation stopped the run.
    */
   digest: string | null;
+  /** Membership requests the leader proposed, and partition moves finished (0 when a violation stopped the run). */
+  membershipChanges: number;
+  migrations: number;
 }
 
 /**
@@ -68,11 +75,11 @@ export function runChecked(schedule: SimSchedule, bug?: SelfTestBug): RunOutcome
   try {
     const r = runSimulation(s);
     if (s.faults.some((f) => f.kind === 'strip') && r.stats.strips !== 1) {
-      return { violation: { invariant: 'sole-survivor', message: `sole-survivor: the strip never ran (${r.stats.faultsSkipped} skipped)` }, events: r.events, virtualMs: r.virtualMs, digest: null };
+      return { violation: { invariant: 'sole-survivor', message: `sole-survivor: the strip never ran (${r.stats.faultsSkipped} skipped)` }, events: r.events, virtualMs: r.virtualMs, digest: null, membershipChanges: 0, migrations: 0 };
     }
-    return { violation: null, events: r.events, virtualMs: r.virtualMs, digest: r.digest };
+    return { violation: null, events: r.events, virtualMs: r.virtualMs, digest: r.digest, membershipChanges: r.stats.membershipChanges, migrations: r.stats.migrations };
   } catch (e) {
     if (!(e instanceof SimViolation)) throw e;
-    return { violation: { invariant: e.invariant, message: e.message }, events: 0, virtualMs: e.atMs, digest: null };
+    return { violation: { invariant: e.invariant, message: e.message }, events: 0, virtualMs: e.atMs, digest: null, membershipChanges: 0, migrations: 0 };
   }
 }

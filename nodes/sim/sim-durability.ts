@@ -33,7 +33,7 @@ import { InvariantViolation, type NodeView } from './sim-invariants.js';
  *   stream, one elsewhere delays nothing);
  * - lost (async and RF1 stores, at the end, within budget): the last acknowledged write of a key
  *   is missing and the loss is not the contract's: RF1 only when its acking node crashed after
- *   the write; async only when its owner was replaced (crashed, or another node started a tenure)
+ *   the write, or a node that took the partition over after it crashed after its takeover; async only when its owner was replaced (crashed, or another node started a tenure)
  *   after the write, and a fault touched the owner before that (a takeover from an owner no fault
  *   touched is a handoff, which loses nothing) and within the lag bound after its ack.
  * Versions order a key's writes (every tenure gives versions above any earlier one), so "holds W"
@@ -425,7 +425,14 @@ export class DurabilityChecker {
     const crash = (this.crashes.get(acker) ?? []).find((c) => c >= t);
     if (st.replicationFactor === 1) {
       if (crash !== undefined) return;
-      throw new InvariantViolation('lost', `${finalDetail}: an RF1 write whose node ${acker} never crashed after it`);
+      // the only copy moves with the partition (a move's handoff, issue 14): a node that took the
+      // partition over after the write and crashed while holding it lost it too (make sim
+      // MEMBERSHIP=1 RUNS=1000 SEED=7, run 563: rf1/1 moved from n2 to n4, then n4 crashed)
+      for (const s of this.tenureStarts.get(h.pkey) ?? []) {
+        if (s.t < t) continue;
+        if ((this.crashes.get(s.node) ?? []).some((c) => c >= s.t)) return;
+      }
+      throw new InvariantViolation('lost', `${finalDetail}: an RF1 write whose node ${acker} never crashed after it, nor any node that took the partition over`);
     }
     if (st.ackMode !== 'async') return;
     const takeover = (this.tenureStarts.get(h.pkey) ?? []).find((s) => s.t >= t && s.node !== acker);

@@ -7,7 +7,8 @@ import { runChecked, scheduleOfRun } from './sim-batch.js';
 import { validateSchedule, type SimSchedule } from './sim-schedule.js';
 
 /**
- * `make sim RUNS=N [SEED=S] [BUG=name]` (sim brief, issue 4; issue 12): runs N generated
+ * `make sim RUNS=N [SEED=S] [BUG=name] [MEMBERSHIP=1]` (sim brief, issue 4; issue 12; issue 14: with
+ * MEMBERSHIP=1 the membership family only, and the summary counts membership changes and moves): runs N generated
  * schedules outside vitest — the same generators as the properties of failover-sim.test.ts, mixed
  * with the dense family (sim-batch.ts) — and prints one summary line on stdout: runs, events,
  * violations, virtual seconds, wall seconds, the batch's behaviour digest (equal digests: the store
@@ -37,6 +38,8 @@ interface Summary {
   virtualMs: number;
   /** FNV-1a over the runs' digests in order (a violation counts as 'violation'). */
   digest: number;
+  membershipChanges: number;
+  migrations: number;
 }
 
 function runOne(s: SimSchedule, label: string, sum: Summary, bug: SelfTestBug | undefined): void {
@@ -44,6 +47,8 @@ function runOne(s: SimSchedule, label: string, sum: Summary, bug: SelfTestBug | 
   const out = runChecked(s, bug);
   sum.events += out.events;
   sum.virtualMs += out.virtualMs;
+  sum.membershipChanges += out.membershipChanges;
+  sum.migrations += out.migrations;
   for (const c of out.digest ?? 'violation') sum.digest = Math.imul(sum.digest ^ c.charCodeAt(0), 0x01000193);
   if (out.violation) {
     sum.violations++;
@@ -58,6 +63,7 @@ function main(argv: string[]): number {
     .option('--runs <n>', 'schedules to run', positiveInt, 1000)
     .option('--seed <s>', 'seed of the batch (default: random; printed in the summary)', int32)
     .option('--schedule <file>', 'replay one schedule (JSON, as printed with a violation) instead')
+    .option('--membership', 'membership schedules only (issue 14): joins, leaves and rebalances mixed with crashes, pauses, partitions')
     .addOption(new Option('--bug <name>', 'start every node with this deliberate store bug (self-test)').choices([...SELF_TEST_BUGS]))
     .exitOverride()
     .configureOutput({ writeErr: (s) => process.stderr.write(s) });
@@ -67,8 +73,8 @@ function main(argv: string[]): number {
     const code = (e as { exitCode?: number; code?: string }).code;
     return code === 'commander.helpDisplayed' || code === 'commander.version' ? 0 : 64;
   }
-  const o = program.opts<{ runs: number; seed?: number; schedule?: string; bug?: SelfTestBug }>();
-  const sum: Summary = { runs: 0, events: 0, violations: 0, virtualMs: 0, digest: 0x811c9dc5 };
+  const o = program.opts<{ runs: number; seed?: number; schedule?: string; bug?: SelfTestBug; membership?: boolean }>();
+  const sum: Summary = { runs: 0, events: 0, violations: 0, virtualMs: 0, digest: 0x811c9dc5, membershipChanges: 0, migrations: 0 };
   const t0 = performance.now();
   let seedText = '';
   if (o.schedule) {
@@ -84,10 +90,10 @@ function main(argv: string[]): number {
   } else {
     const seed = o.seed ?? (Math.floor(Math.random() * 0x100000000) | 0);
     seedText = `seed=${seed}`;
-    for (let i = 0; i < o.runs; i++) runOne(scheduleOfRun(seed, i), `run ${i} of seed ${seed}`, sum, o.bug);
+    for (let i = 0; i < o.runs; i++) runOne(scheduleOfRun(seed, i, o.membership === true), `run ${i} of seed ${seed}${o.membership ? ' (membership)' : ''}`, sum, o.bug);
   }
   const wall = (performance.now() - t0) / 1000;
-  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} digest=${(sum.digest >>> 0).toString(16).padStart(8, '0')} ${seedText}${o.bug ? ` bug=${o.bug}` : ''}\n`);
+  process.stdout.write(`sim: runs=${sum.runs} events=${sum.events} violations=${sum.violations} virtual_s=${(sum.virtualMs / 1000).toFixed(1)} wall_s=${wall.toFixed(1)} digest=${(sum.digest >>> 0).toString(16).padStart(8, '0')}${o.membership ? ` membership_changes=${sum.membershipChanges} migrations=${sum.migrations}` : ''} ${seedText}${o.bug ? ` bug=${o.bug}` : ''}\n`);
   return sum.violations > 0 ? 1 : 0;
 }
 

@@ -70,6 +70,8 @@ export class SimNemesis {
         return this.stripFault(f, workloadEnd);
       case 'lag-crash':
         return this.lagCrashFault(f, workloadEnd);
+      case 'membership':
+        return this.membershipFault(f, this.h.now + Math.max(f.durationMs, POLL_MS));
       case 'pause': {
         const x = this.resolve(f);
         if (!x.core || x.paused) return;
@@ -101,6 +103,32 @@ export class SimNemesis {
       return;
     }
     this.partitionFault(f, this.h.byId.get(this.h.bestEntry(pkey)!.active!.node)!);
+  }
+
+  /**
+   * A membership request (join / leave the target node, rebalance) to the leader, as an operator's
+   * admin request: asked again every POLL_MS while no leader answers it, until `until`; counted in
+   * stats.membershipChanges when the leader proposed it, else skipped (a refusal is the store's
+   * rule: one change at a time, never below the replication factor).
+   */
+  private membershipFault(f: FaultStep, until: number): void {
+    if (!this.h.faultsOpen) return;
+    const leader = this.leaderNode();
+    const node = this.resolve(f).id;
+    const command = f.op === 'rebalance' ? 'rebalance' : `${f.op} ${node}`;
+    const r = leader?.core?.admin(command);
+    if (r?.answer.ok) {
+      this.h.stats.membershipChanges++;
+      this.h.trace(`MEMBERSHIP ${command} via ${leader!.id}: ${r.answer.message}`);
+      return;
+    }
+    if (r && !/not the leader/.test(r.answer.message)) {
+      this.h.trace(`MEMBERSHIP ${command} refused: ${r.answer.message}`);
+      this.h.stats.faultsSkipped++;
+      return;
+    }
+    if (this.h.now + POLL_MS < until) this.h.at(this.h.now + POLL_MS, () => this.membershipFault(f, until));
+    else this.h.stats.faultsSkipped++;
   }
 
   private endFault(end: () => void): void {

@@ -11,11 +11,13 @@ import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, SELF_TEST_BUGS, type ClusterCo
  * - `n3`: 3 nodes; stores sync3 (RF3 sync), async3 (RF3 async), rf1 (RF1) (DESIGN.md §3 defaults).
  * - `n5`: 5 nodes; stores sync3 (RF3 sync) and async3 (RF3 async).
  * - `n3-rf2`: 3 nodes; stores sync2 (RF2 sync) and async2 (RF2 async).
+ * - `n4-spare`: 3 voting nodes and a spare n4 (cluster-config.ts: outside the member set until a
+ *   `join`); stores sync3 (RF3 sync), async2 (RF2 async), rf1 (RF1). For membership schedules.
  */
-export type ClusterPreset = 'n3' | 'n5' | 'n3-rf2';
+export type ClusterPreset = 'n3' | 'n5' | 'n3-rf2' | 'n4-spare';
 
 /** Every preset, for generators. */
-export const CLUSTER_PRESETS: readonly ClusterPreset[] = ['n3', 'n5', 'n3-rf2'];
+export const CLUSTER_PRESETS: readonly ClusterPreset[] = ['n3', 'n5', 'n3-rf2', 'n4-spare'];
 
 /** Network behaviour (sim brief: delays, drops, reordering across links, FIFO per link). */
 export interface NetParams {
@@ -80,8 +82,11 @@ export interface WorkloadParams {
  *   active, the active crashes, and restarts `downMs` later. Within budget it waits, like a
  *   crash, until every partition is Healthy and nobody is down, and its crash is skipped if that
  *   no longer holds when it is due.
+ * - `membership`: an admin request to the leader (issue 14): `op` join (the target node), leave
+ *   (the target node) or rebalance; the leader then moves copies (core/migration-driver.ts). Asked
+ *   again every POLL_MS while no leader is known, for up to durationMs; a refusal is a skip.
  */
-export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'link' | 'lag-crash';
+export type FaultKind = 'crash' | 'pause' | 'isolate' | 'isolate-in' | 'isolate-out' | 'split' | 'bridge' | 'strip' | 'link' | 'lag-crash' | 'membership';
 
 /** Every fault kind but `strip` (which only the survivor property uses) and `link` (only the one-way-cut family uses it). */
 export const GENERAL_FAULT_KINDS: readonly FaultKind[] = ['crash', 'pause', 'isolate', 'isolate-in', 'isolate-out', 'split', 'bridge'];
@@ -124,6 +129,8 @@ export interface FaultStep {
   lagMs?: number;
   /** lag-crash: ms the crashed active stays down (default 1,000). */
   downMs?: number;
+  /** membership: the admin request (join / leave the target node, or rebalance). */
+  op?: 'join' | 'leave' | 'rebalance';
 }
 
 /**
@@ -173,11 +180,16 @@ const PRESET_STORES: Record<ClusterPreset, StoreConfig[]> = {
     { name: 'sync2', replicationFactor: 2, ackMode: 'sync', segments: 12 },
     { name: 'async2', replicationFactor: 2, ackMode: 'async', segments: 12 },
   ],
+  'n4-spare': [
+    { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 12 },
+    { name: 'async2', replicationFactor: 2, ackMode: 'async', segments: 12 },
+    { name: 'rf1', replicationFactor: 1, ackMode: 'sync', segments: 12 },
+  ],
 };
 
 /** Node count of a preset. */
 export function presetNodeCount(p: ClusterPreset): number {
-  return p === 'n5' ? 5 : 3;
+  return p === 'n5' ? 5 : p === 'n4-spare' ? 4 : 3;
 }
 
 /**
@@ -195,7 +207,10 @@ export function simClusterConfig(s: Pick<SimSchedule, 'cluster' | 'escalationTim
   return {
     ...(s.selfTestBug ? { selfTestBug: s.selfTestBug } : {}),
     cluster: `sim-${s.cluster}`,
-    nodes: Array.from({ length: n }, (_, i) => ({ id: `n${i + 1}`, host: `10.0.0.${i + 1}`, clientPort: 7000, clusterPort: 7100, preferredPrimary: true })),
+    nodes: Array.from({ length: n }, (_, i) => {
+      const spare = s.cluster === 'n4-spare' && i === 3;
+      return { id: `n${i + 1}`, host: `10.0.0.${i + 1}`, clientPort: 7000, clusterPort: 7100, preferredPrimary: !spare, ...(spare ? { spare: true } : {}) };
+    }),
     stores: PRESET_STORES[s.cluster].map((st) => ({ ...st })),
     timing: simTiming(s.escalationTimeoutMs),
     maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
@@ -232,7 +247,8 @@ export function validateSchedule(s: SimSchedule): SimSchedule {
   if (!(w.attemptTimeoutMs > 0 && w.deadlineMs > 0)) bad('attemptTimeoutMs and deadlineMs must be > 0');
   for (const f of s.faults) {
     if (!(f.atMs >= 0 && f.durationMs >= 0)) bad('fault times must be >= 0');
-    if (![...GENERAL_FAULT_KINDS, 'strip', 'link', 'lag-crash'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (![...GENERAL_FAULT_KINDS, 'strip', 'link', 'lag-crash', 'membership'].includes(f.kind)) bad(`unknown fault kind "${f.kind}"`);
+    if (f.kind === 'membership' && f.op !== 'join' && f.op !== 'leave' && f.op !== 'rebalance') bad('a membership fault needs op join, leave or rebalance');
     if (f.kind === 'link' && !f.source) bad('a link fault needs a source');
     if (!((f.lagMs ?? 0) >= 0 && (f.downMs ?? 0) >= 0)) bad('lagMs and downMs must be >= 0');
     const t = f.target as { kind: string };

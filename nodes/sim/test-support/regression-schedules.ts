@@ -718,4 +718,24 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
       bootStaggerMs: 50,
     },
   },
+  {
+    // A move's add-copy (a new map version keeping copies) emptied every out-of-sync replica, also
+    // one still listed and catching up; the active's link still held its earlier acks and asked the
+    // leader to add it: in sync, holding nothing (replica-missing-write).
+    name: "a lagging replica emptied by a move's new map version was added to the in-sync set on its earlier acks (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run 978)",
+    schedule: {"seed": -695283441, "cluster": "n4-spare", "budget": "within", "workloadMs": 6001, "escalationTimeoutMs": 2482, "net": {"minDelayMs": 0.061422157901870195, "maxDelayMs": 0.061422157901870195, "resetProbability": 0.005, "clientMinDelayMs": 0.6750560575282261, "clientMaxDelayMs": 5.675056057528218}, "workload": {"writersPerStore": 1, "keysPerWriter": 1, "thinkMinMs": 23, "thinkMaxMs": 27, "readFraction": 7e-323, "deleteFraction": 0.24999999999999994, "maxAttempts": 1, "attemptTimeoutMs": 1033, "deadlineMs": 1391}, "faults": [{"atMs": 1, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 3}, "durationMs": 2000}, {"atMs": 7, "kind": "crash", "target": {"kind": "active", "partition": 14}, "durationMs": 55}, {"atMs": 4544, "kind": "membership", "op": "rebalance", "target": {"kind": "node", "index": 0}, "durationMs": 2000}, {"atMs": 5988, "kind": "bridge", "target": {"kind": "node", "index": 4}, "durationMs": 804}], "bootStaggerMs": 50},
+  },
+  {
+    // An async owner cut off, confirmed down and failed over; the failover's proposal timed out, the
+    // owner reconnected and got a fresh lease from the leader's heartbeats, acked writes, and the
+    // re-proposed failover committed without them (lost within budget).
+    name: "a leader grants no owner lease to an owner it is deposing (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run 801)",
+    schedule: {"seed": 25, "cluster": "n4-spare", "budget": "within", "workloadMs": 6012, "escalationTimeoutMs": 1009, "net": {"minDelayMs": 1.9999999999999991, "maxDelayMs": 8.837851940302702, "resetProbability": 0.004999999999999988, "clientMinDelayMs": 0.056360142733357196, "clientMaxDelayMs": 5.056360142733351}, "workload": {"writersPerStore": 3, "keysPerWriter": 2, "thinkMinMs": 4, "thinkMaxMs": 22, "readFraction": 7.4e-323, "deleteFraction": 5e-324, "maxAttempts": 3, "attemptTimeoutMs": 152, "deadlineMs": 1008}, "faults": [{"atMs": 825, "kind": "membership", "op": "leave", "target": {"kind": "node", "index": 3}, "durationMs": 2000}, {"atMs": 2209, "kind": "split", "target": {"kind": "leader"}, "durationMs": 2583}, {"atMs": 3481, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 3}, "durationMs": 2000}, {"atMs": 4547, "kind": "isolate-in", "target": {"kind": "leader"}, "durationMs": 351}], "bootStaggerMs": 1735},
+  },
+  {
+    // The checker's rule, not the store: rf1/1 moved from n2 to n4 by a join, then n4 crashed; the
+    // loss is the contract's (RF1), though n2, the acking node, never crashed.
+    name: "an RF1 write's only copy moves with its partition: its new holder's crash excuses the loss (make sim MEMBERSHIP=1 RUNS=1000 SEED=7, run 563)",
+    schedule: {"seed": 567926687, "cluster": "n4-spare", "budget": "within", "workloadMs": 6000, "escalationTimeoutMs": 1001, "net": {"minDelayMs": 0.17677174736006548, "maxDelayMs": 37.14832465465374, "resetProbability": 0, "clientMinDelayMs": 0.4798699032596313, "clientMaxDelayMs": 5.47986990325962}, "workload": {"writersPerStore": 3, "keysPerWriter": 1, "thinkMinMs": 6, "thinkMaxMs": 60, "readFraction": 7.440277530392348e-66, "deleteFraction": 3e-323, "maxAttempts": 2, "attemptTimeoutMs": 151, "deadlineMs": 5992}, "faults": [{"atMs": 4, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 3}, "durationMs": 2000}, {"atMs": 447, "kind": "isolate-in", "target": {"kind": "leader"}, "durationMs": 3449}, {"atMs": 1782, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 3}, "durationMs": 2000}, {"atMs": 1943, "kind": "membership", "op": "leave", "target": {"kind": "node", "index": 1}, "durationMs": 2000}, {"atMs": 2007, "kind": "isolate", "target": {"kind": "node", "index": 4}, "durationMs": 595}, {"atMs": 3384, "kind": "membership", "op": "leave", "target": {"kind": "node", "index": 1}, "durationMs": 2000}, {"atMs": 4230, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 2}, "durationMs": 2000}, {"atMs": 4854, "kind": "crash", "target": {"kind": "active", "partition": 7}, "durationMs": 477}, {"atMs": 5988, "kind": "membership", "op": "join", "target": {"kind": "node", "index": 3}, "durationMs": 2000}], "bootStaggerMs": 50},
+  },
 ];
