@@ -76,6 +76,13 @@ describe('renderHtmlReport', () => {
     expect(run).toContain('<tr><td>fault kinds</td><td>kill, partition</td></tr>');
     expect(run).toContain('<tr><td>version: node</td><td>v20.20.2</td></tr>');
     expect(run).toContain('<tr><td>schedule digest</td><td>(not recorded)</td></tr>');
+    // a run from before spares shows no spare row; one with spares lists them
+    expect(run).not.toContain('spare nodes');
+    const cfg = JSON.parse(db.prepare("SELECT value FROM meta WHERE key = 'run_config'").pluck().get() as string) as Record<string, unknown>;
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'run_config'").run(JSON.stringify({ ...cfg, faults: ['kill', 'join', 'leave'], spares: ['n4'] }));
+    const withSpare = section(render(db), 'run');
+    expect(withSpare).toContain('<tr><td>spare nodes (outside the member set at start)</td><td>n4</td></tr>');
+    expect(withSpare).toContain('<tr><td>fault kinds</td><td>kill, join, leave</td></tr>');
   });
 
   it('names the self-test bug (BUG=) the store ran with, in the banner and the run table', () => {

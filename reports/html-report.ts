@@ -125,6 +125,7 @@ function configRows(config: unknown): [string, unknown][] {
   add("the store's contract claims", c.claims, (x) => (Array.isArray(x) ? (x.length === 0 ? 'no loss at all' : x.join(', ')) : x));
   add('what each claim is tied to', c.contract, (x) => (Array.isArray(x) ? x.join(' ') : x));
   add('fault kinds', c.faults, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
+  add('spare nodes (outside the member set at start)', c.spares, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('past the fault budget', c.beyondBudget, (x) => (x === true ? 'yes' : x === false ? 'no' : x));
   add('escalation timeout', c.escalationTimeoutMs, (x) => `${String(x)} ms`);
   add('async lag bound (ASYNC_LAG)', c.asyncLagMaxMs, (x) => `${String(x)} ms`);
