@@ -1,5 +1,5 @@
 import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker, workerData, type MessagePort } from 'node:worker_threads';
-import { distPath } from '../harness/dist-path.js';
+import { distPath } from './checkout.js';
 import { parseWriteId } from './schema.js';
 import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS, toMicros } from './write-batches.js';
 import {

@@ -1,4 +1,4 @@
-import { voterIds, type ClusterConfig, type StoreConfig } from './cluster-config.js';
+import { voterIds, type ClusterConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
 import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
@@ -7,17 +7,17 @@ import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role } from './core/election.js';
 import { RuntimeMapLeader } from './core/runtime-map-leader.js';
 import { buildMetadata, type MetadataDoc } from './core/metadata.js';
-import type { FollowerLink, LocalPartition } from './core/partition-state.js';
+import { readLeased, type LocalPartition } from './core/partition-state.js';
 import { REPLICA_READ_LEASE_MS, Replication } from './core/replication.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
 import { MembershipRole } from './core/membership-role.js';
+import { RuntimeMapFollower } from './core/runtime-map-follower.js';
+import { PeerSignals, type ProbeResult } from './core/peer-signals.js';
 import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
 import {
   sameMember,
-  supersedes,
   type ClusterMsg,
   type Member,
-  type PartitionReport,
   type RuntimeEntry,
 } from './cluster-messages.js';
 
@@ -58,11 +58,8 @@ export interface LoopDelay {
   windowMs: number;
 }
 
-/** The result of a direct liveness probe (seed 002: re-check a NodeLeft before promoting). */
-export type ProbeResult = 'refused' | 'alive' | 'timeout';
+export type { ProbeResult } from './core/peer-signals.js';
 
-/** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
-const REP_KEEPALIVE_MS = 200;
 
 
 /**
@@ -96,8 +93,6 @@ export class NodeCore {
   private readonly parts = new Map<string, LocalPartition>();
   private readonly pkeysByStore = new Map<string, string[]>();
   private readonly nPartitions: number;
-  /** Probes in flight: node -> the incarnation being checked. */
-  private readonly probing: Map<string, string>;
 
   /** Terms, votes, the rejoin rule, the quorum and owner leases (core/election.ts). */
   private readonly el: Election;
@@ -109,13 +104,15 @@ export class NodeCore {
   private caughtUpOnce = false;
   /** The leader's side of the runtime map: proposals, commits, decisions (core/runtime-map-leader.ts). */
   private readonly rm: RuntimeMapLeader;
+  /** Every node's side of it: heartbeats answered, proposals accepted, commits learnt (core/runtime-map-follower.ts). */
+  private readonly fol: RuntimeMapFollower;
 
   // runtime map knowledge
   private readonly accepted = new Map<string, RuntimeEntry>();
   private readonly committed = new Map<string, RuntimeEntry>();
 
-  /** Messages of dead incarnations already logged (node/inc/kind). */
-  private readonly staleLogged = new Set<string>();
+  /** NodeLeft signals, probe answers, messages of dead incarnations (core/peer-signals.ts). */
+  private readonly signals: PeerSignals;
 
   /**
    * Counters for the node's own log, its metrics endpoint (node-metrics.ts) and tests. Since the
@@ -194,7 +191,7 @@ export class NodeCore {
       get leaseUntil() {
         return core.leaseUntil;
       },
-      readLeased: (store) => this.readLeased(store),
+      readLeased,
     });
     this.rep = new Replication({
       ...shared,
@@ -211,6 +208,10 @@ export class NodeCore {
         return core.hbSeen;
       },
       hasPeer: (node) => this.peers.has(node),
+      get leaseUntil() {
+        return core.leaseUntil;
+      },
+      servingState: (lp) => this.dp.servingState(lp),
       activeEntry: (pkey) => this.dp.activeEntry(pkey),
       progressPending: (lp) => this.dp.progressPending(lp),
       answerIndeterminate: (p) => this.dp.answerIndeterminate(p),
@@ -233,9 +234,9 @@ export class NodeCore {
       },
       el: this.el,
       fd: this.fd,
-      learnCommitted: (e) => this.learnCommitted(e),
+      learnCommitted: (e) => this.fol.learnCommitted(e),
       refreshRole: (pkey) => this.refreshRole(pkey),
-      ownReport: (pkey) => this.ownReport(this.parts.get(pkey)!),
+      ownReport: (pkey) => this.fol.ownReport(this.parts.get(pkey)!),
     });
     this.membership = new MembershipRole(
       {
@@ -268,8 +269,19 @@ export class NodeCore {
       },
       opts.join === true,
     );
+    this.fol = new RuntimeMapFollower({ ...shared, el: this.el, members: this.membership.consensus, refreshRole: (pkey) => this.refreshRole(pkey) });
+    this.signals = new PeerSignals({
+      config,
+      env,
+      fd: this.fd,
+      parts: this.parts,
+      committed: this.committed,
+      get isLeader() {
+        return core.role === 'leader';
+      },
+      leaderTick: (now) => this.rm.leaderTick(now),
+    });
     this.peers = this.fd.peers;
-    this.probing = this.fd.probing;
     for (const a of assignAll(config)) {
       const pkey = `${a.store}/${a.partition}`;
       const store = config.stores.find((s) => s.name === a.store)!;
@@ -413,13 +425,9 @@ export class NodeCore {
   onMessage(from: string, msg: ClusterMsg): void {
     const peer = this.peers.get(from);
     if (!peer) return;
-    // a message of an incarnation known to be gone says nothing about the node now: the bytes a
-    // killed process had written into a cut link are retransmitted by its kernel and delivered
-    // once the cut heals, possibly after its successor spoke (runs/evidence-stale-incarnation-
-    // seed14: taken for a restart, it made the leader believe the live successor dead). A dead
-    // incarnation is never revived; the shell also drops every message of a superseded connection
-    const inc = messageInc(msg);
-    if (inc !== null && peer.deadIncs.has(inc)) return this.dropStale(from, inc, msg.t);
+    // a dead incarnation is never revived (core/peer-signals.ts); the shell also drops every
+    // message of a superseded connection
+    if (this.signals.fromDeadIncarnation(from, msg)) return;
     const now = this.env.now();
     peer.lastHeard = now;
     switch (msg.t) {
@@ -461,17 +469,17 @@ export class NodeCore {
       case 'vote-r':
         return this.el.onVoteReply(from, msg, now);
       case 'hb':
-        return this.onHeartbeat(from, msg, now);
+        return this.fol.onHeartbeat(from, msg, now);
       case 'hb-r':
         return this.rm.onHeartbeatReply(from, msg, now);
       case 'propose':
-        return this.onPropose(from, msg.term, msg.entry, now);
+        return this.fol.onPropose(from, msg.term, msg.entry, now);
       case 'propose-r':
         return this.rm.onProposeReply(from, msg, now);
       case 'commit':
         if (msg.term < this.term) return;
         this.el.noteLeader(from, now);
-        this.learnCommitted(msg.entry);
+        this.fol.learnCommitted(msg.entry);
         return;
       case 'rep':
         return this.rep.onRep(from, msg, now);
@@ -506,57 +514,14 @@ export class NodeCore {
     }
   }
 
-  /** The connection to a peer closed (a NodeLeft signal): re-check it before believing it. */
+  /** The connection to a peer closed (a NodeLeft signal): re-check it before believing it (core/peer-signals.ts). */
   onPeerDown(node: string): void {
-    const peer = this.peers.get(node);
-    if (!peer) return;
-    for (const lp of this.parts.values()) {
-      const f = lp.act?.followers.get(node);
-      if (f) f.streaming = false;
-      // a replica of that node's partitions: what was on the connection is lost, and the active
-      // streams to us again only once we ask (ops still in flight on its other connection do not
-      // change that); ask at the next tick (retried every RETRY_MS until a connection carries it)
-      // rather than after FOLLOW_STALE_MS of silence, so we are back within the async lag bound
-      // once a connection is (DESIGN.md §5 replication-lag)
-      if (!lp.act && this.committed.get(lp.pkey)?.active?.node === node) lp.resyncWanted = true;
-    }
-    if (this.config.selfTestBug === 'skip-liveness-recheck' && this.role === 'leader' && peer.inc) {
-      // the deliberate bug: the NodeLeft believed as it came, the node confirmed down at once (no
-      // probe, no suspicion and escalation); it counts as live again once it answers. Its last
-      // reply is dated back past the suspicion window, so that updateSuspicion keeps the
-      // confirmation until it does answer (a promotion waits for the candidates' fresh reports,
-      // which takes more than one tick on 5 nodes)
-      const now = this.env.now();
-      peer.lastReply = Math.min(peer.lastReply, now - this.config.timing.suspectAfterMs);
-      peer.suspectedSince = now;
-      peer.silentConfirmed = true;
-      peer.downAt = now;
-      this.env.log('confirm-down', { node, reason: 'NodeLeft', bug: 'skip-liveness-recheck' });
-      this.rm.leaderTick(now);
-      return;
-    }
-    if (peer.inc && !this.probing.has(node)) {
-      this.probing.set(node, peer.inc);
-      this.env.probe(node);
-    }
+    this.signals.onPeerDown(node);
   }
 
-  /**
-   * The answer to an earlier probe(). 'refused': nothing listens at the node's address any more, so
-   * the incarnation probed is gone (seed 002: the NodeLeft re-checked). 'alive' or 'timeout' change
-   * nothing: a reachable node is left where it is, a silent one goes through suspicion.
-   */
+  /** The answer to an earlier probe() (core/peer-signals.ts). */
   onProbeResult(node: string, result: ProbeResult): void {
-    const peer = this.peers.get(node);
-    const inc = this.probing.get(node);
-    this.probing.delete(node);
-    if (!peer || !inc) return;
-    this.env.log('probe', { node, result, inc });
-    if (result === 'refused' && peer.inc === inc) {
-      peer.deadIncs.add(inc);
-      peer.downAt = this.env.now();
-      if (this.role === 'leader') this.rm.leaderTick(this.env.now());
-    }
+    this.signals.onProbeResult(node, result);
   }
 
   /** A client request; the answer goes to env.respond(token, …), now or later. */
@@ -596,31 +561,7 @@ export class NodeCore {
 
   /** Emit the replication batches accumulated since the last flush. Call once per event-loop turn. */
   flush(): void {
-    const now = this.env.now();
-    for (const lp of this.parts.values()) {
-      const act = lp.act;
-      if (!act) continue;
-      for (const f of act.followers.values()) {
-        if (!f.streaming) continue;
-        if (f.queue.length > 0 || now - f.lastSentAt >= REP_KEEPALIVE_MS) {
-          const e = this.committed.get(lp.pkey);
-          // a keepalive to a follower that has not acked our head carries our last op: one that
-          // lost ops with a connection (sends on a link that is down vanish) then sees the gap and
-          // catches up, where an empty keepalive would leave it behind for good
-          const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
-          let echo = -1;
-          let leaseLeft = 0;
-          if (e && this.mayGrantRead(lp, e, f, now)) {
-            echo = f.ackAt;
-            leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.leaseUntil - now);
-            f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
-          }
-          this.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops, echo, leaseLeft });
-          f.queue = [];
-          f.lastSentAt = now;
-        }
-      }
-    }
+    this.rep.flushStreams(this.env.now());
   }
 
   /** What the admin request (node-admin.ts) may see and do: the leader's committed map and its proposals. */
@@ -653,22 +594,6 @@ export class NodeCore {
         return ls.inflight.get(entry.pkey)?.entry.epoch ?? null;
       },
     };
-  }
-
-  /** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read). */
-  private readLeased(store: StoreConfig): boolean {
-    return store.ackMode === 'sync' && store.replicationFactor > 1;
-  }
-
-  /**
-   * May the active grant (renew) follower `f` a read lease now: a sync store, `f` an in-sync
-   * member by the committed entry under its incarnation, we serve as active (our own lease runs)
-   * and no handoff is about to commit.
-   */
-  private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
-    if (!this.readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
-    if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
-    return this.dp.servingState(lp) === null && this.leaseUntil > now;
   }
 
   /**
@@ -719,73 +644,6 @@ export class NodeCore {
 
   // ───────────────────────────── heartbeats and runtime entries ─────────────────────────────
 
-  private onHeartbeat(from: string, msg: Extract<ClusterMsg, { t: 'hb' }>, now: number): void {
-    if (msg.term < this.term) {
-      this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: [], at: now, echo: msg.at });
-      return;
-    }
-    this.el.followLeader(from, msg, now);
-    for (const e of msg.committed) this.learnCommitted(e);
-    if (msg.members) this.membership.consensus.learnCommitted(msg.members);
-    // not rejoined yet: stay silent (a stale leader must not count on us) until this leader is
-    // at least as recent as every term a majority of the others reported
-    if (!this.el.rejoinedBy(msg.term)) return;
-    this.el.grantOwnerLease(this.inc, msg);
-    this.env.send(from, { t: 'hb-r', term: this.term, seq: msg.seq, inc: this.inc, reports: this.reports(), at: now, echo: msg.at });
-  }
-
-  private reports(): PartitionReport[] {
-    return [...this.parts.values()].map((lp) => this.ownReport(lp));
-  }
-
-  /** This node's report of its copy of one partition (the possession proof's input, seed 002). */
-  private ownReport(lp: LocalPartition): PartitionReport {
-    const synced = lp.followTag !== '' || !!lp.act;
-    // the tenure whose log our copy is a prefix of: the one we follow, or while a catch-up we
-    // asked for is outstanding, the one we asked to resume (our copy is still its prefix)
-    return { pkey: lp.pkey, rev: lp.data.revision, heldKeys: lp.data.heldKeys, syncedSegments: synced ? lp.segments.length : 0, tag: lp.act ? lp.act.tag : lp.followTag || lp.resumeTag, accepted: this.accepted.get(lp.pkey)?.epoch ?? -1 };
-  }
-
-  /** A message of a dead incarnation was dropped: logged once per incarnation and kind. */
-  private dropStale(node: string, inc: string, kind: ClusterMsg['t']): void {
-    const key = `${node}/${inc}/${kind}`;
-    if (this.staleLogged.has(key)) return;
-    if (this.staleLogged.size >= 256) this.staleLogged.clear();
-    this.staleLogged.add(key);
-    this.env.log('stale-incarnation', { node, inc, msg: kind, current: this.peers.get(node)?.inc ?? null });
-  }
-
-  private onPropose(from: string, term: number, entry: RuntimeEntry, now: number): void {
-    if (term < this.term) {
-      this.counters.staleEpochRefusals.proposal++;
-      this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
-      return;
-    }
-    if (this.el.rejoinPending) {
-      // what an earlier life of ours accepted is forgotten: accept nothing before rejoining
-      this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok: false });
-      return;
-    }
-    this.el.followProposer(from, now);
-    const cur = this.accepted.get(entry.pkey);
-    const ok = !cur || entry.epoch > cur.epoch;
-    if (ok) {
-      this.accepted.set(entry.pkey, entry);
-      this.refreshRole(entry.pkey);
-    } else this.counters.staleEpochRefusals.proposal++;
-    this.env.send(from, { t: 'propose-r', term: this.term, pkey: entry.pkey, epoch: entry.epoch, ok });
-  }
-
-  /** Accepts a committed entry (from a heartbeat, commit or vote merge) if it supersedes ours (epoch, then term). */
-  private learnCommitted(e: RuntimeEntry): void {
-    const cur = this.committed.get(e.pkey);
-    if (cur && !supersedes(e, cur)) return;
-    this.committed.set(e.pkey, e);
-    const acc = this.accepted.get(e.pkey);
-    if (!acc || supersedes(e, acc)) this.accepted.set(e.pkey, e);
-    this.refreshRole(e.pkey);
-  }
-
   // ───────────────────────────── roles and the data path ─────────────────────────────
 
   /** Re-derive this node's role in the partition from the entries it holds (core/data-path.ts). */
@@ -794,18 +652,3 @@ export class NodeCore {
   }
 
 }
-
-/** The sender's incarnation a message names (hello, hb-r, rep-ack, sync-req), or null. */
-function messageInc(msg: ClusterMsg): string | null {
-  switch (msg.t) {
-    case 'hello':
-    case 'hb-r':
-    case 'rep-ack':
-    case 'sync-req':
-      return msg.inc;
-    default:
-      return null;
-  }
-}
-
-

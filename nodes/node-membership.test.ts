@@ -29,7 +29,7 @@ describe('membership on real nodes: a spare joins, takes copies, then leaves dra
       maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
     });
     for (const n of config.nodes) {
-      const s = new NodeShell(config, n.id, process.env.MDEBUG ? (e, f) => { if (/join|members/.test(e)) console.log(n.id, e, JSON.stringify(f)); } : () => undefined, undefined, { join: n.id === 'n4' });
+      const s = new NodeShell(config, n.id, () => undefined, undefined, { join: n.id === 'n4' });
       shells.push(s);
       await s.start();
     }

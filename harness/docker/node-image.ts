@@ -1,8 +1,9 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { dirname, join, relative, sep } from 'node:path';
+import { join, relative, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
+import { checkoutRootFrom } from '../../ledger/checkout.js';
 import { BASE_IMAGE, ensureBaseImage, PROJECT_LABEL } from './base-image.js';
 import { docker, DockerCliError, firstLine, imageExists } from './docker-cli.js';
 
@@ -23,20 +24,9 @@ export class NodeImageError extends Error {
  * @throws NodeImageError when there is none.
  */
 export function repoRootFrom(moduleUrl: string): string {
-  let dir = dirname(fileURLToPath(moduleUrl));
-  for (;;) {
-    const pkg = join(dir, 'package.json');
-    if (existsSync(pkg)) {
-      try {
-        if ((JSON.parse(readFileSync(pkg, 'utf8')) as { name?: string }).name === 'zaris-certify') return dir;
-      } catch {
-        // not ours; keep walking
-      }
-    }
-    const up = dirname(dir);
-    if (up === dir) throw new NodeImageError(`no zaris-certify checkout above ${fileURLToPath(moduleUrl)}`);
-    dir = up;
-  }
+  const root = checkoutRootFrom(moduleUrl);
+  if (root === null) throw new NodeImageError(`no zaris-certify checkout above ${fileURLToPath(moduleUrl)}`);
+  return root;
 }
 
 function listFiles(root: string, dir: string, out: string[]): void {

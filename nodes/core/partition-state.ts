@@ -17,6 +17,11 @@ export interface NodeContext {
   readonly committed: ReadonlyMap<string, RuntimeEntry>;
 }
 
+/** Stores whose in-sync replicas hold a read lease: sync with RF > 1 (an async or RF1 replica never answers a hedged read, seed 004). */
+export function readLeased(store: StoreConfig): boolean {
+  return store.ackMode === 'sync' && store.replicationFactor > 1;
+}
+
 /** Retry period of sync requests and of requests to the leader (ms). */
 export const RETRY_MS = 250;
 /** A follower that heard nothing from its active for this long asks for a catch-up (ms). */

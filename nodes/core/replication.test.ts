@@ -53,6 +53,8 @@ function replica(o: { bug?: SelfTestBug; acceptedEpoch?: number; acceptedActive?
     leaderId: 'n3',
     hbSeen: { term: 1, at: 10 },
     hasPeer: () => true,
+    leaseUntil: 0,
+    servingState: () => null,
     activeEntry: () => null,
     progressPending: () => undefined,
     answerIndeterminate: () => undefined,

@@ -1,6 +1,7 @@
 import { sameMember, tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
 import type { Role } from './election.js';
-import { FOLLOW_STALE_MS, RETRY_MS, type FollowerLink, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
+import type { KvStatus } from '../kv-status.js';
+import { FOLLOW_STALE_MS, readLeased, RETRY_MS, type FollowerLink, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
 
 /**
  * Read lease of a sync store's in-sync replica, ms: the longest a replica answers hedged reads
@@ -9,6 +10,9 @@ import { FOLLOW_STALE_MS, RETRY_MS, type FollowerLink, type LocalPartition, type
  * misses a write acknowledged before it (issue 10: reads are checked for every store).
  */
 export const REPLICA_READ_LEASE_MS = 500;
+
+/** Replication keepalive period (ms); to a lagging follower it carries the last op, so it sees gaps. */
+const REP_KEEPALIVE_MS = 200;
 
 /** Leader requests a partition's active sends (req-add, req-drop, handoff-ready, recovered). */
 export type LeaderRequest = Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'handoff-ready' | 'recovered' }>;
@@ -27,6 +31,10 @@ export interface ReplicationHost extends NodeContext {
   readonly leaderId: string | null;
   readonly hbSeen: { term: number; at: number };
   hasPeer(node: string): boolean;
+  /** Until when (own clock, ms) this node may act as an active owner (core/election.ts). */
+  readonly leaseUntil: number;
+  /** Null when the active may serve now, else the status it answers (core/data-path.ts). */
+  servingState(lp: LocalPartition): KvStatus | null;
   /** The committed entry naming this node's current incarnation active, or null. */
   activeEntry(pkey: string): RuntimeEntry | null;
   /** Acknowledge the pending writes the followers' acks now allow. */
@@ -49,6 +57,46 @@ export class Replication {
 
   constructor(host: ReplicationHost) {
     this.h = host;
+  }
+
+  /**
+   * The active side's sends, once per event-loop turn: each streaming follower gets the ops queued
+   * since the last flush, or a keepalive every REP_KEEPALIVE_MS (to a follower that has not acked
+   * our head it carries our last op: one that lost ops with a connection then sees the gap and
+   * catches up, where an empty keepalive would leave it behind for good), with a read lease where
+   * {@link mayGrantRead} allows (hedged reads, seed 004).
+   */
+  flushStreams(now: number): void {
+    for (const lp of this.h.parts.values()) {
+      const act = lp.act;
+      if (!act) continue;
+      for (const f of act.followers.values()) {
+        if (!f.streaming || (f.queue.length === 0 && now - f.lastSentAt < REP_KEEPALIVE_MS)) continue;
+        const e = this.h.committed.get(lp.pkey);
+        const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
+        let echo = -1;
+        let leaseLeft = 0;
+        if (e && this.mayGrantRead(lp, e, f, now)) {
+          echo = f.ackAt;
+          leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.h.leaseUntil - now);
+          f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
+        }
+        this.h.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops, echo, leaseLeft });
+        f.queue = [];
+        f.lastSentAt = now;
+      }
+    }
+  }
+
+  /**
+   * May the active grant (renew) follower `f` a read lease now: a sync store, `f` an in-sync
+   * member by the committed entry under its incarnation, we serve as active (our own lease runs)
+   * and no handoff is about to commit.
+   */
+  private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
+    if (!readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
+    if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
+    return this.h.servingState(lp) === null && this.h.leaseUntil > now;
   }
 
   onRep(from: string, msg: Extract<ClusterMsg, { t: 'rep' }>, now: number): void {

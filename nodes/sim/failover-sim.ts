@@ -1,10 +1,8 @@
 import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
-import { decodeClusterFrame, encodeBatch, encodeRep } from '../cluster-codec.js';
 import type { ClusterConfig } from '../cluster-config.js';
-import { supersedes, tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
-import { FrameWriter } from '../framing.js';
+import { supersedes, type RuntimeEntry } from '../cluster-messages.js';
 import { KvStatus } from '../kv-status.js';
-import { NodeCore, type CoreEnv, type ProbeResult } from '../node-core.js';
+import { NodeCore, type CoreEnv } from '../node-core.js';
 import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
 import { EventQueue } from './event-queue.js';
 import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
@@ -14,6 +12,8 @@ import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type SimSchedule } from './sim-schedule.js';
 import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
 import { SimNemesis } from './sim-nemesis.js';
+import { CLOSE_NOTICE_MS, SimNetwork } from './sim-network.js';
+import { describeReq, describeRes } from './sim-trace.js';
 
 /**
  * The deterministic failover simulation (sim brief, issue 4; DESIGN.md §2 "Write the failover
@@ -159,11 +159,6 @@ interface ReqToken {
   batch: string[] | null;
 }
 
-/** Time for a socket close to be noticed by an end, ms. */
-const CLOSE_NOTICE_MS = 1;
-/** The shell's redial delay and connect/probe timeout, ms (node-shell.ts). */
-const REDIAL_MS = 100;
-const CONNECT_TIMEOUT_MS = 500;
 /** Tick period range, ms. */
 const TICK_MIN_MS = 20;
 const TICK_MAX_MS = 50;
@@ -210,7 +205,8 @@ class Simulator {
   private faultsOpen = false;
   /** The fault driver (sim-nemesis.ts). */
   private readonly nem: SimNemesis;
-  private readonly codec = new FrameWriter(4096);
+  /** The node-to-node network (sim-network.ts). */
+  private readonly net: SimNetwork;
   private readonly stats: SimStats = {
     nodeEvents: 0,
     messagesSent: 0,
@@ -276,6 +272,22 @@ class Simulator {
     );
     // the host's getters read the simulator's clock and phase when called
     const sim = this;
+    this.net = new SimNetwork({
+      get now() {
+        return sim.now;
+      },
+      s,
+      rand: this.rand,
+      byId: this.byId,
+      links: this.links,
+      cuts: this.cuts,
+      stats: this.stats,
+      durability: this.durability,
+      at: (t, fn) => this.at(t, fn),
+      onNode: (x, gen, fn) => this.onNode(x, gen, fn),
+      trace: (line) => this.trace(line),
+      mix: (a, b, c) => this.mix(a, b, c),
+    });
     this.nem = new SimNemesis({
       get now() {
         return sim.now;
@@ -297,7 +309,7 @@ class Simulator {
       restart: (x) => this.restart(x),
       pause: (x) => this.pause(x),
       resume: (x) => this.resume(x),
-      breakLink: (l, why) => this.breakLink(l, why),
+      breakLink: (l, why) => this.net.breakLink(l, why),
       bestEntry: (pkey) => this.bestEntry(pkey),
       current: (m) => this.current(m),
       mapCurrent: () => this.mapCurrent(),
@@ -422,9 +434,9 @@ class Simulator {
         const r = this.rand.fork();
         return () => r.next();
       })(),
-      send: (to, msg) => this.send(x, gen, to, msg),
+      send: (to, msg) => this.net.send(x, gen, to, msg),
       respond: (token, res) => this.respond(x, gen, token as ReqToken, res),
-      probe: (node) => this.probe(x, gen, node),
+      probe: (node) => this.net.probe(x, gen, node),
       log: (event, fields) => {
         if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
         if (event === 'possession-holder') this.stats.holderPromotions++;
@@ -441,7 +453,7 @@ class Simulator {
     x.held = [];
     this.trace(`${x.id} start inc ${inc}`);
     this.scheduleTick(x, this.rand.between(0, TICK_MAX_MS));
-    for (const l of this.links[x.index]) if (l.to !== x) this.dial(l);
+    for (const l of this.links[x.index]) if (l.to !== x) this.net.dial(l);
   }
 
   private crash(x: SimNode, why: string): void {
@@ -460,8 +472,8 @@ class Simulator {
     x.tickToken++;
     x.rejoined = false;
     for (const y of this.nodes) {
-      this.breakLink(this.links[y.index][x.index], 'crash');
-      this.breakLink(this.links[x.index][y.index], 'crash');
+      this.net.breakLink(this.links[y.index][x.index], 'crash');
+      this.net.breakLink(this.links[x.index][y.index], 'crash');
     }
     const cl = this.clientLinks[x.index];
     cl.connId++;
@@ -548,186 +560,6 @@ class Simulator {
     this.mix(2, x.index, this.now);
     x.core.tick();
     this.afterNodeEvent(x);
-  }
-
-  // ───────────── cluster network ─────────────
-
-  private delay(): number {
-    return this.rand.between(this.s.net.minDelayMs, this.s.net.maxDelayMs);
-  }
-
-  private cut(a: SimNode, b: SimNode): boolean {
-    return this.cuts[a.index][b.index] > 0;
-  }
-
-  private dial(l: Link): void {
-    if (l.state !== 'down' || !l.from.core) return;
-    l.state = 'connecting';
-    const conn = ++l.connId;
-    const started = this.now;
-    const gen = l.from.gen;
-    this.at(this.now + 2 * this.delay(), () => {
-      if (l.connId !== conn || l.from.gen !== gen) return;
-      if (!l.to.core) {
-        // refused: nothing listens; the shell redials after 100 ms
-        l.state = 'down';
-        this.at(this.now + REDIAL_MS, () => l.from.gen === gen && this.dial(l));
-        return;
-      }
-      if (this.cut(l.from, l.to) || this.cut(l.to, l.from)) {
-        this.at(started + CONNECT_TIMEOUT_MS, () => {
-          if (l.connId !== conn || l.from.gen !== gen) return;
-          l.state = 'down';
-          this.at(this.now + REDIAL_MS, () => l.from.gen === gen && this.dial(l));
-        });
-        return;
-      }
-      l.state = 'up';
-      l.lastAt = this.now;
-      this.durability.linkChanged(l.from.id, l.to.id, true);
-      this.trace(`link ${l.from.id}->${l.to.id} up (conn ${conn})`);
-      // the shell writes the hello when the connect callback runs (held while the dialer is paused)
-      this.onNodeRaw(l.from, gen, () => {
-        if (l.connId !== conn || !l.from.core) return;
-        const hello: ClusterMsg = { t: 'hello', inc: l.from.core.inc, term: l.from.core.currentTerm };
-        this.enqueue(l, hello, true);
-      });
-    });
-  }
-
-  /** Like onNode, for shell-level work that does not run the core (no flush, no checks). */
-  private onNodeRaw(x: SimNode, gen: number, fn: () => void): void {
-    if (x.gen !== gen || !x.core) return;
-    if (x.paused) {
-      x.held.push(() => this.onNodeRaw(x, gen, fn));
-      return;
-    }
-    fn();
-  }
-
-  private breakLink(l: Link, why: string): void {
-    if (l.from === l.to || l.state === 'down') return;
-    const wasUp = l.state === 'up';
-    const conn = l.connId;
-    l.state = 'down';
-    l.connId++;
-    this.durability.linkChanged(l.from.id, l.to.id, false);
-    if (wasUp) this.trace(`link ${l.from.id}->${l.to.id} broken (${why})`);
-    const a = l.from;
-    const b = l.to;
-    if (a.core) {
-      const gen = a.gen;
-      this.at(this.now + CLOSE_NOTICE_MS, () =>
-        this.onNode(a, gen, (core) => {
-          if (wasUp) core.onPeerDown(b.id);
-          this.at(this.now + REDIAL_MS, () => a.gen === gen && this.dial(l));
-        }),
-      );
-    }
-    if (wasUp && b.core) {
-      const gen = b.gen;
-      this.at(this.now + CLOSE_NOTICE_MS, () =>
-        this.onNode(b, gen, (core) => {
-          if (l.helloConn === conn) core.onPeerDown(a.id);
-        }),
-      );
-    }
-  }
-
-  private send(x: SimNode, gen: number, to: string, msg: ClusterMsg): void {
-    if (x.gen !== gen) return;
-    const y = this.byId.get(to);
-    if (!y) return;
-    if (this.s.budget !== 'amnesia') {
-      if (msg.t === 'rep-ack') this.checkPositionClaim('rep-ack', x, y, msg.pkey, msg.tag, msg.rev);
-      else if (msg.t === 'sync-req' && !msg.recovery && msg.haveTag === msg.tag && msg.haveRev >= 0) this.checkPositionClaim('sync-req', x, y, msg.pkey, msg.tag, msg.haveRev);
-    }
-    const l = this.links[x.index][y.index];
-    this.stats.messagesSent++;
-    if (l.state !== 'up') {
-      this.stats.messagesLost++;
-      return;
-    }
-    if (this.cut(x, y)) {
-      this.stats.messagesLost++;
-      this.breakLink(l, 'grudge');
-      return;
-    }
-    if (this.rand.chance(this.s.net.resetProbability)) {
-      this.stats.resets++;
-      this.stats.messagesLost++;
-      this.breakLink(l, 'reset');
-      return;
-    }
-    this.enqueue(l, msg, false);
-  }
-
-  /**
-   * Replica `x` claims a position in the log of tenure `tag` to `y` (a rep-ack of revision `rev`,
-   * or a sync-req from revision `rev` naming that tenure): when `y` is, by its committed entry,
-   * the active of that very tenure, `x`'s copy must be its log's prefix at `rev`
-   * (sim-durability.ts onPositionClaim). Judged at the sending instant, on both copies as they are.
-   */
-  private checkPositionClaim(what: 'rep-ack' | 'sync-req', x: SimNode, y: SimNode, pkey: string, tag: string, rev: number): void {
-    if (!x.view || !y.view) return;
-    const e = y.view.committedEntry(pkey);
-    if (!e?.active || e.active.node !== y.id || e.active.inc !== y.view.inc || tenureTag(e.active, e.activeSince) !== tag) return;
-    this.durability.onPositionClaim(what, x.view, y.view, pkey, tag, rev);
-  }
-
-  private enqueue(l: Link, msg: ClusterMsg, hello: boolean): void {
-    const copy = hello ? msg : this.wire(msg);
-    const t = Math.max(this.now + this.delay() + l.skewMs, l.lastAt);
-    l.lastAt = t;
-    const conn = l.connId;
-    const b = l.to;
-    this.at(t, () => {
-      if (l.connId !== conn || l.state !== 'up') {
-        this.stats.messagesLost++;
-        return;
-      }
-      const gen = b.gen;
-      this.onNode(b, gen, (core) => {
-        this.mix(3, l.from.index * 16 + b.index, this.now);
-        this.trace(() => `${l.from.id}->${b.id} ${describeMsg(copy)}`);
-        if (copy.t === 'hello') l.helloConn = conn;
-        core.onMessage(l.from.id, copy);
-      });
-    });
-  }
-
-  /** The message as the peer decodes it: through the real cluster codec (a deep copy). */
-  private wire(msg: ClusterMsg): ClusterMsg {
-    const w = this.codec;
-    if (msg.t === 'rep') encodeRep(w, msg);
-    else encodeBatch(w, [msg]);
-    const frame = w.take();
-    const fr = decodeClusterFrame(frame.subarray(4));
-    if (fr.kind !== 'msgs' || fr.msgs.length !== 1) throw new Error(`codec round trip of ${msg.t} gave ${fr.kind}`);
-    return fr.msgs[0];
-  }
-
-  private probe(x: SimNode, gen: number, node: string): void {
-    const y = this.byId.get(node);
-    if (!y || x.gen !== gen) return;
-    let result: ProbeResult;
-    let after: number;
-    if (!y.core) {
-      result = 'refused';
-      after = 2 * this.delay();
-    } else if (this.cut(x, y) || this.cut(y, x)) {
-      result = 'timeout';
-      after = CONNECT_TIMEOUT_MS;
-    } else {
-      result = 'alive';
-      after = 2 * this.delay();
-    }
-    this.at(this.now + after, () =>
-      this.onNode(x, gen, (core) => {
-        this.trace(`${x.id} probe ${node} -> ${result}`);
-        core.onProbeResult(node, result);
-      }),
-    );
   }
 
   // ───────────── client network ─────────────
@@ -959,58 +791,4 @@ function hash32(seed: number, a: number, b: number): number {
   h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
   h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
   return (h ^ (h >>> 15)) >>> 0;
-}
-
-
-function describeMsg(m: ClusterMsg): string {
-  switch (m.t) {
-    case 'hello':
-      return `hello inc=${m.inc} term=${m.term}`;
-    case 'hb':
-      return `hb term=${m.term} seq=${m.seq}`;
-    case 'hb-r':
-      return `hb-r term=${m.term} seq=${m.seq}`;
-    case 'propose':
-    case 'commit':
-      return `${m.t} term=${m.term} ${m.entry.pkey} ${describeEntry(m.entry)}`;
-    case 'propose-r':
-      return `propose-r term=${m.term} ${m.pkey} e${m.epoch} ok=${m.ok}`;
-    case 'rep':
-      return `rep ${m.pkey} e${m.epoch} tag=${m.tag} ops=${m.ops.map((o) => `${o.rev}:${o.key}`).join(',')}`;
-    case 'rep-ack':
-      return `rep-ack ${m.pkey} tag=${m.tag} rev=${m.rev}`;
-    case 'sync-req':
-      return `sync-req ${m.pkey} tag=${m.tag} have=${m.haveTag}@${m.haveRev} recovery=${m.recovery}`;
-    case 'sync-resp':
-      return `sync-resp ${m.pkey} tag=${m.tag} rev=${m.rev} segs=${m.segs.length} recovery=${m.recovery}`;
-    case 'vote-r':
-      return `vote-r term=${m.term} granted=${m.granted}`;
-    case 'prevote':
-    case 'vote':
-      return `${m.t} term=${m.term}`;
-    case 'prevote-r':
-      return `prevote-r term=${m.term} granted=${m.granted}`;
-    default:
-      return `${m.t} ${JSON.stringify({ ...m, t: undefined })}`;
-  }
-}
-
-function describeReq(r: ClientRequest): string {
-  switch (r.op) {
-    case Op.Put:
-      return `put ${r.store}/${r.key}=${r.value.toString()}${r.ifAbsent ? ' ifAbsent' : ''}${r.ifMatchVersion !== undefined ? ` ifMatch=${r.ifMatchVersion}` : ''}`;
-    case Op.Delete:
-      return `delete ${r.store}/${r.key}`;
-    case Op.Get:
-      return `get ${r.store}/${r.key}`;
-    default:
-      return `op${r.op}`;
-  }
-}
-
-function describeRes(r: ClientResponse): string {
-  const st = KvStatus[r.status];
-  if (r.op === Op.Put || r.op === Op.Delete) return `${st}${r.flags ? ' INDETERMINATE' : ''} e${r.info.epoch} v${r.info.version} rev${r.info.revision}`;
-  if (r.op === Op.Get) return `get ${st} e${r.epoch} ${r.value ? r.value.toString() : ''}`;
-  return st;
 }
