@@ -18,7 +18,7 @@ import { ClusterWatch, ledgerFaultRecorder } from './cluster-watch.js';
 import { analyzeRunDir } from './commands/analyze.js';
 import { Nemesis, type ClusterProbe } from './nemesis/nemesis.js';
 import { createPrng } from './nemesis/prng.js';
-import { ADMIN_KINDS, planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, validateSchedule, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
+import { ADMIN_KINDS, isMembershipKind, planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, validateSchedule, type FaultKind, type PresetName, type Schedule } from './nemesis/schedule.js';
 import { compileScenario, describeExpectation, scenarioRecord, type Scenario, type ScenarioRecord } from './scenario/scenario.js';
 import { scenarioExitCode } from './scenario/expectation.js';
 import { defaultClockModes, hostClockFaultsUnavailable } from './runtime/faketime.js';
@@ -72,6 +72,13 @@ export interface CertifyOptions {
   faultsExplicit: boolean;
   /** Cluster size, 3 (default) or 5 (NODES=5). */
   nodes?: number;
+  /**
+   * Spare nodes started beside the cluster (`SPARES=`, issue 14): outside the member set at
+   * start, joined and drained by the membership changes. Default: 1 when membership changes are
+   * planned (FAULTS=...,membership, a scenario's join/leave/rebalance steps, a replayed schedule
+   * with them), else 0. See {@link spareIdsOf}.
+   */
+  spares?: number;
   beyondBudget: boolean;
   /** A run directory whose planned schedule to re-apply. */
   replay?: string;
@@ -140,6 +147,23 @@ export interface CertifyOutcome {
 /** The node ids of a cluster of n nodes: n1..nN. */
 export function nodeIdsOf(n: number): string[] {
   return Array.from({ length: n }, (_, i) => `n${i + 1}`);
+}
+
+/** The most spare nodes a run may start (SPARES=). */
+export const MAX_SPARES = 3;
+
+/**
+ * The spare nodes of a run (issue 14): `n<voters+1>`.. after the voters n1..n<voters>, as many as
+ * `spares` asks (SPARES=), by default 1 when membership changes are planned, else none.
+ * @throws UsageError (one line) for a count outside 0..{@link MAX_SPARES}, or SPARES=0 with
+ * membership changes planned (a join would find nobody outside and a leave may not go below the
+ * voters' count, so no change could run).
+ */
+export function spareIdsOf(voters: number, spares: number | undefined, membership: boolean): string[] {
+  if (spares !== undefined && !(Number.isSafeInteger(spares) && spares >= 0 && spares <= MAX_SPARES)) throw new UsageError(`SPARES must be 0 to ${MAX_SPARES}, got ${spares}`);
+  if (spares === 0 && membership) throw new UsageError('membership changes need a spare node to join (SPARES=0 given): use SPARES=1 or drop membership from FAULTS');
+  const n = spares ?? (membership ? 1 : 0);
+  return Array.from({ length: n }, (_, i) => `n${voters + 1 + i}`);
 }
 
 /**
@@ -284,6 +308,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN);
   // clock faults preload the host's libfaketime
   // clock faults move the clocks of the Zaris nodes through libfaketime; not those of every store
+  // membership changes are the Zaris store's admin requests (issue 14)
+  if (target && kinds.some(isMembershipKind)) {
+    const why = `TARGET=${target.name}: membership changes (join, leave, rebalance) are only available for TARGET=zaris`;
+    if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for membership changes, but ${why}`);
+    kinds = kinds.filter((k) => !isMembershipKind(k));
+    log(`membership changes left out: ${why}`);
+  }
   if (target && kinds.includes('clock')) {
     const why = `TARGET=${target.name}: clock faults are only available for TARGET=zaris (libfaketime cannot move the clocks of every store, e.g. etcd, a Go binary)`;
     if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
@@ -309,6 +340,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     return false;
   };
   let replayed: Schedule | null = null;
+  /** A replayed run's spare nodes (its run config), started again the same. */
+  let replayedSpares: number | undefined;
   let scenarioRec: ScenarioRecord | null = sc ? scenarioRecord(sc) : null;
   if (o.replay) {
     const ledgerPath = path.join(o.replay, 'ledger.sqlite');
@@ -325,6 +358,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       const cfgRow = db.prepare('SELECT value FROM meta WHERE key = ?').get(META.runConfig) as { value: string } | undefined;
       const cfg = cfgRow ? (JSON.parse(cfgRow.value) as Partial<RunConfig>) : {};
       if (Array.isArray(cfg.stores) && cfg.stores.length > 0) stores = cfg.stores;
+      if (Array.isArray(cfg.spares)) replayedSpares = cfg.spares.length;
       escalationTimeoutMs = replayed.escalationTimeoutMs;
       evictionTimeoutMs = replayed.evictionTimeoutMs;
       kinds = replayed.kinds.filter((k) => !(ADMIN_KINDS as readonly string[]).includes(k));
@@ -332,6 +366,13 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       db.close();
     }
   }
+
+  // spare nodes (issue 14): when membership changes are planned, unless SPARES= says otherwise
+  const membershipPlanned = (replayed ?? (sc ? { faults: sc.faults } : null))?.faults.some((f) => isMembershipKind(f.kind)) ?? kinds.some(isMembershipKind);
+  if (target && o.spares) throw new UsageError(`SPARES= starts spare Zaris nodes; TARGET=${target.name} runs its own nodes`);
+  // (a scenario says its own spares; SPARES= overrides them; a replay starts the recorded run's)
+  const spareCount = o.spares ?? replayedSpares ?? sc?.spares;
+  const spareIds = target ? [] : spareIdsOf(replayed ? replayed.nodeCount : nodeCount, spareCount, membershipPlanned && !(sc !== undefined && spareCount === 0));
 
   await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, dockerSweeper] });
   const runTag = `r${randomBytes(3).toString('hex')}`;
@@ -382,7 +423,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE };
+    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE, spares: spareIds };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     // seed 004 in certification (the Zaris store only): the multi-key retry policy set on one store
@@ -407,10 +448,11 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     } else {
       const zr = runtime as Runtime;
       const started = clock.now();
-      const clockModes = runKinds.includes('clock') ? defaultClockModes(nodeIds) : undefined;
+      const clockModes = runKinds.includes('clock') ? defaultClockModes([...nodeIds, ...spareIds]) : undefined;
       const config: ClusterConfig = await zr.start({
         runDir,
-        nodeIds,
+        nodeIds: [...nodeIds, ...spareIds],
+        spares: spareIds,
         // the seed 004 long-tail retry policy on: the nodes advertise the seed's default table
         template: { ...(selfTestBug ? { selfTestBug } : {}), cluster: `zaris-${runTag}`, stores, timing: { ...DEFAULT_TIMING, escalationTimeoutMs, evictionTimeoutMs }, maxFrameBytes: DEFAULT_MAX_FRAME_BYTES, multiKeyLongTailRetryThresholdsMs: runConfig.multiKeyLongTailRetryThresholdsMs },
         ...(clockModes ? { clockModes } : {}),
@@ -430,7 +472,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       await waitUntil(async () => (await zw.unhealthy().catch(() => ['?'])).length === 0, 30_000, 'every partition to be Healthy');
       const upMs = clock.now() - started;
       ledger.event(clock.now(), 'cluster-up', { ms: Math.round(upMs) });
-      log(`cluster up in ${(upMs / 1000).toFixed(1)} s`);
+      log(`cluster up in ${(upMs / 1000).toFixed(1)} s${spareIds.length > 0 ? `; spare node${spareIds.length > 1 ? 's' : ''} ${spareIds.join(', ')} outside the member set (membership changes join and drain them)` : ''}`);
 
       // seed 004 in certification: a non-empty multi-key retry policy on one store from the start (a
       // scenario plays its own script: none there); it changes halfway through the fault phase
@@ -490,7 +532,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const faultPhaseStart = clock.now();
     ledger.event(faultPhaseStart, 'phase', { phase: 'faults' });
     workload.start();
-    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: schedule.beyondBudget, pollMs: 100 });
+    // a run's spares never vote: the budget's majority and a partition's isolated nodes count the voters
+    const nemesis = new Nemesis({ runtime, schedule, clock, recorder: ledgerFaultRecorder(ledger, clock, watch), probe: watch, beyondBudget: schedule.beyondBudget, pollMs: 100, ...(spareIds.length > 0 ? { voters: runtime.nodeIds().filter((n) => !spareIds.includes(n)) } : {}) });
     const stopFaults = new AbortController();
     const onAbort = (): void => stopFaults.abort();
     o.signal?.addEventListener('abort', onAbort, { once: true });
@@ -620,8 +663,10 @@ export interface RunConfig extends RunRulesConfig {
   faults: FaultKind[];
   /** The schedule's preset ('random' unless FAULTS=preset:<name>). */
   faultPreset: string;
-  /** How many nodes the cluster has (NODES=). */
+  /** How many nodes the cluster has (NODES=), spares not counted. */
   nodes: number;
+  /** The spare nodes started beside them (SPARES=, issue 14); absent in runs from before membership changes. */
+  spares?: string[];
   beyondBudget: boolean;
   replay: string | null;
   /** The scenario's name (SCENARIO=), or null. */

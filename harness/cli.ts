@@ -66,8 +66,9 @@ export function buildCli(): Command {
     .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
     .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
     .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('auto'))
-    .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}), or all / none, or preset:<name> (${PRESET_NAMES.join(', ')})`).argParser(parseFaults))
+    .addOption(new Option('--faults <kinds>', `comma-separated fault kinds (${FAULT_KINDS.join(',')}, and membership: join, leave, rebalance), or all / none, or preset:<name> (${PRESET_NAMES.join(', ')})`).argParser(parseFaults))
     .addOption(new Option('--nodes <n>', 'cluster size (default 3)').choices(['3', '5']))
+    .addOption(new Option('--spares <n>', 'spare nodes started outside the member set, for membership changes to join and drain (default: 1 with membership changes, else 0)').argParser(parseIntArg('--spares', 0)))
     .option('--beyond-budget', 'let faults overlap past the fault budget', false)
     .option('--replay <run-dir>', 're-apply the planned schedule of a recorded run')
     .option('--scenario <file>', 'play a scenario (scenarios/<name>.yaml) instead of a random schedule; it names the cluster, stores, timings and what it expects')
@@ -79,7 +80,7 @@ export function buildCli(): Command {
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--stall <duration>', 'longest a node may stay silent (or a partition Unavailable) with no fault touching it before it is a stall finding (availability)').argParser(parseDuration).default(5_000, '5s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { target: 'zaris' | 'etcd' | 'redis-sentinel'; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
+    .action(async (opts: { target: 'zaris' | 'etcd' | 'redis-sentinel'; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; spares?: number; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
       let scenario;
       if (opts.scenario !== undefined) {
         // a scenario names its cluster, faults and timings: the same options beside it are a mistake
@@ -114,6 +115,7 @@ export function buildCli(): Command {
         faultPreset: parseFaultSelection(opts.faults ?? 'all').preset,
         faultsExplicit: opts.faults !== undefined,
         ...(opts.nodes !== undefined ? { nodes: Number(opts.nodes) } : {}),
+        ...(opts.spares !== undefined ? { spares: opts.spares } : {}),
         beyondBudget: opts.beyondBudget,
         replay: opts.replay,
         ...(scenario ? { scenario } : {}),
@@ -137,6 +139,7 @@ export function buildCli(): Command {
             `violations ${r.summary.violation}, rf1 ${r.summary.rf1}, async-ack ${r.summary['async-ack']}, beyond-budget ${r.summary['beyond-budget']}` +
             `${r.inconclusiveReason ? ` (${r.inconclusiveReason})` : ''}${r.selfTestBug ? ` [self-test: ${r.selfTestBug}]` : ''}\n`,
         );
+        if (r.membership) process.stdout.write(`${(await import('../reports/results.js')).describeMembership(r.membership)}\n`);
         if (r.scenario) {
           const e = r.scenario.expected;
           process.stdout.write(`scenario ${r.scenario.name}: expected ${e.verdict}${e.allow ? ` (allow ${e.allow.join(', ') || 'none'})` : ''}: ${r.scenario.held ? 'held' : `did NOT hold: ${r.scenario.reasons.join('; ')}`}\n`);
@@ -268,8 +271,8 @@ export function buildCli(): Command {
 
   program
     .command('admin')
-    .description('operate a running cluster: status (maps, health, epochs), handoff, regenerate, set-policy (seed 004); join/leave/rebalance are not built yet')
-    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join | leave | rebalance')
+    .description('operate a running cluster: status (maps, health, epochs, members), handoff, regenerate, set-policy (seed 004), join, leave, rebalance (issue 14)')
+    .argument('<verb>', 'status | handoff <store>/<partition> <node> | regenerate <store>/<partition> | set-policy <store> <table> | join <node> | leave <node> | rebalance')
     .argument('[args...]', "the verb's arguments")
     .option('--seeds <host:port,...>', "client endpoints of any of the cluster's nodes (default: those of --run's cluster.json)")
     .option('--run <dir>', 'a running certify run whose cluster.json names the nodes', 'runs/latest')
@@ -312,7 +315,6 @@ export async function main(argv: string[]): Promise<void> {
     if (e instanceof UsageError || e instanceof ScheduleError || (e as Error).name === 'ConfigError') fail((e as Error).message, USAGE_EXIT_CODE);
     // admin: a cluster that cannot be reached or refuses (exit 3), a membership verb (exit 2)
     if ((e as Error).name === 'ClusterError') fail((e as Error).message, HARNESS_ERROR);
-    if ((e as Error).name === 'NotBuiltError') fail((e as Error).message, 2);
     if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error).stack}\n`);
     fail(`harness error: ${(e as Error).message}`, HARNESS_ERROR);
   }

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { mergeMetadata, type ClusterView, type ZarisClient } from '../nodes/client/zaris-client.js';
 import type { MetadataDoc } from '../nodes/node-core.js';
 import { NullLedger, type FaultStart } from '../ledger/ledger-writer.js';
-import { ClusterWatch, ledgerFaultRecorder, nodeSampleRows, sampleRows } from './cluster-watch.js';
+import { ClusterWatch, ledgerFaultRecorder, membersOf, nodeSampleRows, sampleRows } from './cluster-watch.js';
 
 type Item = ClusterView['runtime'] extends Map<string, infer V> ? V : never;
 
@@ -271,5 +271,21 @@ describe('cluster watch: the nemesis snapshot (nemesis/budget.ts)', () => {
       { store: 's', partition: 0, replicationFactor: 3 },
       { store: 's', partition: 1, replicationFactor: 3 },
     ]);
+  });
+});
+
+describe('cluster watch: the member set (issue 14)', () => {
+  const doc = (members: unknown, isLeader = true): MetadataDoc => ({ node: isLeader ? 'n1' : 'n2', isLeader, members }) as unknown as MetadataDoc;
+  it('the snapshot carries the leader\'s member set; none when the leader reports none or a malformed one', async () => {
+    const m = { version: 4, members: [{ id: 'n1', state: 'member' }, { id: 'n4', state: 'joining' }] };
+    expect(membersOf(doc(m))).toEqual({ members: m });
+    expect(membersOf(undefined)).toEqual({});
+    expect(membersOf(doc(undefined))).toEqual({});
+    expect(membersOf(doc({ version: 4, members: [{ id: 'n1', state: 'gone' }] }))).toEqual({});
+    expect(membersOf(doc({ version: '4', members: [] }))).toEqual({});
+    const v = view({ n1: 'a', n2: 'b', n3: 'c' }, [{ partition: 0 }]);
+    const at = (docs: MetadataDoc[]) => new ClusterWatch({ fetchView: async () => v, fetchViewAndDocs: async () => ({ view: v, docs }) } as unknown as ZarisClient, new NullLedger(), { now: () => 0 }, () => 3);
+    expect((await at([doc(m, false), doc({ version: 9, members: [] })]).snapshot()).members).toEqual({ version: 9, members: [] });
+    expect((await at([doc(m, false)]).snapshot()).members).toBeUndefined();
   });
 });

@@ -5,6 +5,7 @@ import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
 import { FailoverMeter } from './failover-meter.js';
 import type { ClusterProbe, ClusterSnapshot, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
+import type { MemberEntry } from './nemesis/schedule.js';
 
 /** Sampling period of the runtime map, ms (DESIGN.md §4: at least every 500 ms). */
 export const SAMPLE_MS = 250;
@@ -229,6 +230,7 @@ export class ClusterWatch implements ClusterProbe {
     return {
       leader: v.leader,
       ...(leaderDoc && Array.isArray(leaderDoc.suspected) ? { suspected: [...leaderDoc.suspected] } : {}),
+      ...membersOf(leaderDoc),
       answered: [...v.incs.keys()].sort(),
       partitions: [...v.runtime.values()].map((e) => ({
         store: e.store,
@@ -325,4 +327,21 @@ export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: Pick
       ledger.event(clock.now(), kind, detail ? (JSON.parse(detail) as unknown) : undefined);
     },
   };
+}
+
+/**
+ * The member set a metadata document reports (issue 14, metadata `members`: `{ version, members:
+ * [{ id, state: joining | member | leaving }] }`), as the nemesis's snapshot holds it; nothing when
+ * the document has none (no leader answered, a store from before membership changes) or it is
+ * malformed.
+ */
+export function membersOf(doc: MetadataDoc | undefined): Pick<ClusterSnapshot, 'members'> {
+  const m = (doc as { members?: unknown } | undefined)?.members as { version?: unknown; members?: unknown } | undefined;
+  if (!m || typeof m.version !== 'number' || !Array.isArray(m.members)) return {};
+  const members: MemberEntry[] = [];
+  for (const e of m.members as Array<{ id?: unknown; state?: unknown }>) {
+    if (typeof e?.id !== 'string' || (e.state !== 'joining' && e.state !== 'member' && e.state !== 'leaving')) return {};
+    members.push({ id: e.id, state: e.state });
+  }
+  return { members: { version: m.version, members } };
 }

@@ -3,7 +3,7 @@ import { renderExposition } from '../nodes/metrics-text.js';
 import { nodeMetricFamilies } from '../nodes/node-metrics.js';
 import { NODE_METRICS_EVENT, sampleFromExposition, startMetricsSampler } from './metrics-sampler.js';
 
-const counters = (over: Partial<{ failovers: number; promotions: number }> = {}) => ({
+const counters = (over: Partial<{ failovers: number; promotions: number; migrations: number }> = {}) => ({
   writesAcked: 9,
   writesRefused: 0,
   indeterminate: 0,
@@ -13,10 +13,10 @@ const counters = (over: Partial<{ failovers: number; promotions: number }> = {})
   failovers: over.failovers ?? 0,
   staleEpochRefusals: { proposal: 1, replication: 2 },
   migratingAnswers: 0,
-      migrations: 0,
+  migrations: over.migrations ?? 0,
   invalidPolicyValues: new Map([['async3', 4]]),
 });
-const text = (node: string, over: Partial<{ failovers: number; promotions: number }> = {}, lag = [{ store: 'sync3', partition: 0, lagMs: 7 }]): string =>
+const text = (node: string, over: Partial<{ failovers: number; promotions: number; migrations: number }> = {}, lag = [{ store: 'sync3', partition: 0, lagMs: 7 }]): string =>
   renderExposition(nodeMetricFamilies({ id: node, counters: counters(over), replicationLagMs: () => lag }, ['sync3', 'async3']));
 
 describe('metrics sampler (harness/metrics-sampler.ts)', () => {
@@ -34,6 +34,11 @@ describe('metrics sampler (harness/metrics-sampler.ts)', () => {
       lag: { 'sync3/0': 7, 'rf1/2': 30 },
     });
     expect(sampleFromExposition('n1', text('n1', {}, [])).lagMaxMs).toBe(0);
+    // issue 14: zaris_migrations_total, and null from a node that does not export it (a store from before membership changes)
+    expect(sampleFromExposition('n1', text('n1', { migrations: 7 })).migrations).toBe(7);
+    const withoutMoves = text('n1', { migrations: 7 }).split('\n').filter((l) => !l.includes('zaris_migrations_total')).join('\n');
+    expect(withoutMoves).not.toContain('migrations');
+    expect(sampleFromExposition('n1', withoutMoves)).toMatchObject({ migrations: null, failovers: 0 });
     expect(() => sampleFromExposition('n2', text('n1'))).toThrow('n2: metric zaris_failovers_total missing');
     expect(() => sampleFromExposition('n1', 'garbage')).toThrow(/exposition line 1/);
   });

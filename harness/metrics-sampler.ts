@@ -1,6 +1,12 @@
 import { parseExposition, sampleValue, type MetricSample } from '../nodes/metrics-text.js';
 import { METRIC } from '../nodes/node-metrics.js';
 
+/**
+ * The node counter of partition moves (issue 14: `migrations`, each a copy added and/or dropped
+ * and/or ownership moved to reach the planned partition map, finished by the node as leader).
+ */
+export const MIGRATIONS_METRIC = METRIC.migrations;
+
 /** The ledger event one node's sampled counters are recorded as (reports/node-metrics.ts charts them). */
 export const NODE_METRICS_EVENT = 'node-metrics';
 
@@ -15,6 +21,11 @@ export interface NodeMetricsSample {
   /** Proposals and replication batches refused for a stale term or epoch. */
   staleEpochRefusals: number;
   migratingAnswers: number;
+  /**
+   * Partition moves this node finished as leader ({@link MIGRATIONS_METRIC}); null when the node
+   * does not export the counter (a store from before membership changes).
+   */
+  migrations: number | null;
   /** Summed over stores. */
   invalidPolicyValues: number;
   writesAcked: number;
@@ -52,6 +63,7 @@ export function sampleFromExposition(node: string, text: string): NodeMetricsSam
     promotions: one(METRIC.promotions),
     staleEpochRefusals: sum(f.get(METRIC.staleEpochRefusals)?.samples),
     migratingAnswers: one(METRIC.migratingAnswers),
+    migrations: sampleValue(f, MIGRATIONS_METRIC, { node }) ?? null,
     invalidPolicyValues: sum(f.get(METRIC.invalidPolicy)?.samples),
     writesAcked: one(METRIC.writesAcked),
     lagMaxMs: Math.max(0, ...Object.values(lag)),

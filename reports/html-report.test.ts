@@ -76,6 +76,13 @@ describe('renderHtmlReport', () => {
     expect(run).toContain('<tr><td>fault kinds</td><td>kill, partition</td></tr>');
     expect(run).toContain('<tr><td>version: node</td><td>v20.20.2</td></tr>');
     expect(run).toContain('<tr><td>schedule digest</td><td>(not recorded)</td></tr>');
+    // a run from before spares shows no spare row; one with spares lists them
+    expect(run).not.toContain('spare nodes');
+    const cfg = JSON.parse(db.prepare("SELECT value FROM meta WHERE key = 'run_config'").pluck().get() as string) as Record<string, unknown>;
+    db.prepare("UPDATE meta SET value = ? WHERE key = 'run_config'").run(JSON.stringify({ ...cfg, faults: ['kill', 'join', 'leave'], spares: ['n4'] }));
+    const withSpare = section(render(db), 'run');
+    expect(withSpare).toContain('<tr><td>spare nodes (outside the member set at start)</td><td>n4</td></tr>');
+    expect(withSpare).toContain('<tr><td>fault kinds</td><td>kill, join, leave</td></tr>');
   });
 
   it('names the self-test bug (BUG=) the store ran with, in the banner and the run table', () => {
@@ -111,6 +118,20 @@ describe('renderHtmlReport', () => {
     expect(html).toContain('&lt;/pre&gt;&lt;script&gt;alert(2)&lt;/script&gt;');
     // the chart data round-trips the hostile strings exactly (escaped in the attribute, intact after)
     expect(JSON.stringify(timelineData(html))).toContain(JSON.stringify(EVIL_STATUS).slice(1, -1));
+  });
+
+  it('counts the membership changes, migrations and Migrating answers and lists the admin requests, escaped (issue 14)', () => {
+    const db = ledger();
+    expect(section(render(db), 'counts')).not.toContain('Admin requests');
+    const ev = db.prepare('INSERT INTO events (t_ms, kind, detail) VALUES (?, ?, ?)');
+    ev.run(65_000, 'admin', JSON.stringify({ kind: 'join', command: 'join n4', node: 'n4', status: 'Ok', message: 'join of n4 <proposed>' }));
+    ev.run(125_000, 'admin', JSON.stringify({ kind: 'leave', command: 'leave n1', node: 'n1', step: 'drain', status: 'Ok', message: 'leave of n1 proposed' }));
+    ev.run(60_000, 'node-metrics', JSON.stringify({ node: 'n1', failovers: 1, promotions: 2, staleEpochRefusals: 0, migratingAnswers: 7, invalidPolicyValues: 0, migrations: 5, writesAcked: 0, lagMaxMs: 0, lag: {} }));
+    const counts = section(render(db), 'counts');
+    expect(counts).toContain('<h3>Membership changes</h3>\n<p>1 join, 1 leave, 0 rebalances: 5 partition moves (migrations), 7 Migrating answers.');
+    expect(counts).toContain('<tr><td>1</td><td>2</td><td>0</td><td>7</td><td>5</td><td>0</td></tr>');
+    expect(counts).toContain('<tr><td>1:05.0</td><td>join n4</td><td>n4</td><td>-</td><td>Ok: join of n4 &lt;proposed&gt;</td></tr>');
+    expect(counts).toContain('<td>leave n1</td><td>n1</td><td>drain</td>');
   });
 
   it('is self-contained: no external resource, uPlot and its stylesheet inlined', () => {

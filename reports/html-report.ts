@@ -125,6 +125,7 @@ function configRows(config: unknown): [string, unknown][] {
   add("the store's contract claims", c.claims, (x) => (Array.isArray(x) ? (x.length === 0 ? 'no loss at all' : x.join(', ')) : x));
   add('what each claim is tied to', c.contract, (x) => (Array.isArray(x) ? x.join(' ') : x));
   add('fault kinds', c.faults, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
+  add('spare nodes (outside the member set at start)', c.spares, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('past the fault budget', c.beyondBudget, (x) => (x === true ? 'yes' : x === false ? 'no' : x));
   add('escalation timeout', c.escalationTimeoutMs, (x) => `${String(x)} ms`);
   add('async lag bound (ASYNC_LAG)', c.asyncLagMaxMs, (x) => `${String(x)} ms`);
@@ -181,9 +182,34 @@ ${table(
   'num',
 )}
 <h3>Faults injected</h3>
-${table(Object.keys(r.faults), [Object.values(r.faults)], 'num')}`;
+${table(Object.keys(r.faults), [Object.values(r.faults)], 'num')}${adminHtml(r)}`;
   },
 };
+
+/**
+ * The admin requests and membership changes (issue 14): the run's totals of migrations and
+ * Migrating answers (the nodes' counters), then every admin request the nemesis made, in time order.
+ * Empty when the run made none and sampled no counter.
+ */
+function adminHtml(r: Results): string {
+  const out: string[] = [];
+  const n = (v: number | null | undefined): string | number => (v === null || v === undefined ? 'not exported' : v);
+  if (r.membership) {
+    const m = r.membership;
+    out.push(`<h3>Membership changes</h3>
+<p>${m.joins} join${m.joins === 1 ? '' : 's'}, ${m.leaves} leave${m.leaves === 1 ? '' : 's'}, ${m.rebalances} rebalance${m.rebalances === 1 ? '' : 's'}: ${typeof m.migrations === 'number' ? `${m.migrations} partition move${m.migrations === 1 ? '' : 's'} (migrations)` : 'migrations not exported by the nodes'}, ${typeof m.migratingAnswers === 'number' ? `${m.migratingAnswers} Migrating answer${m.migratingAnswers === 1 ? '' : 's'}` : 'Migrating answers not sampled'}. A move is no fault: no loss is excused because of one.</p>`);
+  }
+  if (r.nodeCounters) {
+    const c = r.nodeCounters;
+    out.push(`<h3>Store node counters (run totals)</h3>
+${table(['failovers', 'promotions', 'stale-epoch refusals', 'Migrating answers', 'migrations', 'invalid multi-key policy values'], [[n(c.failovers), n(c.promotions), n(c.staleEpochRefusals), n(c.migratingAnswers), n(c.migrations), n(c.invalidPolicyValues)]], 'num')}`);
+  }
+  if (r.adminRequests && r.adminRequests.length > 0) {
+    out.push(`<h3>Admin requests</h3>
+${table(['t', 'request', 'node', 'step', 'answer'], r.adminRequests.map((a) => [fmtClock(a.tMs), a.command, a.node ?? '-', a.step ?? '-', `${a.status}: ${a.message}`]))}`);
+  }
+  return out.length === 0 ? '' : `\n${out.join('\n')}`;
+}
 
 interface KeyRow {
   key_id: number;

@@ -2,7 +2,7 @@ import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { closeLedgers, emptyLedger } from './test-support/report-ledger.js';
 import { timeGrid } from './downsample.js';
-import { nodeMetricsCharts, NODE_METRICS_EVENT } from './node-metrics.js';
+import { nodeCounterTotals, nodeMetricsCharts, NODE_METRICS_EVENT } from './node-metrics.js';
 import { scanTimeline } from './timeline-data.js';
 import { chartsSection } from './timeline-sections.js';
 import { reportContext } from './html-kit.js';
@@ -29,7 +29,7 @@ describe('nodeMetricsCharts', () => {
     db.prepare('INSERT INTO events VALUES (?, ?, ?)').run(7_000, 'harness', JSON.stringify({ rssMb: 100 }));
     const [counters, lag] = nodeMetricsCharts(db, timeGrid(15));
     expect(counters.id).toBe('chart-node-counters');
-    expect(counters.lines.map((l) => l.label)).toEqual(['failovers', 'promotions', 'stale-epoch refusals', 'Migrating answers', 'invalid multi-key policy values']);
+    expect(counters.lines.map((l) => l.label)).toEqual(['failovers', 'promotions', 'stale-epoch refusals', 'Migrating answers', 'invalid multi-key policy values', 'migrations (partition moves)']);
     const [failovers, promotions, stale, migrating, invalid] = counters.values;
     expect(promotions[5]).toBe(1);
     expect(promotions[7]).toBe(1); // held between samples
@@ -73,3 +73,20 @@ describe('nodeMetricsCharts', () => {
   });
 });
 
+
+describe('nodeCounterTotals (results.json nodeCounters)', () => {
+  it('sums each counter over the nodes across restarts; a counter no node exports stays null', () => {
+    const db = ledger();
+    expect(nodeCounterTotals(db)).toBeNull();
+    event(db, 5_000, m('n1', { migratingAnswers: 4, migrations: 2 }));
+    event(db, 5_000, m('n2', { migratingAnswers: 1, migrations: null }));
+    event(db, 10_000, m('n1', { migratingAnswers: 9, migrations: 5 }));
+    // n1 restarted (counts from 0 again), then counted 1 more migration; n2 counted 3 more Migrating answers
+    event(db, 15_000, m('n1', { migratingAnswers: 0, migrations: 1 }));
+    event(db, 15_000, m('n2', { migratingAnswers: 4, migrations: null }));
+    expect(nodeCounterTotals(db)).toEqual({ failovers: 0, promotions: 0, staleEpochRefusals: 0, migratingAnswers: 13, invalidPolicyValues: 0, migrations: 6 });
+    const old = ledger();
+    event(old, 1_000, m('n1', { failovers: 1 }));
+    expect(nodeCounterTotals(old)).toEqual({ failovers: 1, promotions: 0, staleEpochRefusals: 0, migratingAnswers: 0, invalidPolicyValues: 0, migrations: null });
+  });
+});

@@ -14,7 +14,47 @@ const COUNTERS = [
   ['staleEpochRefusals', 'stale-epoch refusals'],
   ['migratingAnswers', 'Migrating answers'],
   ['invalidPolicyValues', 'invalid multi-key policy values'],
+  ['migrations', 'migrations (partition moves)'],
 ] as const;
+
+/** A counter of {@link NodeCounterTotals}, by its `node-metrics` detail field. */
+export type NodeCounter = (typeof COUNTERS)[number][0];
+
+/**
+ * Each counter's total over the nodes since the cluster started (restarts included: see
+ * {@link nodeMetricsCharts}), from the run's last samples; a counter no sample carried as a number
+ * (e.g. `migrations` from a store that does not export it) is null.
+ */
+export type NodeCounterTotals = Record<NodeCounter, number | null>;
+
+/**
+ * The totals of the nodes' counters over the whole run (results.json `nodeCounters`, issue 14:
+ * migrations and Migrating answers counted): per node the sum of its increases between samples (a
+ * value lower than the node's previous sample means it restarted: its whole value is the
+ * increase), summed over the nodes. Null when the ledger has no `node-metrics` event.
+ */
+export function nodeCounterTotals(db: Database.Database): NodeCounterTotals | null {
+  const rows = db.prepare('SELECT detail FROM events WHERE kind = ? ORDER BY t_ms, rowid').pluck().iterate(NODE_METRICS_EVENT) as IterableIterator<string | null>;
+  const raw = new Map<string, Record<string, number>>();
+  const total = Object.fromEntries(COUNTERS.map(([k]) => [k, null])) as NodeCounterTotals;
+  let any = false;
+  for (const text of rows) {
+    const d = parseJson(text) as Record<string, unknown> | null;
+    if (!d || typeof d.node !== 'string') continue;
+    any = true;
+    const prev = raw.get(d.node) ?? {};
+    const now: Record<string, number> = {};
+    for (const [k] of COUNTERS) {
+      const v = d[k];
+      if (typeof v !== 'number' || !Number.isFinite(v)) continue;
+      now[k] = v;
+      const p = prev[k] ?? 0;
+      total[k] = (total[k] ?? 0) + (v >= p ? v - p : v);
+    }
+    raw.set(d.node, { ...prev, ...now });
+  }
+  return any ? total : null;
+}
 
 /**
  * The report's charts of the store nodes' own counters (issue 14: each node's metrics endpoint,

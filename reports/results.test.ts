@@ -7,7 +7,7 @@ import type { History, HistoryWrite } from '../ledger/history-format.js';
 import { validateHistory } from '../ledger/history-format.js';
 import { verifyLedger } from '../harness/verifier/verifier.js';
 import { importHistory } from '../ledger/history-import.js';
-import { buildResults, FINDINGS_PER_CLASS, formatResults, nearestRank, writeResultsJson } from './results.js';
+import { buildResults, describeMembership, FINDINGS_PER_CLASS, formatResults, nearestRank, writeResultsJson } from './results.js';
 
 const work = mkdtempSync(join(tmpdir(), 'zaris-certify-results-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -120,6 +120,40 @@ describe('buildResults', () => {
       retries: { Conflict: 1, Ok: 15, Unavailable: 5 },
       clientOptions: { maxAttempts: 7, setBy: ['ZARIS_MAX_ATTEMPTS'] },
     });
+  });
+
+  it('lists the admin requests, counts the membership changes and the nodes\' migrations and Migrating answers (issue 14)', () => {
+    const db = ledger();
+    const metrics = (t: number, node: string, migratingAnswers: number, migrations: number | null): void => {
+      db.prepare("INSERT INTO events (t_ms, kind, detail) VALUES (?, 'node-metrics', ?)").run(t, JSON.stringify({ node, failovers: 0, promotions: 1, staleEpochRefusals: 0, migratingAnswers, invalidPolicyValues: 0, migrations, writesAcked: 0, lagMaxMs: 0, lag: {} }));
+    };
+    const admin = (t: number, detail: object): void => {
+      db.prepare("INSERT INTO events (t_ms, kind, detail) VALUES (?, 'admin', ?)").run(t, JSON.stringify(detail));
+    };
+    admin(30_000, { index: 3, kind: 'join', command: 'join n4', node: 'n4', status: 'Ok', message: 'join of n4 proposed' });
+    admin(95_000, { index: 9, step: 'drain', kind: 'leave', command: 'leave n1', node: 'n1', status: 'Ok', message: 'leave of n1 proposed' });
+    admin(97_000, { index: 10, command: 'handoff sync3/1 to n2', status: 'Ok', message: 'handoff proposed' });
+    admin(150_000, { index: 12, kind: 'rebalance', command: 'rebalance', status: 'Ok', message: 'rebalance proposed' });
+    metrics(60_000, 'n1', 2, 3);
+    metrics(60_000, 'n4', 5, 0);
+    metrics(120_000, 'n1', 0, 1); // n1 restarted: counts from 0 again
+    metrics(120_000, 'n2', 4, 2);
+    const r = buildResults(db, verifyLedger(db));
+    expect(r.adminRequests).toEqual([
+      { tMs: 30_000, kind: 'join', command: 'join n4', node: 'n4', status: 'Ok', message: 'join of n4 proposed' },
+      { tMs: 95_000, kind: 'leave', command: 'leave n1', node: 'n1', step: 'drain', status: 'Ok', message: 'leave of n1 proposed' },
+      { tMs: 97_000, kind: 'handoff', command: 'handoff sync3/1 to n2', node: 'n2', status: 'Ok', message: 'handoff proposed' },
+      { tMs: 150_000, kind: 'rebalance', command: 'rebalance', status: 'Ok', message: 'rebalance proposed' },
+    ]);
+    expect(r.nodeCounters).toEqual({ failovers: 0, promotions: 3, staleEpochRefusals: 0, migratingAnswers: 11, invalidPolicyValues: 0, migrations: 6 });
+    expect(r.membership).toEqual({ joins: 1, leaves: 1, rebalances: 1, migrations: 6, migratingAnswers: 11 });
+    expect(describeMembership(r.membership!)).toBe('membership: 1 join, 1 leave, 1 rebalance; 6 migrations, 11 Migrating answers (no loss excused by a move)');
+    expect(describeMembership({ joins: 3, leaves: 2, rebalances: 0, migrations: null, migratingAnswers: 1 })).toBe('membership: 3 joins, 2 leaves, 0 rebalances; migrations not exported, 1 Migrating answer (no loss excused by a move)');
+    // a run without admin events or samples carries none of the three
+    const plain = buildResults(ledger(), verifyLedger(ledger()));
+    expect(plain).not.toHaveProperty('adminRequests');
+    expect(plain).not.toHaveProperty('nodeCounters');
+    expect(plain).not.toHaveProperty('membership');
   });
 
   it('tells the findings as incidents: by store, partition and what lost them', () => {

@@ -10,6 +10,7 @@ import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
 import type { ScenarioRecord } from '../harness/scenario/scenario.js';
 import type { RuleFinding } from '../ledger/history-rules.js';
+import { nodeCounterTotals, type NodeCounterTotals } from './node-metrics.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -49,6 +50,41 @@ export interface ResultTarget {
   name: string;
   version: string;
   clientLibrary: string;
+}
+
+/**
+ * One admin request the nemesis made (ledger events `admin`: handoff and regenerate, issue 13;
+ * join, leave and rebalance, issue 14), in time order. None is a fault: the verifier excuses no
+ * loss because of one.
+ */
+export interface ResultAdminRequest {
+  /** When it was accepted, ms on the run clock. */
+  tMs: number;
+  /** handoff, regenerate, join, leave, rebalance (the command's first word). */
+  kind: string;
+  /** The admin command line sent to the leader. */
+  command: string;
+  /** The node joining or leaving, the node handed to; absent for rebalance and regenerate. */
+  node?: string;
+  /** The scenario step it played, when one. */
+  step?: string;
+  /** The store's answer (KvStatus name) and message. */
+  status: string;
+  message: string;
+}
+
+/**
+ * Membership changes in a run (issue 14): how many were made, and what the store's counters say
+ * moved (totals over the nodes from the metrics samples; null when no node exported the counter).
+ */
+export interface ResultMembership {
+  joins: number;
+  leaves: number;
+  rebalances: number;
+  /** Partition moves finished (zaris_migrations_total), the run's total. */
+  migrations: number | null;
+  /** Client requests answered Migrating (zaris_migrating_answers_total), the run's total. */
+  migratingAnswers: number | null;
 }
 
 /** results.json (DESIGN.md §7), plus `retries`, `inconclusiveReason` and the v2 figures. */
@@ -101,6 +137,43 @@ export interface Results {
   selfTestBug?: string;
   /** A scenario run (SCENARIO=): its expectation and whether the run held to it. */
   scenario?: ScenarioResult;
+  /** The store nodes' counters, each a total over the nodes for the whole run (metrics endpoints, issue 14); absent when none was sampled. */
+  nodeCounters?: NodeCounterTotals;
+  /** The admin requests the nemesis made (handoff, regenerate, join, leave, rebalance), in time order; absent when none. */
+  adminRequests?: ResultAdminRequest[];
+  /** Membership changes (issue 14): present when the run made one, or ran with membership kinds. */
+  membership?: ResultMembership;
+}
+
+/**
+ * One line on a run's membership changes (the run summary, issue 14): `membership: 3 joins, 2
+ * leaves, 1 rebalance; 12 migrations, 40 Migrating answers (no loss excused by a move)`; a counter
+ * no node exported reads `migrations not exported`.
+ */
+export function describeMembership(m: ResultMembership): string {
+  const n = (k: number, one: string, many = `${one}s`): string => `${k} ${k === 1 ? one : many}`;
+  const moves = m.migrations === null ? 'migrations not exported' : n(m.migrations, 'migration');
+  const answers = m.migratingAnswers === null ? 'Migrating answers not sampled' : n(m.migratingAnswers, 'Migrating answer');
+  return `membership: ${n(m.joins, 'join')}, ${n(m.leaves, 'leave')}, ${n(m.rebalances, 'rebalance')}; ${moves}, ${answers} (no loss excused by a move)`;
+}
+
+/** The nemesis's admin requests of a ledger (events `admin`), in time order. */
+export function adminRequestsOf(db: Database.Database): ResultAdminRequest[] {
+  const out: ResultAdminRequest[] = [];
+  for (const r of db.prepare(`SELECT t_ms, detail FROM events WHERE kind = 'admin' AND json_valid(detail) ORDER BY t_ms, rowid`).all() as Array<{ t_ms: number; detail: string }>) {
+    const d = JSON.parse(r.detail) as Record<string, unknown>;
+    const command = typeof d.command === 'string' ? d.command : '?';
+    out.push({
+      tMs: r.t_ms,
+      kind: typeof d.kind === 'string' ? d.kind : command.split(' ')[0],
+      command,
+      ...(typeof d.node === 'string' ? { node: d.node } : /^handoff \S+ to (\S+)$/.test(command) ? { node: /^handoff \S+ to (\S+)$/.exec(command)![1] } : {}),
+      ...(typeof d.step === 'string' ? { step: d.step } : {}),
+      status: typeof d.status === 'string' ? d.status : '?',
+      message: typeof d.message === 'string' ? d.message : '',
+    });
+  }
+  return out;
 }
 
 /**
@@ -231,6 +304,21 @@ export function buildResults(db: Database.Database, v: Verification): Results {
   if (bug) results.selfTestBug = bug;
   const sc = scenarioOf(db, results);
   if (sc) results.scenario = sc;
+  const counters = nodeCounterTotals(db);
+  if (counters) results.nodeCounters = counters;
+  const admin = adminRequestsOf(db);
+  if (admin.length > 0) results.adminRequests = admin;
+  const kinds = runConfigOf(db).faults;
+  const moves = admin.filter((a) => a.kind === 'join' || a.kind === 'leave' || a.kind === 'rebalance');
+  if (moves.length > 0 || (Array.isArray(kinds) && kinds.some((k) => k === 'join' || k === 'leave' || k === 'rebalance'))) {
+    results.membership = {
+      joins: moves.filter((a) => a.kind === 'join').length,
+      leaves: moves.filter((a) => a.kind === 'leave').length,
+      rebalances: moves.filter((a) => a.kind === 'rebalance').length,
+      migrations: counters?.migrations ?? null,
+      migratingAnswers: counters?.migratingAnswers ?? null,
+    };
+  }
   return results;
 }
 

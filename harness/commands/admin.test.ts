@@ -41,15 +41,14 @@ describe('admin arguments (no cluster)', () => {
     expect(columns([['a', 'bb', 'c'], ['ccc', 'd', 'e']])).toBe('a    bb  c\nccc  d   e');
   });
 
-  it('exit codes: bad arguments 64, an unreachable cluster 3, a membership verb 2; one line on stderr, no stack', async () => {
+  it('exit codes: bad arguments 64, an unreachable cluster 3; one line on stderr, no stack', async () => {
     const port = await deadPort();
     const cases: Array<[string[], number, string]> = [
       [['admin', 'status', '--run', '/nonexistent/run'], 64, 'zaris-certify: no --seeds and no readable /nonexistent/run/cluster.json: give --seeds host:port,... or --run <a running run\'s directory>'],
       [['admin', 'status', '--seeds', 'nohost'], 64, 'zaris-certify: --seeds: "nohost" is not host:port (e.g. 127.0.0.1:7101)'],
       [['admin', 'frobnicate', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: unknown admin verb "frobnicate" (known: status, handoff, regenerate, set-policy, join, leave, rebalance)'],
       [['admin', 'handoff', 'sync3/0', '--seeds', `127.0.0.1:${port}`], 64, 'zaris-certify: usage: zaris-certify admin handoff <store>/<partition> <node> --seeds host:port,...'],
-      [['admin', 'join', '--seeds', `127.0.0.1:${port}`], 2, 'zaris-certify: admin join: membership changes are not built yet (issue 14)'],
-      [['admin', 'rebalance', '--seeds', `127.0.0.1:${port}`], 2, 'zaris-certify: admin rebalance: membership changes are not built yet (issue 14)'],
+      [['admin', 'join', 'n4', '--seeds', `127.0.0.1:${port}`, '--timeout', '500ms'], 3, `zaris-certify: cluster unreachable: no node answered a metadata request (127.0.0.1:${port})`],
       [['admin', 'status', '--seeds', `127.0.0.1:${port}`, '--timeout', '500ms'], 3, `zaris-certify: cluster unreachable: no node answered a metadata request (127.0.0.1:${port})`],
     ];
     for (const [args, code, line] of cases) {
@@ -83,6 +82,9 @@ describe('admin against a running cluster (real node processes)', () => {
     expect(s.cluster).toBe('test');
     expect(s.leader).toBe(view.leader);
     expect(s.nodes.map((n) => [n.id, n.answered, n.isLeader])).toEqual(['n1', 'n2', 'n3'].map((id) => [id, true, id === view.leader]));
+    // issue 14: the member set the leader reports (no spare here: every node a member, none outside)
+    expect(s.members?.members).toEqual(['n1', 'n2', 'n3'].map((id) => ({ id, state: 'member' })));
+    expect(s.members?.outside).toEqual([]);
     expect(s.stores.map((x) => [x.name, x.replicationFactor, x.ackMode, x.policy, x.policyVersion])).toEqual([
       ['sync3', 3, 'sync', '', 0],
       ['async3', 3, 'async', '', 0],
@@ -106,6 +108,7 @@ describe('admin against a running cluster (real node processes)', () => {
     expect(t.exitCode).toBe(0);
     const lines = t.stdout.split('\n');
     expect(lines[0]).toBe(`cluster test, leader ${view.leader}`);
+    expect(lines[1]).toBe(`members (version ${s.members!.version}): n1, n2, n3; outside: none`);
     const row = lines.find((l) => l.startsWith('sync3/1 '))!;
     const p = s.partitions.find((x) => x.store === 'sync3' && x.partition === 1)!;
     expect(row.split(/\s+/).slice(0, 8)).toEqual(['sync3/1', p.replicas.join(','), '1', p.active, expect.any(String), 'Healthy', p.inSync.join(','), '-']);

@@ -5,6 +5,7 @@ import type { MetadataDoc } from '../../nodes/node-core.js';
 import { setPolicyCommand } from '../../nodes/node-admin.js';
 import { ZarisClient, type ClusterView, type Endpoint } from '../../nodes/client/zaris-client.js';
 import { UsageError } from '../usage-error.js';
+import { membersOf } from '../cluster-watch.js';
 
 /**
  * `zaris-certify admin <verb>` against a running cluster (issue 14, "Operator surface").
@@ -15,17 +16,17 @@ import { UsageError } from '../usage-error.js';
  *   request (nodes/node-admin.ts), sent to the leader.
  * - `set-policy <store> <table>`: a store's multi-key retry policy (seed 004) on a running cluster
  *   ("" withdraws it), committed through the runtime map by the leader.
- * - `join`, `leave`, `rebalance`: accepted words; membership changes are not built yet.
+ * - `join <node>`, `leave <node>`, `rebalance`: membership changes (issue 14), sent to the leader:
+ *   a spare (or a node that left) joins and takes copies; a member is drained and removed from the
+ *   member set; the partition map is re-planned over the members. The answer says the change was
+ *   proposed; `status` shows the member set as it moves (joining, member, leaving).
  *
  * Exit codes: 0 done; 64 bad arguments (also an admin request the node refuses as InvalidInput,
  * e.g. an unknown node or an invalid policy); 3 cluster error (unreachable, no leader, a request
- * refused as Unavailable); 2 a membership verb (not built yet).
+ * refused as Unavailable, e.g. `a membership change is still pending`).
  */
 
-/** Exit code of a membership verb (join/leave/rebalance): recognised, not built yet. */
-export const NOT_BUILT_EXIT_CODE = 2;
-
-/** The membership verbs the command line accepts but the store does not implement yet. */
+/** The membership verbs (issue 14). */
 export const MEMBERSHIP_VERBS = ['join', 'leave', 'rebalance'] as const;
 
 /** Every verb of `admin`. */
@@ -34,11 +35,6 @@ export const ADMIN_VERBS = ['status', 'handoff', 'regenerate', 'set-policy', ...
 /** A cluster error: one line, exit 3 (the cluster is unreachable or refused the request). */
 export class ClusterError extends Error {
   override readonly name = 'ClusterError';
-}
-
-/** A membership verb: one line, exit {@link NOT_BUILT_EXIT_CODE}. */
-export class NotBuiltError extends Error {
-  override readonly name = 'NotBuiltError';
 }
 
 /** One node as the status sees it. */
@@ -90,10 +86,23 @@ export interface PartitionStatus {
   replicatedRevision: number | null;
 }
 
+/**
+ * The member set (issue 14: the leader's metadata `members`; nodes not listed are outside it), or
+ * null when no node reported one (a store from before membership changes).
+ */
+export interface MembersStatus {
+  version: number;
+  members: Array<{ id: string; state: 'joining' | 'member' | 'leaving' }>;
+  /** Nodes of the cluster the set does not list (spares, nodes that left). */
+  outside: string[];
+}
+
 /** The document `admin status --json` prints. */
 export interface ClusterStatus {
   cluster: string;
   leader: string | null;
+  /** The member set the leader reports (else the first answering node that reports one). */
+  members: MembersStatus | null;
   nodes: NodeStatus[];
   stores: StoreStatus[];
   partitions: PartitionStatus[];
@@ -188,7 +197,10 @@ export function buildStatus(view: ClusterView, docs: readonly MetadataDoc[]): Cl
       replicatedRevision: r.replicatedRevision,
     });
   }
-  return { cluster: view.cluster, leader: view.leader, nodes, stores, partitions };
+  const withMembers = [leaderDoc, ...docs].find((d) => d !== undefined && membersOf(d).members !== undefined);
+  const m = withMembers ? membersOf(withMembers).members! : null;
+  const members: MembersStatus | null = m ? { version: m.version, members: m.members, outside: nodes.map((n) => n.id).filter((id) => !m.members.some((x) => x.id === id)) } : null;
+  return { cluster: view.cluster, leader: view.leader, members, nodes, stores, partitions };
 }
 
 function comparePkeys(a: string, b: string): number {
@@ -206,7 +218,13 @@ export function columns(rows: readonly (readonly string[])[]): string {
 /** The human-readable status: a header, the nodes, the stores, then one row per partition. */
 export function formatStatus(s: ClusterStatus): string {
   const ids = s.nodes.map((n) => n.id);
-  const out: string[] = [`cluster ${s.cluster}, leader ${s.leader ?? 'none'}`, ''];
+  const out: string[] = [`cluster ${s.cluster}, leader ${s.leader ?? 'none'}`];
+  out.push(
+    s.members === null
+      ? 'members: not reported (a store without membership changes)'
+      : `members (version ${s.members.version}): ${s.members.members.map((m) => (m.state === 'member' ? m.id : `${m.id} (${m.state})`)).join(', ') || 'none'}; outside: ${s.members.outside.join(', ') || 'none'}`,
+  );
+  out.push('');
   out.push(
     columns([
       ['node', 'address', 'answered', 'term', 'role', 'rejoining', 'suspects'],
@@ -254,7 +272,7 @@ export interface AdminRunOptions {
 /**
  * Runs one admin verb (see the module doc).
  * @throws UsageError (bad arguments; InvalidInput answers), ClusterError (unreachable cluster,
- *   refusals), NotBuiltError (membership verbs).
+ *   refusals).
  */
 export async function runAdmin(verb: string, args: readonly string[], opts: AdminRunOptions): Promise<void> {
   const arity = (n: number, usage: string): void => {
@@ -279,8 +297,13 @@ export async function runAdmin(verb: string, args: readonly string[], opts: Admi
       break;
     case 'join':
     case 'leave':
+      arity(1, `${verb} <node>`);
+      command = `${verb} ${args[0]}`;
+      break;
     case 'rebalance':
-      throw new NotBuiltError(`admin ${verb}: membership changes are not built yet (issue 14)`);
+      arity(0, 'rebalance');
+      command = 'rebalance';
+      break;
     default:
       throw new UsageError(`unknown admin verb "${verb}" (known: ${ADMIN_VERBS.join(', ')})`);
   }
@@ -305,7 +328,7 @@ export async function runAdmin(verb: string, args: readonly string[], opts: Admi
     }
     if (opts.json) opts.print(JSON.stringify({ status: KvStatus[r.status] ?? r.status, ...r.answer }));
     if (r.status === KvStatus.Ok) {
-      if (!opts.json) opts.print(`${r.answer.message} (epoch ${r.answer.epoch ?? '?'}, by leader ${r.answer.node})`);
+      if (!opts.json) opts.print(`${r.answer.message} (${r.answer.epoch !== undefined ? `epoch ${r.answer.epoch}, ` : ''}by leader ${r.answer.node})`);
       return;
     }
     const why = `admin ${verb} refused by ${r.answer.node} (${KvStatus[r.status] ?? r.status}): ${r.answer.message}`;

@@ -69,4 +69,27 @@ describe('make shrink (harness/commands/shrink.ts)', () => {
     expect(sc.faults[3]).toMatchObject({ target: { role: 'node', node: 'n3' }, admin: { store: 'sync3', partition: 0 } });
     db.close();
   });
+
+  it('reads membership changes as steps on the same nodes, and a run with a spare replays with it (issue 14)', () => {
+    const db = new Database(':memory:');
+    applySchema(db);
+    db.prepare(`INSERT INTO events (t_ms, kind, detail) VALUES (1000, 'phase', '{"phase":"faults"}'), (90000, 'phase', '{"phase":"heal"}'),
+      (30000, 'admin', '{"index":5,"kind":"join","command":"join n4","node":"n4"}'), (70000, 'admin', '{"index":9,"kind":"leave","command":"leave n1","node":"n1"}'), (80000, 'admin', '{"index":12,"kind":"rebalance","command":"rebalance"}')`).run();
+    db.prepare('INSERT INTO faults (kind, nodes, target, planned_ms, start_ms, end_ms, detail) VALUES (?, ?, ?, 0, ?, ?, ?)').run('kill', '["n4"]', 'replica:sync3/0', 40000, 42000, JSON.stringify({ index: 6, node: 'n4' }));
+    const { items } = recordedItems(db);
+    expect(items.map((i) => i.label)).toEqual(['join n4 @29.0s', 'kill n4 @39.0s', 'leave n1 @69.0s', 'rebalance @79.0s']);
+    expect(items.map((i) => i.steps)).toEqual([
+      [{ fault: 'join', target: 'node n4', offsetMs: 0 }],
+      [{ fault: 'kill', target: 'node n4', duration: '2000ms', offsetMs: 0 }],
+      [{ fault: 'leave', target: 'node n1', offsetMs: 0 }],
+      [{ fault: 'rebalance', offsetMs: 0 }],
+    ]);
+    const cfg: ShrinkConfig = { seed: 7, nodes: 3, stores: DEFAULT_STORES, escalationMs: 10_000, evictionMs: 60_000, beyondBudget: false, bug: null, spares: 1 };
+    // the kill of the spare alone (no membership step left) still parses: the scenario keeps the spare
+    const alone = parseScenario(subsetScenario([items[1]], cfg, [], 'shrunk'), 'shrunk.yaml');
+    expect([alone.spares, alone.faults.map((f) => [f.kind, f.target])]).toEqual([1, [['kill', { role: 'node', node: 'n4' }]]]);
+    const all = parseScenario(subsetScenario(items, cfg, [], 'shrunk'), 'shrunk.yaml');
+    expect(all.faults.map((f) => [f.kind, f.atMs])).toEqual([['join', 3000], ['kill', 13000], ['leave', 43000], ['rebalance', 53000]]);
+    db.close();
+  });
 });

@@ -41,6 +41,8 @@ export interface ShrinkConfig {
   evictionMs: number;
   beyondBudget: boolean;
   bug: string | null;
+  /** The run's spare nodes (issue 14; run config `spares`): the replays start as many, so that steps on them parse. Default 0. */
+  spares?: number;
 }
 
 const sec = (ms: number): string => `${Math.max(0, Math.round(ms))}ms`;
@@ -53,7 +55,7 @@ type Row = { id: number; kind: string; nodes: string; start_ms: number; end_ms: 
  * topology (isolate of its node; halves with the minority's first node; a one-way cut with its two
  * ends; a bridge split at random); a flapping partition as one flap step (its on-phases' first
  * start to last end); a clock fault by its node's mode (wall: the jump, monotonic: the rate); an
- * admin request (handoff, regenerate) as the same request.
+ * admin request (handoff, regenerate; join, leave, rebalance) as the same request, on the same node.
  */
 export function recordedItems(db: Database.Database): { items: ShrinkItem[]; phaseStartMs: number; phaseEndMs: number } {
   const phase = (name: string): number | null => {
@@ -126,13 +128,14 @@ export function recordedItems(db: Database.Database): { items: ShrinkItem[]; pha
     if (r.kind === 'partition' && d.flap !== undefined) groups.set(`flap:${d.index ?? d.flap.of ?? r.id}`, it);
     items.push(it);
   }
-  // admin requests (handoff, regenerate) are events, not faults
+  // admin requests (handoff, regenerate; join, leave, rebalance) are events, not faults
   const admins = db.prepare(`SELECT t_ms, detail FROM events WHERE kind = 'admin' AND json_valid(detail) ORDER BY t_ms`).all() as Array<{ t_ms: number; detail: string }>;
   for (const a of admins) {
     const d = JSON.parse(a.detail) as { command?: string };
     const m = /^(handoff|regenerate) (\S+)(?: to (\S+))?$/.exec(d.command ?? '');
-    if (!m) continue;
-    const step: Record<string, unknown> = { fault: m[1], partition: m[2], ...(m[3] ? { to: `node ${m[3]}` } : {}) };
+    const mm = /^(?:(join|leave) (\S+)|(rebalance))$/.exec(d.command ?? '');
+    if (!m && !mm) continue;
+    const step: Record<string, unknown> = m ? { fault: m[1], partition: m[2], ...(m[3] ? { to: `node ${m[3]}` } : {}) } : mm![3] ? { fault: 'rebalance' } : { fault: mm![1], target: `node ${mm![2]}` };
     items.push({ label: `${d.command} @${((a.t_ms - phaseStartMs) / 1000).toFixed(1)}s`, startMs: a.t_ms, steps: [{ ...step, offsetMs: 0 }] });
   }
   items.sort((x, y) => x.startMs - y.startMs);
@@ -157,6 +160,7 @@ export function subsetScenario(items: readonly ShrinkItem[], cfg: ShrinkConfig, 
   const doc: Record<string, unknown> = {
     name,
     nodes: cfg.nodes,
+    ...(cfg.spares ? { spares: cfg.spares } : {}),
     stores: cfg.stores.map((s) => (['sync3', 'async3', 'rf1'].includes(s.name) && DEFAULT_STORES.some((d) => d.name === s.name && d.replicationFactor === s.replicationFactor && d.ackMode === s.ackMode) ? s.name : { name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode })),
     seed: cfg.seed,
     escalation: sec(cfg.escalationMs),
@@ -271,6 +275,7 @@ export async function shrinkRun(o: {
       evictionMs: Number(rc.evictionTimeoutMs ?? 60_000),
       beyondBudget: rc.beyondBudget === true,
       bug: typeof rc.selfTestBug === 'string' ? rc.selfTestBug : null,
+      ...(Array.isArray(rc.spares) && rc.spares.length > 0 ? { spares: rc.spares.length } : {}),
     };
   } finally {
     db.close();

@@ -153,3 +153,27 @@ describe('the fault budget (B1 majority, B2 a good copy, B3 clocks)', () => {
     );
   });
 });
+
+describe('spares (issue 14): the majority is counted over the voters', () => {
+  const N4 = ['n1', 'n2', 'n3', 'n4'];
+  // n4 joined: it holds copies (in sync in sync3/0 and sync3/1), but never votes
+  const joined = snap([part('sync3', 0, ['n1', 'n2', 'n4'], ['n1', 'n2', 'n4']), part('sync3', 1, ['n2', 'n3', 'n4'], ['n2', 'n3', 'n4']), part('sync3', 2, N3, N3)], N4);
+  it('two voters up and connected are a majority beside a spare down; counted over every node they were not', () => {
+    const down = { down: ['n4', 'n1'] };
+    expect(budgetRefusal(withEffect(state(N4, { voters: N3 }), down), joined)).toBeNull();
+    expect(budgetRefusal(withEffect(state(N4), down), joined)).toBe('no majority of 3 up, unpaused, connected nodes that remember the cluster (such: n2, n3)');
+    expect(majorityCliques(withEffect(state(N4, { voters: N3 }), down))).toEqual([['n2', 'n3']]);
+  });
+  it('a spare never makes a majority: one voter with the spare is none; B2 still needs a good copy in the clique', () => {
+    expect(budgetRefusal(withEffect(state(N4, { voters: N3 }), { down: ['n2', 'n3'] }), joined)).toBe('no majority of 2 voters up, unpaused, connected nodes that remember the cluster (such: n1, n4)');
+    // n1 and n2 down: n3 and n4 hold no majority of voters
+    expect(majorityCliques(withEffect(state(N4, { voters: N3 }), { down: ['n1', 'n2'] }))).toEqual([]);
+    // n3 down and n4 cut off: the clique {n1, n2} holds a good copy of every partition (n2 of sync3/1)
+    expect(budgetRefusal(withEffect(state(N4, { voters: N3 }), { down: ['n3'], grudge: isolate(N4, 'n4').grudge }), joined)).toBeNull();
+    // n2 and n4 down: the voters n1 and n3 are a majority, and hold a copy of each partition
+    expect(budgetRefusal(withEffect(state(N4, { voters: N3 }), { down: ['n2', 'n4'] }), joined)).toBeNull();
+    // n2 still catching up in sync3/1 (only n3 and the spare in sync): n3 down and n4 cut off leave none in {n1, n2}
+    const behind = snap([part('sync3', 0, ['n1', 'n2', 'n4'], ['n1', 'n2', 'n4']), part('sync3', 1, ['n2', 'n3', 'n4'], ['n3', 'n4'])], N4);
+    expect(budgetRefusal(withEffect(state(N4, { voters: N3 }), { down: ['n3'], grudge: isolate(N4, 'n4').grudge }), behind)).toMatch(/sync3\/1/);
+  });
+});

@@ -37,6 +37,7 @@
  */
 import type { Grudge } from '../runtime/runtime.js';
 import { canReach, majoritySize } from './grudge.js';
+import type { MemberEntry } from './schedule.js';
 
 /** One partition as the budget and the executor see it (from the merged runtime map). */
 export interface PartitionSnapshot {
@@ -62,12 +63,22 @@ export interface ClusterSnapshot {
   partitions: PartitionSnapshot[];
   /** The nodes the leader suspects now (metadata `suspected`; scenarios' `suspected` event); absent when unknown. */
   suspected?: string[];
+  /**
+   * The member set the leader reports (metadata `members`, issue 14: nodes not listed are outside
+   * it); absent when unknown (no leader answered, a store without membership changes).
+   */
+  members?: { version: number; members: MemberEntry[] };
 }
 
 /** What the faults in effect (and the one about to start) do to the nodes. */
 export interface FaultState {
   /** Every node id. */
   nodes: readonly string[];
+  /**
+   * The nodes that vote (issue 14: every node but the spares); a majority is counted over them,
+   * while a clique may hold non-voters too (a joined spare holds copies). Default: every node.
+   */
+  voters?: readonly string[];
   /** Crashed and not restarted. */
   down: ReadonlySet<string>;
   paused: ReadonlySet<string>;
@@ -96,18 +107,19 @@ export function liveNodes(s: FaultState): string[] {
 }
 
 /**
- * Every set of live nodes ({@link liveNodes}) of at least a majority, pairwise connected both
- * ways under the grudge, largest first. Exhaustive over subsets: at most 2^n, n <= 12.
+ * Every set of live nodes ({@link liveNodes}) holding at least a majority of the voters, pairwise
+ * connected both ways under the grudge, largest first. Exhaustive over subsets: at most 2^n, n <= 12.
  * @throws RangeError for more than 12 nodes.
  */
 export function majorityCliques(s: FaultState): string[][] {
   const live = liveNodes(s);
   if (s.nodes.length > 12) throw new RangeError(`budget: at most 12 nodes, got ${s.nodes.length}`);
-  const need = majoritySize(s.nodes.length);
+  const voters = s.voters ?? s.nodes;
+  const need = majoritySize(voters.length);
   const out: string[][] = [];
   for (let mask = 1; mask < 1 << live.length; mask++) {
     const set = live.filter((_, i) => (mask >> i) & 1);
-    if (set.length < need) continue;
+    if (set.filter((n) => voters.includes(n)).length < need) continue;
     let ok = true;
     for (let i = 0; ok && i < set.length; i++) {
       for (let j = i + 1; j < set.length; j++) {
@@ -139,7 +151,7 @@ export function budgetRefusal(s: FaultState, snap: ClusterSnapshot | null): stri
   const cliques = majorityCliques(s);
   if (cliques.length === 0) {
     const amnesic = [...s.amnesic].filter((n) => !s.down.has(n)).sort();
-    return `no majority of ${majoritySize(s.nodes.length)} up, unpaused, connected nodes that remember the cluster (such: ${liveNodes(s).join(', ') || 'none'}${amnesic.length > 0 ? `; restarted, not yet rejoined: ${amnesic.join(', ')}` : ''})`;
+    return `no majority of ${majoritySize((s.voters ?? s.nodes).length)}${s.voters && s.voters.length < s.nodes.length ? ' voters' : ''} up, unpaused, connected nodes that remember the cluster (such: ${liveNodes(s).join(', ') || 'none'}${amnesic.length > 0 ? `; restarted, not yet rejoined: ${amnesic.join(', ')}` : ''})`;
   }
   // B2: one connected majority must hold a good copy of every replicated partition
   const replicated = snap.partitions.filter((p) => p.replicationFactor > 1);
@@ -186,6 +198,7 @@ export function withEffect(
   if (e.clock) clocks.set(e.clock.node, e.clock.rate);
   return {
     nodes: s.nodes,
+    ...(s.voters ? { voters: s.voters } : {}),
     down: new Set([...s.down, ...(e.down ?? [])]),
     paused: new Set([...s.paused, ...(e.paused ?? [])]),
     amnesic: s.amnesic,

@@ -9,6 +9,7 @@ import {
   isolate,
   isolateActive,
   isolateLeader,
+  isolatedNodes,
   isSymmetric,
   majoritySize,
   unionGrudges,
@@ -173,5 +174,18 @@ describe('buildPartition / canReach / unionGrudges', () => {
         }
       }),
     );
+  });
+});
+
+describe('isolatedNodes with spares (issue 14): a majority of the voters', () => {
+  const N4 = ['n1', 'n2', 'n3', 'n4'];
+  const V = ['n1', 'n2', 'n3'];
+  it('the side with two of three voters is not isolated, the spare\'s side is; without voters every half of 2|2 is', () => {
+    const halves = complete([['n1', 'n2'], ['n3', 'n4']]);
+    expect(isolatedNodes(N4, halves, V)).toEqual(['n3', 'n4']);
+    expect(isolatedNodes(N4, halves)).toEqual(['n1', 'n2', 'n3', 'n4']);
+    expect(isolatedNodes(N4, isolate(N4, 'n4').grudge, V)).toEqual(['n4']);
+    expect(isolatedNodes(N4, isolate(N4, 'n1').grudge, V)).toEqual(['n1']);
+    expect(isolatedNodes(N4, {}, V)).toEqual([]);
   });
 });

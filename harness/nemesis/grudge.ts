@@ -164,13 +164,15 @@ export function oneWay(nodes: readonly string[], from: string, to: string): Part
 }
 
 /**
- * The nodes that cannot reach a majority of the nodes (themselves included) over links open in
- * both directions under `grudge` (history-format.md v2 `faults[].isolated`). For an isolated
- * node or a minority half: those nodes; for a bridge or a one-way cut in 3 nodes: none.
+ * The nodes that cannot reach a majority of the voters (themselves included when they vote) over
+ * links open in both directions under `grudge` (history-format.md v2 `faults[].isolated`). For an
+ * isolated node or a minority half: those nodes; for a bridge or a one-way cut in 3 nodes: none.
+ * `voters` (default: every node) are the nodes that elect and commit (issue 14: a spare never
+ * votes, so reaching it makes no majority).
  */
-export function isolatedNodes(nodes: readonly string[], grudge: Grudge): string[] {
-  const need = majoritySize(nodes.length);
-  return nodes.filter((n) => nodes.filter((m) => canReach(grudge, n, m) && canReach(grudge, m, n)).length < need).sort();
+export function isolatedNodes(nodes: readonly string[], grudge: Grudge, voters: readonly string[] = nodes): string[] {
+  const need = majoritySize(voters.length);
+  return nodes.filter((n) => voters.filter((m) => m === n || (canReach(grudge, n, m) && canReach(grudge, m, n))).length < need).sort();
 }
 
 /**

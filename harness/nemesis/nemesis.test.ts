@@ -59,7 +59,7 @@ describe('Nemesis executor', () => {
       'end#7',
       'cut ',
     ]);
-    expect(n.counts()).toEqual({ kill: 1, stop: 1, pause: 1, partition: 1, power: 0, clock: 2, 'client-cut': 1, handoff: 0, regenerate: 0 });
+    expect(n.counts()).toEqual({ kill: 1, stop: 1, pause: 1, partition: 1, power: 0, clock: 2, 'client-cut': 1, handoff: 0, regenerate: 0, join: 0, leave: 0, rebalance: 0 });
     expect(c.starts.map((f) => f.target)).toEqual(['node:n2', 'node:n3', 'node:n1', 'leader', 'node:n4', 'node:n5', 'node:n3']);
     expect(c.starts[2].isolated).toEqual(['n1']);
     expect(c.detailOf(5)).toMatchObject({ node: 'n4', mode: 'wall', offsetMs: -30_000 });

@@ -20,6 +20,13 @@
  * flapping partition as one partition row per on-phase (detail `flap`); a clock fault as `clock`
  * with the node's mode and the rate or the jump; a client cut as `client-cut`. At the end,
  * {@link Nemesis.healAll} undoes everything and waits for Healthy.
+ *
+ * Admin requests (handoff, regenerate; issue 14's membership changes join, leave, rebalance) are
+ * sent to the leader through the probe and recorded as ledger events `admin`, never as faults: an
+ * ownership or membership change must lose nothing. A join goes to a running node outside the
+ * member set, a leave to a member whose leaving keeps the voters' count of members; a refusal is
+ * retried up to gateWaitMs. With spares (`voters`), the budget's majority and a partition's
+ * `isolated` nodes count the voters only.
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
@@ -27,7 +34,9 @@ import type { FaultRuntime, Grudge } from '../runtime/runtime.js';
 import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
-import { ALL_FAULT_KINDS, describeTarget, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
+import { ADMIN_KINDS, ALL_FAULT_KINDS, describeTarget, isMembershipKind, leaveCandidates, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
+
+const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
 
 export type { ClusterSnapshot, PartitionSnapshot } from './budget.js';
 
@@ -82,8 +91,9 @@ export interface ClusterProbe {
   partitions(): Promise<Array<{ store: string; partition: number; replicationFactor?: number }>>;
   /**
    * Sends an admin request (nodes/node-admin.ts: `handoff <store>/<partition> to <node>`,
-   * `regenerate <store>/<partition>`) to the leader; `ok` when the change was proposed, else the
-   * store's one-line reason. Needed only by handoff and regenerate faults.
+   * `regenerate <store>/<partition>`, `join <node>`, `leave <node>`, `rebalance`) to the leader;
+   * `ok` when the change was proposed, else the store's one-line reason. Needed only by admin
+   * faults (handoff, regenerate, join, leave, rebalance).
    */
   admin?(command: string): Promise<{ ok: boolean; message: string; status: string }>;
 }
@@ -112,6 +122,11 @@ export interface NemesisOptions {
   pollMs?: number;
   /** Bound on one probe call. Default 5,000. */
   probeTimeoutMs?: number;
+  /**
+   * The nodes that vote (issue 14: a run's spares do not): the budget's majority and a partition's
+   * `isolated` nodes are counted over them. Default: every node of the runtime.
+   */
+  voters?: readonly string[];
 }
 
 /** Outcome of {@link Nemesis.healAll}; `reason` (one line) when not healed: the run is INCONCLUSIVE. */
@@ -229,6 +244,8 @@ export class Nemesis {
   /** Nodes out now (paused, or cut off from a majority) and since when, run clock ms (budget.ts B4). */
   private readonly outSince = new Map<string, number>();
   private readonly injected: FaultCounts = zeroCounts();
+  /** The nodes this nemesis's `join` requests brought in, in order (a `leave` prefers the latest). */
+  private readonly joined: string[] = [];
   /** Serialises runtime network calls (partition / cut) so that unions install in order. */
   private netChain: Promise<void> = Promise.resolve();
   /** Serialises fault starts: a budget check and the change it allows are one step. */
@@ -251,6 +268,7 @@ export class Nemesis {
       healTimeoutMs: opts.healTimeoutMs ?? 60_000,
       pollMs: opts.pollMs ?? 200,
       probeTimeoutMs: opts.probeTimeoutMs ?? 5_000,
+      voters: opts.voters ?? opts.runtime.nodeIds(),
     };
     for (const k of ['gateWaitMs', 'catchUpWaitMs', 'healTimeoutMs', 'pollMs', 'probeTimeoutMs'] as const) {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
@@ -395,9 +413,10 @@ export class Nemesis {
         if (stop.aborted) return;
         const why = r.skip ?? 'refused';
         // beyond budget nothing is waited for: a target already down or frozen is a skip
-        if (r.final || (this.o.beyondBudget && f.kind !== 'handoff' && f.kind !== 'regenerate')) return skip(why);
+        if (r.final || (this.o.beyondBudget && !isAdminKind(f.kind))) return skip(why);
         firstRefusal ??= why;
-        if (this.o.clock.now() >= deadline) return skip(`not within the fault budget for ${this.o.gateWaitMs} ms: ${why}`);
+        // (an admin request is refused by the store, or has no node to go to, not by the budget)
+        if (this.o.clock.now() >= deadline) return skip(`${isAdminKind(f.kind) ? 'not possible' : 'not within the fault budget'} for ${this.o.gateWaitMs} ms: ${why}`);
         await this.nextChange(Math.max(this.o.pollMs, 20), stop);
         if (stop.aborted) return;
       }
@@ -572,7 +591,7 @@ export class Nemesis {
       }
       const refusal = check({ grudge: plan.grudge });
       if (refusal) return { skip: refusal };
-      const isolated = isolatedNodes(nodes, plan.grudge);
+      const isolated = isolatedNodes(nodes, plan.grudge, this.o.voters);
       Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge, isolated, ...(f.flap ? { flap: { ...f.flap, cycle: 0 } } : {}) });
       if (st.nodes.length === 0) st.nodes = plan.cutOff;
       const h: Holding = { startedMs: this.o.clock.now(), untilMs: this.o.clock.now() + f.durationMs, index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
@@ -629,7 +648,7 @@ export class Nemesis {
     }
 
     // crash (kill, stop, power) and pause: one node, or several for a power failure
-    if (f.kind === 'handoff' || f.kind === 'regenerate') return this.startAdmin(index, f, rng, nodes, snap, detail);
+    if (isAdminKind(f.kind)) return this.startAdmin(index, f, rng, nodes, snap, detail);
     const first = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
     if (typeof first !== 'string') return { skip: first?.why ?? 'no eligible node (every node is down or held by another fault)' };
     if (!nodes.includes(first)) return { skip: `target ${first} is not a node of the cluster`, final: true };
@@ -767,6 +786,27 @@ export class Nemesis {
         st.partition = { store: p.store, partition: p.partition };
         return p.active;
       }
+      case 'outside': {
+        // a running node the member set does not list (a spare, a node that left)
+        const ms = snap?.members;
+        if (!ms) return { why: 'the cluster reports no member set (metadata members)' };
+        const listed = new Set(ms.members.map((m) => m.id));
+        const out = pool.filter((n) => !listed.has(n));
+        if (out.length === 0) return { why: `no running node outside the member set (${ms.members.map((m) => m.id).join(', ')}): nobody to join` };
+        return rng.pick(out);
+      }
+      case 'member': {
+        // a member whose leave keeps at least the voters' count of members (schedule.ts leaveCandidates)
+        const ms = snap?.members;
+        if (!ms) return { why: 'the cluster reports no member set (metadata members)' };
+        const cands = leaveCandidates(ms.members, this.o.schedule.nodeCount, this.joined).filter((n) => pool.includes(n));
+        if (cands.length === 0) {
+          const pending = ms.members.filter((m) => m.state !== 'member');
+          return { why: pending.length > 0 ? `a membership change is pending (${pending.map((m) => `${m.id} ${m.state}`).join(', ')})` : `${ms.members.length} members: a leave would leave fewer than ${this.o.schedule.nodeCount}` };
+        }
+        // the node that joined last half of the time (when there is one), else any candidate (a voter)
+        return this.joined.some((n) => cands[0] === n) && rng.chance(0.5) ? cands[0] : rng.pick(cands);
+      }
       case 'active-of': {
         const of = this.status[t.fault]?.partition;
         if (of === undefined) return random(`fault ${t.fault} was about no partition`);
@@ -785,6 +825,7 @@ export class Nemesis {
   private async startAdmin(index: number, f: PlannedFault, rng: Prng, nodes: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): Promise<{ started?: Started; skip?: string; final?: boolean }> {
     const probe = this.o.probe;
     if (!probe.admin) return { skip: 'this cluster probe cannot send admin requests', final: true };
+    if (isMembershipKind(f.kind)) return this.startMembership(index, f, rng, nodes, snap, detail);
     if (!f.admin) return { skip: `a ${f.kind} fault names no partition`, final: true };
     const { store, partition } = f.admin;
     const st = this.status[index];
@@ -815,6 +856,46 @@ export class Nemesis {
     return { started: { holding: h, apply: async () => undefined } };
   }
 
+  /**
+   * A membership change (issue 14): `join <node>` (target `outside` or a named node), `leave
+   * <node>` (target `member` or a named node), `rebalance`; sent through the probe's admin request
+   * and recorded as a ledger event `admin` with the member set it was asked against (not a fault:
+   * a move must lose nothing). A refusal (a change pending, the last member holding copies) is
+   * retried like a budget refusal, up to gateWaitMs, then the change is skipped with the store's
+   * reason.
+   */
+  private async startMembership(index: number, f: PlannedFault, rng: Prng, nodes: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): Promise<{ started?: Started; skip?: string; final?: boolean }> {
+    const st = this.status[index];
+    let command: string;
+    let node: string | null = null;
+    if (f.kind === 'rebalance') {
+      command = 'rebalance';
+    } else {
+      // a node outside the member set can join while it runs: down or frozen it cannot take copies
+      const usable = (n: string): boolean => this.o.runtime.isUp(n) && !this.held.has(n);
+      const to = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+      if (typeof to !== 'string') return { skip: to?.why ?? `no node to ${f.kind}` };
+      if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
+      node = to;
+      command = `${f.kind} ${to}`;
+    }
+    const before = snap?.members;
+    let r: { ok: boolean; message: string; status: string };
+    try {
+      r = await this.o.probe.admin!(command);
+    } catch (e) {
+      return { skip: `${command}: ${oneLine(e)}` };
+    }
+    if (!r.ok) return { skip: `${command}: ${r.status}: ${r.message}` };
+    this.event('admin', { ...detail, kind: f.kind, command, ...(node !== null ? { node } : {}), ...(before ? { membersBefore: before } : {}), status: r.status, message: r.message });
+    st.nodes = node !== null ? [node] : [];
+    if (f.kind === 'join' && node !== null) this.joined.push(node);
+    const now = this.o.clock.now();
+    const h: Holding = { startedMs: now, untilMs: now, index, kind: f.kind, records: [], nodes: st.nodes, installed: false };
+    this.holdings.set(index, h);
+    return { started: { holding: h, apply: async () => undefined } };
+  }
+
   /** The faults in effect, as the budget sees them. */
   private faultState(): FaultState {
     const down = new Set<string>();
@@ -827,12 +908,12 @@ export class Nemesis {
       if (h.grudge) grudges.push(h.grudge);
       if (h.clock) clocks.set(h.clock.node, h.clock.rate);
     }
-    return { nodes: this.o.runtime.nodeIds(), down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
+    return { nodes: this.o.runtime.nodeIds(), voters: this.o.voters, down, paused, amnesic: new Set(this.amnesic), grudge: unionGrudges(grudges), clocks };
   }
 
   /** The nodes out (paused, or cut off from a majority) in a state. */
   private outNodes(s: FaultState): Set<string> {
-    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge)].filter((n) => !s.down.has(n)));
+    return new Set([...s.paused, ...isolatedNodes([...s.nodes], s.grudge, s.voters)].filter((n) => !s.down.has(n)));
   }
 
   /**
@@ -877,7 +958,7 @@ export class Nemesis {
   private async flap(h: Holding, f: PlannedFault, stop: AbortSignal): Promise<void> {
     const end = this.o.clock.now() + f.durationMs;
     const first = h.records[0];
-    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!), nodes: h.nodes };
+    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.o.runtime.nodeIds(), h.grudge!, this.o.voters), nodes: h.nodes };
     for (let cycle = 0; ; cycle++) {
       if (cycle > 0) {
         const id = this.record(h, {
@@ -922,8 +1003,9 @@ export class Nemesis {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
         h.cut = undefined;
         await this.net(() => rt.cutClient(this.cutNodes()));
-      } else if (h.kind === 'handoff' || h.kind === 'regenerate') {
-        // an ownership change is not undone: the store fails back by itself where it should
+      } else if (isAdminKind(h.kind)) {
+        // an ownership or membership change is not undone: the store fails back by itself where it
+        // should, and a leave is followed by a planned join
       } else if (h.kind === 'clock') {
         for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
         await rt.setClock(h.clock!.node, NORMAL_CLOCK);
@@ -965,9 +1047,14 @@ export class Nemesis {
     }
   }
 
-  /** Records catch-up of restarted nodes seen in sync everywhere; forgets amnesia of nodes seen rejoined. */
+  /**
+   * Records catch-up of restarted nodes seen in sync everywhere; forgets amnesia of nodes seen
+   * rejoined: listed in sync somewhere, or (issue 14: a spare, a node that left) answering while
+   * the partition map gives it no copy to catch up.
+   */
   private noteCatchUp(snap: ClusterSnapshot): void {
-    for (const n of [...this.amnesic]) if (this.o.runtime.isUp(n) && snap.partitions.some((p) => p.inSync.includes(n))) this.amnesic.delete(n);
+    const rejoined = (n: string): boolean => snap.partitions.some((p) => p.inSync.includes(n)) || (snap.answered.includes(n) && !snap.partitions.some((p) => p.replicas.includes(n)));
+    for (const n of [...this.amnesic]) if (this.o.runtime.isUp(n) && rejoined(n)) this.amnesic.delete(n);
     for (const [id, { node, index }] of [...this.pendingCatchUp]) {
       if (!nodeCaughtUp(snap, node)) continue;
       this.pendingCatchUp.delete(id);

@@ -5,6 +5,9 @@ import {
   CRASH_KINDS,
   FAULT_KINDS,
   faultDurations,
+  leaveCandidates,
+  MEMBERSHIP_KINDS,
+  planMembership,
   MIN_KILLS,
   parseFaultKinds,
   parseFaults,
@@ -65,7 +68,7 @@ describe('parseFaults', () => {
   });
 
   it('rejects unknown kinds, presets and empty lists with one line', () => {
-    expect(() => parseFaults('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, power, clock, client-cut, or all, none, preset:<name>)'));
+    expect(() => parseFaults('kill,nuke')).toThrow(new ScheduleError('FAULTS: unknown fault kind "nuke" (choose from kill, stop, pause, partition, power, clock, client-cut, membership (join, leave, rebalance), or all, none, preset:<name>)'));
     expect(() => parseFaults('preset:chaos')).toThrow(new ScheduleError('FAULTS: unknown preset "chaos" (choose from random, promotion, fencing, sync-ack, liveness, catch-up, lease, async)'));
     expect(() => parseFaults(' , ')).toThrow(ScheduleError);
     expect(() => parseFaults('kill,none')).toThrow('unknown fault kind "none"');
@@ -387,5 +390,106 @@ describe('digest and replay', () => {
       expect((err as Error).message).toContain(msg);
       expect((err as Error).message).not.toContain('\n');
     }
+  });
+});
+
+describe('membership changes (issue 14)', () => {
+  it('FAULTS: membership selects join, leave and rebalance (or those by name); all leaves them out (they need a spare)', () => {
+    expect(parseFaultKinds('kill,membership,pause')).toEqual(['kill', 'pause', 'join', 'leave', 'rebalance']);
+    expect(parseFaultKinds('leave, JOIN')).toEqual(['join', 'leave']);
+    expect(parseFaults('all').kinds).not.toContain('join');
+    expect(MEMBERSHIP_KINDS).toEqual(['join', 'leave', 'rebalance']);
+  });
+
+  it('one change every 60-90 s from 20-40 s in, join before leave, never fewer members than at the start; half followed by a crash mid-move', () => {
+    const isM = (f: PlannedFault): boolean => (MEMBERSHIP_KINDS as readonly string[]).includes(f.kind);
+    let crashes = 0;
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 48 }), fc.integer({ min: 1_000, max: 1_200_000 }), fc.subarray([...MEMBERSHIP_KINDS], { minLength: 1 }), fc.constantFrom(3, 5), fc.boolean(), fc.integer({ min: 0, max: 40 }), (seed, durationMs, mk, voters, withKill, base) => {
+        const kinds: FaultKind[] = withKill ? ['kill', ...mk] : [...mk];
+        const all = planMembership(seed, durationMs, kinds, base);
+        expect(planMembership(seed, durationMs, kinds, base)).toEqual(all);
+        const fs = all.filter(isM);
+        let members = voters;
+        for (let i = 0; i < fs.length; i++) {
+          const f = fs[i];
+          expect(kinds).toContain(f.kind);
+          expect(f.durationMs).toBe(0);
+          expect(f.atMs).toBeLessThanOrEqual(durationMs - 15_000);
+          if (i === 0) expect(f.atMs).toBeGreaterThanOrEqual(20_000), expect(f.atMs).toBeLessThanOrEqual(40_000);
+          else expect(f.atMs - fs[i - 1].atMs).toBeGreaterThanOrEqual(60_000), expect(f.atMs - fs[i - 1].atMs).toBeLessThanOrEqual(90_000);
+          expect(f.target).toEqual(f.kind === 'join' ? { role: 'outside' } : f.kind === 'leave' ? { role: 'member' } : { role: 'leader' });
+          // the plan's own count (with joins and leaves both selected they alternate, a join first)
+          if (kinds.includes('join') && kinds.includes('leave')) {
+            members += f.kind === 'join' ? 1 : f.kind === 'leave' ? -1 : 0;
+            expect(members).toBeGreaterThanOrEqual(voters);
+            expect(members).toBeLessThanOrEqual(voters + 1);
+          }
+        }
+        // the crashes: right after their request (by index, base-relative), short, within the phase, only with kill selected
+        all.forEach((f, i) => {
+          if (isM(f)) return;
+          crashes++;
+          expect(withKill).toBe(true);
+          expect(f.kind).toBe('kill');
+          const req = all[i - 1];
+          expect(['join', 'leave']).toContain(req.kind);
+          expect(f.target).toEqual(req.kind === 'join' ? { role: 'active-over', fault: base + i - 1 } : { role: 'same', fault: base + i - 1 });
+          expect(f.after).toMatchObject({ event: 'started', fault: base + i - 1, onMiss: 'skip' });
+          expect(f.after!.delayMs).toBeGreaterThanOrEqual(1_000);
+          expect(f.atMs + f.after!.delayMs + f.durationMs).toBeLessThanOrEqual(durationMs);
+          expect(f.durationMs).toBeGreaterThanOrEqual(1_000);
+          expect(f.durationMs).toBeLessThanOrEqual(3_000);
+        });
+      }),
+      { numRuns: 300 },
+    );
+    expect(crashes).toBeGreaterThan(0);
+    // a 10-minute run holds several joins and leaves
+    const ten = planMembership(5, 600_000, MEMBERSHIP_KINDS);
+    expect(ten.filter((f) => f.kind === 'join').length).toBeGreaterThanOrEqual(3);
+    expect(ten.filter((f) => f.kind === 'leave').length).toBeGreaterThanOrEqual(3);
+    expect(ten.filter((f) => f.kind === 'rebalance').length).toBeGreaterThanOrEqual(1);
+    expect(planMembership(5, 30_000, MEMBERSHIP_KINDS)).toEqual([]);
+  });
+
+  it('selecting membership adds the changes and leaves every other fault of the seed as it was', () => {
+    fc.assert(
+      fc.property(fc.integer({ min: 0, max: 2 ** 40 }), fc.integer({ min: 30_000, max: 700_000 }), (seed, durationMs) => {
+        const base: PlanOptions = { seed, durationMs, kinds: ['kill', 'pause', 'partition'], escalationTimeoutMs: 10_000, nodeCount: 3, partitions: PARTS };
+        const without = planSchedule(base);
+        const withM = planSchedule({ ...base, kinds: ['kill', 'pause', 'partition', 'join', 'leave', 'rebalance'] });
+        expect(withM.kinds).toEqual(['kill', 'pause', 'partition', 'join', 'leave', 'rebalance']);
+        // the membership track: the requests and the crashes that wait for one of them
+        const isM = (f: PlannedFault): boolean => (MEMBERSHIP_KINDS as readonly string[]).includes(f.kind);
+        const track = (f: PlannedFault): boolean => isM(f) || (f.after?.event === 'started' && isM(withM.faults[f.after.fault!]));
+        const shape = (f: PlannedFault) => [f.kind, f.atMs, f.durationMs, f.target.role, f.topology ?? null];
+        expect(withM.faults.filter((f) => !track(f)).map(shape)).toEqual(without.faults.map(shape));
+        expect(withM.faults.filter(track).map(shape)).toEqual(planMembership(seed, durationMs, withM.kinds).map(shape));
+        expect(scheduleFromJson(scheduleToJson(withM))).toEqual(withM);
+      }),
+      { numRuns: 60 },
+    );
+  });
+
+  it('a leave is only offered when nothing is pending and at least the voters stay members (never fewer than 1); joined nodes first', () => {
+    const entry = fc.record({ id: fc.constantFrom('n1', 'n2', 'n3', 'n4', 'n5', 'n6'), state: fc.constantFrom('joining' as const, 'member' as const, 'leaving' as const) });
+    fc.assert(
+      fc.property(fc.uniqueArray(entry, { selector: (e) => e.id, maxLength: 6 }), fc.integer({ min: -1, max: 6 }), fc.array(fc.constantFrom('n1', 'n4', 'n5', 'n9')), (members, min, joined) => {
+        const c = leaveCandidates(members, min, joined);
+        if (c.length === 0) return;
+        expect(members.every((m) => m.state === 'member')).toBe(true);
+        expect(members.length - 1).toBeGreaterThanOrEqual(Math.max(1, min));
+        expect([...c].sort()).toEqual(members.map((m) => m.id).sort());
+        const late = [...joined].reverse().filter((n, i, a) => members.some((m) => m.id === n) && a.indexOf(n) === i);
+        expect(c.slice(0, late.length)).toEqual(late);
+      }),
+      { numRuns: 500 },
+    );
+    const m = (ids: string[]) => ids.map((id) => ({ id, state: 'member' as const }));
+    expect(leaveCandidates(m(['n1', 'n2', 'n3', 'n4']), 3, ['n4'])).toEqual(['n4', 'n1', 'n2', 'n3']);
+    expect(leaveCandidates(m(['n1', 'n2', 'n3']), 3, [])).toEqual([]);
+    expect(leaveCandidates(m(['n1']), 0, [])).toEqual([]);
+    expect(leaveCandidates(m(['n1', 'n2']), 0, [])).toEqual(['n1', 'n2']);
   });
 });

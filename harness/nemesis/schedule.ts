@@ -19,7 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { TOPOLOGIES, type Topology } from './grudge.js';
-import { createPrng, type Prng } from './prng.js';
+import { createPrng, deriveSeed, type Prng } from './prng.js';
 
 /**
  * A fault the nemesis injects: SIGKILL+restart, SIGTERM+restart, pause+resume, partition+heal,
@@ -36,13 +36,35 @@ export type FaultKind = 'kill' | 'stop' | 'pause' | 'partition' | 'power' | 'clo
  * faults: a handoff or regeneration must lose nothing, and the verifier's async-ack rule 5 would
  * excuse an async loss at a takeover from an owner a fault touched.
  */
-export type AdminKind = 'handoff' | 'regenerate';
+export type AdminKind = 'handoff' | 'regenerate' | MembershipKind;
+
+/**
+ * A membership change (issue 14), asked of the leader through the same admin request:
+ * `join <node>` (a spare, or a node that left, becomes `joining`, takes copies, then is admitted
+ * as `member`), `leave <node>` (a member is drained: its copies move away, then it is removed from
+ * the member set; it keeps running, and voting if it is a voter), `rebalance` (the partition map
+ * re-planned over the current members). FAULTS=...,membership draws them into the random schedule
+ * (see {@link planMembership}); scenarios name them. Recorded as ledger events `admin`, never as
+ * faults: a move must lose nothing, so the verifier excuses nothing because of one.
+ */
+export type MembershipKind = 'join' | 'leave' | 'rebalance';
 
 /** Every fault kind FAULTS can select, in the order FAULTS and results.json list them. */
 export const FAULT_KINDS: readonly FaultKind[] = ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut'];
 
-/** The admin kinds (scenarios). */
-export const ADMIN_KINDS: readonly AdminKind[] = ['handoff', 'regenerate'];
+/** The membership kinds: FAULTS's group word `membership` selects all three. */
+export const MEMBERSHIP_KINDS: readonly MembershipKind[] = ['join', 'leave', 'rebalance'];
+
+/** Every kind FAULTS can select: {@link FAULT_KINDS}, then {@link MEMBERSHIP_KINDS}. */
+export const SELECTABLE_KINDS: readonly FaultKind[] = [...FAULT_KINDS, ...MEMBERSHIP_KINDS];
+
+/** The admin kinds (handoff and regenerate: scenarios only; the membership kinds: FAULTS and scenarios). */
+export const ADMIN_KINDS: readonly AdminKind[] = ['handoff', 'regenerate', ...MEMBERSHIP_KINDS];
+
+/** Is this kind a membership change (join, leave, rebalance)? */
+export function isMembershipKind(k: string): k is MembershipKind {
+  return (MEMBERSHIP_KINDS as readonly string[]).includes(k);
+}
 
 /** Every kind a schedule may hold: {@link FAULT_KINDS} then {@link ADMIN_KINDS}. */
 export const ALL_FAULT_KINDS: readonly FaultKind[] = [...FAULT_KINDS, ...ADMIN_KINDS];
@@ -86,10 +108,21 @@ export type FaultTarget =
   /** Scenarios: the partition's preferred primary (the first of its replicas in the partition map of the moment). */
   | { role: 'preferred'; store: string; partition: number }
   /** Scenarios: the node an earlier fault bound to `name` (its `bind`). */
-  | { role: 'bound'; name: string };
+  | { role: 'bound'; name: string }
+  /**
+   * Membership (issue 14): a running node outside the member set (a spare, or a node that left),
+   * from the leader's metadata `members`; a `join` goes to it.
+   */
+  | { role: 'outside' }
+  /**
+   * Membership: a member a `leave` may drain: one whose leaving keeps at least the cluster's
+   * voter count of members (the node that joined last first, else a voter; see
+   * {@link leaveCandidates}).
+   */
+  | { role: 'member' };
 
 /** Every target role, in a fixed order (validation messages). */
-export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'heir', 'catching-up', 'failback', 'same', 'active-over', 'active-of', 'preferred', 'bound'];
+export const TARGET_ROLES: readonly FaultTarget['role'][] = ['node', 'leader', 'random', 'active', 'replica', 'heir', 'catching-up', 'failback', 'same', 'active-over', 'active-of', 'preferred', 'bound', 'outside', 'member'];
 
 /**
  * Events a fault can wait for before it starts (after its `atMs`):
@@ -175,7 +208,7 @@ export interface PlannedFault {
    * with its own bind/except.
    */
   peer?: { target: FaultTarget; bind?: string; except?: string[] };
-  /** handoff / regenerate: the partition. For a handoff the target is the node it is handed to. */
+  /** handoff / regenerate: the partition. For a handoff the target is the node it is handed to (join / leave: the node joining or leaving; rebalance: none, `leader`). */
   admin?: { store: string; partition: number };
 }
 
@@ -369,8 +402,10 @@ export interface FaultSelection {
 
 /**
  * Parses FAULTS: a comma-separated list of kinds (`kill,stop,pause,partition,power,clock,
- * client-cut`; spaces allowed; repeats ignored) drawn by the default mix, `all` for every kind,
- * `none` for a run without faults, or `preset:<name>` for a named mix with its own kinds.
+ * client-cut`, and `membership` for join, leave and rebalance, or those three by name; spaces
+ * allowed; repeats ignored) drawn by the default mix, `all` for every kind but the membership
+ * changes (they need a spare node: name `membership` to add them), `none` for a run without
+ * faults, or `preset:<name>` for a named mix with its own kinds.
  * @throws ScheduleError for an empty list, an unknown kind or an unknown preset (one line naming it and the choices).
  */
 export function parseFaults(text: string): FaultSelection {
@@ -384,9 +419,11 @@ export function parseFaults(text: string): FaultSelection {
   return { kinds: parseFaultKinds(text), preset: 'random' };
 }
 
+const KIND_CHOICES = `${FAULT_KINDS.join(', ')}, membership (${MEMBERSHIP_KINDS.join(', ')})`;
+
 /**
  * Parses a FAULTS list of kinds (no preset): see {@link parseFaults}. Returns the kinds in
- * {@link FAULT_KINDS} order.
+ * {@link SELECTABLE_KINDS} order.
  * @throws ScheduleError for an empty list or an unknown kind.
  */
 export function parseFaultKinds(text: string): FaultKind[] {
@@ -394,17 +431,21 @@ export function parseFaultKinds(text: string): FaultKind[] {
     .split(',')
     .map((p) => p.trim().toLowerCase())
     .filter((p) => p.length > 0);
-  if (parts.length === 0) throw new ScheduleError(`FAULTS is empty: give a comma-separated list of ${FAULT_KINDS.join(', ')} (or all, none, preset:<name>)`);
+  if (parts.length === 0) throw new ScheduleError(`FAULTS is empty: give a comma-separated list of ${KIND_CHOICES} (or all, none, preset:<name>)`);
   if (parts.length === 1 && parts[0] === 'none') return [];
   if (parts.length === 1 && parts[0] === 'all') return [...FAULT_KINDS];
   const set = new Set<FaultKind>();
   for (const p of parts) {
-    if (!(FAULT_KINDS as readonly string[]).includes(p)) {
-      throw new ScheduleError(`FAULTS: unknown fault kind "${p}" (choose from ${FAULT_KINDS.join(', ')}, or all, none, preset:<name>)`);
+    if (p === 'membership') {
+      for (const k of MEMBERSHIP_KINDS) set.add(k);
+      continue;
+    }
+    if (!(SELECTABLE_KINDS as readonly string[]).includes(p)) {
+      throw new ScheduleError(`FAULTS: unknown fault kind "${p}" (choose from ${KIND_CHOICES}, or all, none, preset:<name>)`);
     }
     set.add(p as FaultKind);
   }
-  return FAULT_KINDS.filter((k) => set.has(k));
+  return SELECTABLE_KINDS.filter((k) => set.has(k));
 }
 
 // ------------------------------------------------------------------ durations
@@ -853,7 +894,7 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const presetName = opts.preset ?? 'random';
   if (!(PRESET_NAMES as readonly string[]).includes(presetName)) throw new ScheduleError(`unknown preset "${presetName}"`);
   const preset = PRESETS[presetName];
-  const kinds = FAULT_KINDS.filter((k) => opts.kinds.includes(k));
+  const kinds = SELECTABLE_KINDS.filter((k) => opts.kinds.includes(k));
   if (kinds.includes('partition') && opts.nodeCount < 2) throw new ScheduleError('partition faults need at least 2 nodes');
   const beyondBudget = opts.beyondBudget === true;
   const schedule: Schedule = {
@@ -974,7 +1015,85 @@ export function planSchedule(opts: PlanOptions): Schedule {
     place(schedule, [step], evictAt, opts.durationMs);
     fill(evictAt + evictLen + draw(rng, c.D.calm), opts.durationMs);
   }
+  // membership changes on their own seeded track: a schedule without them is unchanged by them
+  schedule.faults.push(...planMembership(opts.seed, opts.durationMs, kinds, schedule.faults.length));
   return inStartOrder(schedule);
+}
+
+/** Membership changes: the first comes this long into the phase, ms. */
+export const MEMBERSHIP_FIRST_MS: Range = { lo: 20_000, hi: 40_000 };
+/** Membership changes: the gap between two, ms (one every 60-90 s: a 10-minute run has several joins and leaves). */
+export const MEMBERSHIP_GAP_MS: Range = { lo: 60_000, hi: 90_000 };
+/** Membership changes: none is planned later than this before the phase ends (the move runs in the faults that follow), ms. */
+export const MEMBERSHIP_TAIL_MS = 15_000;
+
+/**
+ * The membership changes of a random schedule (issue 14), on a track of their own (a PRNG derived
+ * from the seed, so the other faults of a seed do not change when membership is selected): the
+ * first at 20-40 s, then one every 60-90 s, none later than {@link MEMBERSHIP_TAIL_MS} before the
+ * phase ends. Among the selected membership kinds they cycle join, leave, join, leave, rebalance:
+ * a join brings a node outside the member set in (target `outside`: the spare, or the node that
+ * left last), the leave that follows drains a member (target `member`: the executor keeps at
+ * least the voters' count of members, {@link leaveCandidates}), and the next join brings it back;
+ * so the member count never goes below where it started. Admin requests last 0 ms.
+ *
+ * A move under a fault (where field losses happened: moves that dropped the writes made during the
+ * move): half of the joins and leaves, when a crash kind is selected, are followed 1-4 s after the
+ * request by a short crash (1-3 s down) of the node a move is most fragile at: after a join, the
+ * active owner of a partition the joining node replicates without owning it yet (`active-over`:
+ * the old owner mid-move); after a leave, the leaving node itself, mid-drain (`same`).
+ * @param base index of the first returned fault in the schedule (the crashes refer to their request by index)
+ * @returns the planned changes (and crashes), in start order (empty when no membership kind is selected).
+ */
+export function planMembership(seed: number, durationMs: number, kinds: readonly FaultKind[], base = 0): PlannedFault[] {
+  const cycle = (['join', 'leave', 'join', 'leave', 'rebalance'] as const).filter((k) => kinds.includes(k));
+  if (cycle.length === 0) return [];
+  const crash = kinds.includes('kill') ? 'kill' : kinds.includes('stop') ? 'stop' : null;
+  const rng = createPrng(deriveSeed(seed, 0x6d656d62)); // "memb"
+  const out: PlannedFault[] = [];
+  let at = draw(rng, MEMBERSHIP_FIRST_MS);
+  for (let i = 0; at <= durationMs - MEMBERSHIP_TAIL_MS; i++) {
+    const kind = cycle[i % cycle.length];
+    const target: FaultTarget = kind === 'join' ? { role: 'outside' } : kind === 'leave' ? { role: 'member' } : { role: 'leader' };
+    const index = base + out.length;
+    out.push({ kind, target, atMs: at, durationMs: 0 });
+    const delayMs = rng.int(1_000, 4_000);
+    const downMs = rng.int(1_000, 3_000);
+    if (crash && kind !== 'rebalance' && rng.chance(0.5) && at + delayMs + downMs <= durationMs) {
+      out.push({
+        kind: crash,
+        target: kind === 'join' ? { role: 'active-over', fault: index } : { role: 'same', fault: index },
+        atMs: at,
+        durationMs: downMs,
+        // the request may be refused for 30 s (gateWaitMs) before it goes through; never without it
+        after: { event: 'started', fault: index, delayMs, waitMs: 35_000, onMiss: 'skip' },
+      });
+    }
+    at += draw(rng, MEMBERSHIP_GAP_MS);
+  }
+  return out;
+}
+
+/** One entry of the member set (the leader's metadata `members`, issue 14). */
+export interface MemberEntry {
+  id: string;
+  state: 'joining' | 'member' | 'leaving';
+}
+
+/**
+ * The members a `leave` may drain now, best first: only when no change is pending (every entry
+ * `member`) and the member set keeps at least `minMembers` (>= 1; the harness passes the voters'
+ * count) after it; the nodes that joined (latest first, from `joined`, the harness's record of its
+ * own joins) come before the others, which keep config order.
+ * @returns [] when no leave is possible now.
+ */
+export function leaveCandidates(members: readonly MemberEntry[], minMembers: number, joined: readonly string[]): string[] {
+  const min = Math.max(1, minMembers);
+  if (members.some((m) => m.state !== 'member')) return [];
+  if (members.length - 1 < min) return [];
+  const ids = members.map((m) => m.id);
+  const late = [...joined].reverse().filter((n, i, a) => ids.includes(n) && a.indexOf(n) === i);
+  return [...late, ...ids.filter((n) => !late.includes(n))];
 }
 
 /**
@@ -1040,6 +1159,8 @@ export function describeTarget(t: FaultTarget): string {
     case 'random':
     case 'catching-up':
     case 'failback':
+    case 'outside':
+    case 'member':
       return t.role;
     case 'node':
       return `node:${t.node}`;
@@ -1092,6 +1213,8 @@ function parseTarget(v: unknown, where: string, index: number, bound: ReadonlySe
     case 'random':
     case 'catching-up':
     case 'failback':
+    case 'outside':
+    case 'member':
       onlyKeys(v, ['role'], where);
       return { role: v.role };
     case 'node':
@@ -1164,8 +1287,8 @@ function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], duration
     out.name = f.name;
   }
   if (f.except !== undefined) out.except = names(f.except, `${where}.except`, bound);
-  if (f.admin !== undefined || admin) {
-    if (!admin) bad(`${where}: admin is only for ${ADMIN_KINDS.join(' and ')} faults`);
+  if (f.admin !== undefined || (admin && !isMembershipKind(kind))) {
+    if (!admin || isMembershipKind(kind)) bad(`${where}: admin is only for handoff and regenerate faults`);
     if (!isObj(f.admin)) bad(`${where}.admin must be an object { store, partition }`);
     onlyKeys(f.admin, ['store', 'partition'], `${where}.admin`);
     if (typeof f.admin.store !== 'string' || f.admin.store.length === 0) bad(`${where}.admin.store must be a store name`);

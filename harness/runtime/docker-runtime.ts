@@ -1,7 +1,7 @@
 import { validateClusterConfig, type ClusterConfig, type NodeConfig } from '../../nodes/cluster-config.js';
 import { DockerNodes, type ContainerSpec, type DockerNodesOptions } from './docker-nodes.js';
 import { CLOCK_EFFECT_MS, ClockFiles, CONTAINER_CLOCK_DIR, checkClockSetting, faketimeEnv, IMAGE_LIBFAKETIME, type ClockMode, type ClockSetting } from './faketime.js';
-import type { ClusterStartOptions, NodeEndpoint, Runtime } from './runtime.js';
+import { nodeRoleFields, type ClusterStartOptions, type NodeEndpoint, type Runtime } from './runtime.js';
 
 /** Where the cluster config is written inside every node container. */
 export const CONTAINER_CONFIG_PATH = '/etc/zaris-certify/cluster.json';
@@ -80,7 +80,7 @@ export class DockerRuntime extends DockerNodes implements Runtime {
           clientPort: DOCKER_CLIENT_PORT,
           clusterPort: DOCKER_CLUSTER_PORT,
           metricsPort: DOCKER_METRICS_PORT,
-          preferredPrimary: preferredPrimaries === undefined ? true : preferredPrimaries.includes(id),
+          ...nodeRoleFields({ nodeIds: opts.nodeIds, spares: opts.spares, preferredPrimaries }, id),
         })),
       });
       if (opts.clockModes) {

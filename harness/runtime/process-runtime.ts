@@ -6,7 +6,7 @@ import { validateClusterConfig, type ClusterConfig } from '../../nodes/cluster-c
 import { distPath } from '../dist-path.js';
 import { CLOCK_EFFECT_MS, ClockFiles, checkClockSetting, faketimeEnv, findHostLibfaketime, hostClockFaultsUnavailable, type ClockMode, type ClockSetting } from './faketime.js';
 import { IptablesPartitioner } from './iptables.js';
-import type { ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from './runtime.js';
+import { nodeRoleFields, type ClusterStartOptions, type Grudge, type NodeEndpoint, type Runtime } from './runtime.js';
 
 /** Where a node listens for clients in the process runtime (one loopback address per node). */
 export const PROCESS_CLIENT_PORT = 7100;
@@ -111,7 +111,7 @@ export class ProcessRuntime implements Runtime {
         clientPort: PROCESS_CLIENT_PORT,
         clusterPort: PROCESS_CLUSTER_PORT,
         metricsPort: PROCESS_METRICS_PORT,
-        preferredPrimary: preferred ? preferred.includes(id) : true,
+        ...nodeRoleFields({ nodeIds: o.nodeIds, spares: o.spares, preferredPrimaries: preferred }, id),
       })),
     };
     delete (raw as { preferredPrimaries?: unknown }).preferredPrimaries;

@@ -29,6 +29,13 @@ export interface ClusterStartOptions {
   nodeIds: string[];
   /** Everything of the config except where nodes listen. */
   template: Omit<ClusterConfig, 'nodes'> & { preferredPrimaries?: string[] };
+  /**
+   * Spare nodes (issue 14), among `nodeIds`: each is written into the cluster config with
+   * `"spare": true` and `preferredPrimary: false` (outside the member set at start: no copy, no
+   * partition of its own, never a voter; it takes copies once it joins). Started, killed, paused
+   * and cut like every node. Default none.
+   */
+  spares?: readonly string[];
   /** Extra environment for the node processes. */
   env?: Record<string, string>;
   /**
@@ -100,4 +107,20 @@ export interface Runtime extends FaultRuntime {
   readonly config: ClusterConfig;
   /** Where the harness connects to a node's client port. */
   clientEndpoint(nodeId: string): NodeEndpoint;
+}
+
+/**
+ * The role fields of one node's cluster-config entry (issue 14): a spare (`o.spares`) is
+ * `{ preferredPrimary: false, spare: true }`; any other node is a preferred primary unless
+ * `preferredPrimaries` names others. The runtimes (process, docker) write these into the config.
+ * @throws Error (one line) when a spare is not one of `nodeIds` or is also named a preferred primary.
+ */
+export function nodeRoleFields(o: Pick<ClusterStartOptions, 'nodeIds' | 'spares'> & { preferredPrimaries?: readonly string[] }, id: string): { preferredPrimary: boolean; spare?: true } {
+  const spares = o.spares ?? [];
+  for (const s of spares) if (!o.nodeIds.includes(s)) throw new Error(`spare node "${s}" is not one of the nodes (${o.nodeIds.join(', ')})`);
+  if (spares.includes(id)) {
+    if (o.preferredPrimaries?.includes(id)) throw new Error(`spare node "${id}" cannot be a preferred primary`);
+    return { preferredPrimary: false, spare: true };
+  }
+  return { preferredPrimary: o.preferredPrimaries === undefined ? true : o.preferredPrimaries.includes(id) };
 }

@@ -7,7 +7,7 @@ import type { FaultTarget, FaultTrigger } from '../nemesis/schedule.js';
  *
  *   target := base [other than NAME {, NAME}] [as NAME]
  *   base   := leader | random | node <id> | active of <store>/<p> | replica of <store>/<p>
- *           | preferred primary of <store>/<p> | catching-up | NAME
+ *           | preferred primary of <store>/<p> | catching-up | outside | member | NAME
  *   after  := caught-up <node|NAME> | promoted <store>/<p>
  *           | handoff-started [<store>/<p>] [to <node|NAME>] | suspected <node|NAME>
  *           | step <name> ended | step <name> started
@@ -38,7 +38,7 @@ const NAME = /^[A-Za-z][A-Za-z0-9_-]{0,39}$/;
 const NODE_ID = /^n[0-9]+$/;
 
 /** The roles, for error messages. */
-export const ROLE_HELP = 'leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, or a name bound earlier with "as NAME"';
+export const ROLE_HELP = 'leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, outside (a node outside the member set), member (a member that may leave), or a name bound earlier with "as NAME"';
 /** The events, for error messages. */
 export const EVENT_HELP = 'caught-up <node>, promoted <store>/<p>, handoff-started [<store>/<p>] [to <node>], suspected <node>, step <name> ended, step <name> started';
 
@@ -91,7 +91,7 @@ export function parseTarget(text: string, ctx: RoleContext): ParsedTarget | stri
   const words = rest.split(' ');
   const partOf = (w: string): { store: string; partition: number } | string => parsePartitionRef(w, ctx);
   let target: FaultTarget;
-  if (rest === 'leader' || rest === 'random' || rest === 'catching-up') target = { role: rest };
+  if (rest === 'leader' || rest === 'random' || rest === 'catching-up' || rest === 'outside' || rest === 'member') target = { role: rest };
   else if (words[0] === 'node' && words.length === 2) {
     const r = parseNodeRef(words[1], ctx);
     if (typeof r === 'string') return r;

@@ -8,7 +8,7 @@ export const SIGNED_DURATION_PATTERN = '^[+-]?[0-9]+(\\.[0-9]+)?(ms|s|m|h)$';
 export const NAME_PATTERN = '^[A-Za-z][A-Za-z0-9_-]{0,39}$';
 
 /** The fault kinds a step can be (harness/nemesis/schedule.ts FAULT_KINDS and ADMIN_KINDS). */
-export const STEP_FAULTS = ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut', 'handoff', 'regenerate'] as const;
+export const STEP_FAULTS = ['kill', 'stop', 'pause', 'partition', 'power', 'clock', 'client-cut', 'handoff', 'regenerate', 'join', 'leave', 'rebalance'] as const;
 /** The allowed-loss classes an expectation may let appear (history-format.md v2). */
 export const ALLOWED_CLASSES = ['rf1', 'async-ack', 'beyond-budget'] as const;
 /** The verdicts a scenario may expect. */
@@ -33,6 +33,7 @@ export const SCENARIO_SCHEMA = {
   properties: {
     name: { type: 'string', pattern: NAME_PATTERN },
     nodes: { enum: [3, 5] },
+    spares: { type: 'integer', minimum: 0, maximum: 3 },
     stores: {
       type: 'array',
       minItems: 1,

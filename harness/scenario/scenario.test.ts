@@ -85,7 +85,7 @@ describe('scenario files (harness/scenario)', () => {
     const step = (extra: string): string => `nodes: 3\nexpect: CERTIFIED\nsteps:\n  - name: s1\n    fault: kill\n    target: leader as L\n    duration: 2s\n  - name: s2\n${extra}`;
     const cases: Array<[string, string]> = [
       // an unknown role
-      [step('    fault: kill\n    target: follower of sync3/0\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), target: unknown role "follower of sync3/0" (roles: leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, or a name bound earlier with "as NAME")'],
+      [step('    fault: kill\n    target: follower of sync3/0\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), target: unknown role "follower of sync3/0" (roles: leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, outside (a node outside the member set), member (a member that may leave), or a name bound earlier with "as NAME")'],
       // a step after an unknown event
       [step('    fault: kill\n    target: L\n    after: restarted L\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), after: unknown event "restarted L" (events: caught-up <node>, promoted <store>/<p>, handoff-started [<store>/<p>] [to <node>], suspected <node>, step <name> ended, step <name> started)'],
       // after a step that is not written above
@@ -94,11 +94,11 @@ describe('scenario files (harness/scenario)', () => {
       [step('    fault: kill\n    target: L\n    duration: -3s\n'), 'scenario bad.yaml: step "s2" (#2), duration: must be a duration of zero or more, such as 500ms, 12s or 2m, got "-3s"'],
       [step('    fault: kill\n    target: L\n    duration: 0s\n'), 'scenario bad.yaml: step "s2" (#2), duration: must be above zero, got "0s"'],
       // a name not bound before
-      [step('    fault: kill\n    target: B\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), target: unknown role "B": not a role, nor a name bound by an earlier step (roles: leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, or a name bound earlier with "as NAME")'],
+      [step('    fault: kill\n    target: B\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), target: unknown role "B": not a role, nor a name bound by an earlier step (roles: leader, random, node <id>, active of <store>/<p>, replica of <store>/<p>, preferred primary of <store>/<p>, catching-up, outside (a node outside the member set), member (a member that may leave), or a name bound earlier with "as NAME")'],
       [step('    fault: pause\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), target: missing (who the fault hits, e.g. "active of sync3/0 as A")'],
       [step('    fault: kill\n    target: L\n    duration: 2s\n    clock: { jump: 3s }\n'), 'scenario bad.yaml: step "s2" (#2), clock: only for clock faults'],
       [step('    fault: kill\n    target: L\n    duration: 2s\n    colour: red\n'), 'scenario bad.yaml: step "s2" (#2): unknown field "colour"'],
-      [step('    fault: explode\n    target: L\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), fault: must be one of "kill", "stop", "pause", "partition", "power", "clock", "client-cut", "handoff", "regenerate", got "explode"'],
+      [step('    fault: explode\n    target: L\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), fault: must be one of "kill", "stop", "pause", "partition", "power", "clock", "client-cut", "handoff", "regenerate", "join", "leave", "rebalance", got "explode"'],
       [step('    fault: clock\n    target: L\n    clock: { jump: 1500ms }\n    duration: 2s\n'), 'scenario bad.yaml: step "s2" (#2), clock.jump: must be whole seconds, not zero, within a day, got "1500ms"'],
       [step('    fault: handoff\n    partition: rf1/0\n    to: L\n'), 'scenario bad.yaml: step "s2" (#2), partition: rf1 has one copy: nothing to hand off or keep'],
       [step('    fault: kill\n    target: node n2\n    duration: 2s\n    delay: 1s\n'), 'scenario bad.yaml: step "s2" (#2), delay: only for steps with "after"'],
@@ -164,3 +164,60 @@ describe('scenario files (harness/scenario)', () => {
   });
 });
 
+
+describe('membership steps (issue 14)', () => {
+  it('join / leave name a node (the spare too), rebalance none; one request each; a spare is added by default', () => {
+    const sc = parseScenario(`
+nodes: 3
+expect: CERTIFIED
+steps:
+  - name: in
+    fault: join
+    target: node n4
+    at: 1s
+  - name: out
+    fault: leave
+    target: member as M
+    after: step in ended
+  - name: re
+    fault: rebalance
+    after: step out ended
+    delay: 2s
+  - name: back
+    fault: join
+    target: M
+    after: step re ended
+  - name: hit
+    fault: kill
+    target: node n4
+    at: 1s
+    duration: 2s
+`, 'm.yaml');
+    expect(sc.spares).toBe(1);
+    expect(sc.faults.map((f) => [f.kind, f.target, f.durationMs])).toEqual([
+      ['join', { role: 'node', node: 'n4' }, 0],
+      ['leave', { role: 'member' }, 0],
+      ['rebalance', { role: 'leader' }, 0],
+      ['join', { role: 'bound', name: 'M' }, 0],
+      ['kill', { role: 'node', node: 'n4' }, 2000],
+    ]);
+    expect(sc.faults[1].bind).toBe('M');
+    const s = compileScenario(sc, 3);
+    expect(s.kinds).toEqual(['kill', 'join', 'leave', 'rebalance']);
+    expect(s.nodeCount).toBe(3);
+    expect(scheduleFromJson(scheduleToJson(s))).toEqual(s);
+    // without membership steps there is no spare, so n4 is no node of the cluster; spares: 2 makes n5 one
+    expect(parseScenario('nodes: 3\nexpect: CERTIFIED\nsteps:\n  - fault: kill\n    target: node n1\n    duration: 1s\n').spares).toBe(0);
+    expect(parseScenario('nodes: 3\nspares: 2\nexpect: CERTIFIED\nsteps:\n  - fault: join\n    target: node n5\n').faults[0].target).toEqual({ role: 'node', node: 'n5' });
+  });
+
+  it('refuses what does not fit a membership step, in one line', () => {
+    const head = 'nodes: 3\nexpect: CERTIFIED\nsteps:\n';
+    expect(errorOf(`${head}  - fault: rebalance\n    target: node n1\n`)).toBe('scenario bad.yaml: step (#1), target: only for faults on a node (a handoff names its node with "to", a regeneration or rebalance none)');
+    expect(errorOf(`${head}  - fault: join\n    target: node n4\n    duration: 2s\n`)).toBe('scenario bad.yaml: step (#1), duration: only for faults that last (a handoff, regeneration, join, leave or rebalance is one request)');
+    expect(errorOf(`${head}  - fault: leave\n    partition: sync3/0\n    target: node n1\n`)).toBe('scenario bad.yaml: step (#1), partition: only for handoff and regenerate');
+    expect(errorOf(`${head}  - fault: join\n`)).toMatch(/^scenario bad.yaml: step \(#1\), target: missing/);
+    expect(errorOf(`${head}  - fault: join\n    target: node n5\n`)).toBe('scenario bad.yaml: step (#1), target: node n5 is not in a 4-node cluster (n1..n4)');
+    expect(errorOf('nodes: 3\nspares: 4\nexpect: CERTIFIED\nsteps:\n  - fault: rebalance\n')).toMatch(/^scenario bad.yaml: spares/);
+  });
+});

@@ -7,7 +7,7 @@ import type { ErrorObject, ValidateFunction } from 'ajv';
 import type { SelfTestBug, StoreConfig } from '../../nodes/cluster-config.js';
 import { DEFAULT_TIMING } from '../../nodes/cluster-config.js';
 import { UsageError } from '../usage-error.js';
-import { ALL_FAULT_KINDS, canonicalJson, SCHEDULE_FORMAT, type FaultKind, type FaultTarget, type FaultTrigger, type PlannedFault, type Schedule } from '../nemesis/schedule.js';
+import { ALL_FAULT_KINDS, canonicalJson, isMembershipKind, SCHEDULE_FORMAT, type FaultKind, type FaultTarget, type FaultTrigger, type PlannedFault, type Schedule } from '../nemesis/schedule.js';
 import { parseAfter, parsePartitionRef, parseTarget, type ParsedTarget, type RoleContext } from './roles.js';
 import { ALLOWED_CLASSES, SCENARIO_SCHEMA, VERDICTS } from './scenario-schema.js';
 
@@ -46,6 +46,11 @@ export interface Scenario {
   /** The file it came from ('' when parsed from text). */
   file: string;
   nodes: 3 | 5;
+  /**
+   * Spare nodes started beside the cluster (issue 14): n<nodes+1>..; outside the member set at
+   * start, for join / leave steps. Default 1 when the scenario has membership steps, else 0.
+   */
+  spares: number;
   stores: StoreConfig[];
   expect: Expectation;
   seed?: number;
@@ -159,7 +164,10 @@ export function parseScenario(text: string, file = ''): Scenario {
   if (err) fail(schemaMessage(doc as Obj, err));
   const d = doc as Obj;
   const nodes = d.nodes as 3 | 5;
-  const nodeIds = Array.from({ length: nodes }, (_, i) => `n${i + 1}`);
+  const stepsRaw = d.steps as Obj[];
+  const spares = typeof d.spares === 'number' ? d.spares : stepsRaw.some((st) => isMembershipKind(String(st.fault))) ? 1 : 0;
+  // the spares are nodes too: steps name them (join n4), and faults may hit them
+  const nodeIds = Array.from({ length: nodes + spares }, (_, i) => `n${i + 1}`);
   const stores: StoreConfig[] = ((d.stores as unknown[] | undefined) ?? ['sync3', 'async3', 'rf1']).map((s) => (typeof s === 'string' ? { ...NAMED_STORES[s] } : { ...(s as Omit<StoreConfig, 'segments'>), segments: 64 }));
   if (new Set(stores.map((s) => s.name)).size !== stores.length) fail('stores: a store is named twice');
   for (const s of stores) if (s.replicationFactor > nodes) fail(`stores: ${s.name} has replication factor ${s.replicationFactor}, above the ${nodes} nodes`);
@@ -180,6 +188,7 @@ export function parseScenario(text: string, file = ''): Scenario {
     const only = (field: string, ok: boolean, what: string): void => {
       if (st[field] !== undefined && !ok) fail(`${at(field)}: only for ${what}`);
     };
+    const membership = isMembershipKind(kind);
     const admin = kind === 'handoff' || kind === 'regenerate';
     only('topology', kind === 'partition', 'partition faults');
     only('flap', kind === 'partition', 'partition faults');
@@ -189,12 +198,12 @@ export function parseScenario(text: string, file = ''): Scenario {
     only('count', kind === 'power', 'power faults');
     only('partition', admin, 'handoff and regenerate');
     only('to', kind === 'handoff', 'handoff');
-    only('target', kind !== 'regenerate' && kind !== 'handoff', 'faults on a node (a handoff names its node with "to", a regeneration none)');
-    only('duration', !admin, 'faults that last (a handoff or regeneration is one request)');
+    only('target', kind !== 'regenerate' && kind !== 'handoff' && kind !== 'rebalance', 'faults on a node (a handoff names its node with "to", a regeneration or rebalance none)');
+    only('duration', !admin && !membership, 'faults that last (a handoff, regeneration, join, leave or rebalance is one request)');
     only('delay', st.after !== undefined, 'steps with "after"');
     only('wait', st.after !== undefined, 'steps with "after"');
-    const durationMs = admin ? 0 : st.duration === undefined ? fail(`${at('duration')}: missing (how long the fault lasts, e.g. 12s)`) : durationOf(st.duration as string);
-    if (!admin && durationMs < 1) fail(`${at('duration')}: must be above zero, got ${JSON.stringify(st.duration)}`);
+    const durationMs = admin || membership ? 0 : st.duration === undefined ? fail(`${at('duration')}: missing (how long the fault lasts, e.g. 12s)`) : durationOf(st.duration as string);
+    if (!admin && !membership && durationMs < 1) fail(`${at('duration')}: must be above zero, got ${JSON.stringify(st.duration)}`);
     const parseT = (field: string, text: unknown): ParsedTarget => {
       if (typeof text !== 'string') return fail(`${at(field)}: missing (who the fault hits, e.g. "active of sync3/0 as A")`);
       const r = parseTarget(text, roleCtx());
@@ -202,7 +211,12 @@ export function parseScenario(text: string, file = ''): Scenario {
     };
     const f: PlannedFault = { kind, target: { role: 'random' }, atMs: st.at === undefined ? 0 : durationOf(st.at as string), durationMs, name };
     let main: ParsedTarget | null = null;
-    if (admin) {
+    if (kind === 'rebalance') {
+      f.target = { role: 'leader' };
+    } else if (membership) {
+      // join / leave: a node (node n4, outside, member, a bound name, any role)
+      main = parseT('target', st.target);
+    } else if (admin) {
       if (st.partition === undefined) fail(`${at('partition')}: missing (which partition, e.g. sync3/0)`);
       const p = parsePartitionRef(st.partition as string, roleCtx());
       if (typeof p === 'string') fail(`${at('partition')}: ${p}`);
@@ -289,6 +303,7 @@ export function parseScenario(text: string, file = ''): Scenario {
     name: typeof d.name === 'string' ? d.name : base || 'scenario',
     file,
     nodes,
+    spares,
     stores,
     expect,
     ...(typeof d.seed === 'number' ? { seed: d.seed } : {}),

@@ -37,6 +37,13 @@ export class FakeCluster implements Runtime, ClusterProbe {
   suspects: string[] = [];
   /** admin requests refused before one is accepted */
   refuseAdmin = 0;
+  /**
+   * The member set (snapshot `members`, issue 14) the fake keeps: `join <n>` admits n at once,
+   * `leave <n>` removes it (refused for the last member), `rebalance` changes nothing; null: the
+   * fake reports no member set (a store without membership changes).
+   */
+  members: Array<{ id: string; state: 'joining' | 'member' | 'leaving' }> | null = null;
+  membersVersion = 1;
   /** extra partitions reported unhealthy whatever happens */
   stuck = false;
   /** also report an RF1 partition on every node (store rf1, partition i on node i) */
@@ -163,7 +170,13 @@ export class FakeCluster implements Runtime, ClusterProbe {
       });
     }
     const leader = this.leaderId !== null && this.state.get(this.leaderId) === 'up' ? this.leaderId : null;
-    return { leader, answered: this.ids.filter((n) => this.state.get(n) === 'up' && !this.cut.includes(n)), partitions, suspected: [...this.suspects] };
+    return {
+      leader,
+      answered: this.ids.filter((n) => this.state.get(n) === 'up' && !this.cut.includes(n)),
+      partitions,
+      suspected: [...this.suspects],
+      ...(this.members ? { members: { version: this.membersVersion, members: this.members.map((m) => ({ ...m })) } } : {}),
+    };
   }
   /** Admin requests: a handoff of sync3/i moves the active at once; `refuseAdmin` refusals first. */
   async admin(command: string): Promise<{ ok: boolean; message: string; status: string }> {
@@ -174,6 +187,15 @@ export class FakeCluster implements Runtime, ClusterProbe {
     }
     const m = /^handoff sync3\/(\d+) to (n\d+)$/.exec(command);
     if (m) this.active.set(Number(m[1]), m[2]);
+    const j = /^(join|leave) (n\d+)$/.exec(command);
+    if (j && this.members) {
+      const listed = this.members.some((x) => x.id === j[2]);
+      if (j[1] === 'join' && listed) return { ok: false, message: `join: ${j[2]} is already a member`, status: 'Unavailable' };
+      if (j[1] === 'leave' && !listed) return { ok: false, message: `leave: ${j[2]} is not a member`, status: 'Unavailable' };
+      if (j[1] === 'leave' && this.members.length === 1) return { ok: false, message: `leave: ${j[2]} is the last member holding copies`, status: 'Unavailable' };
+      this.members = j[1] === 'join' ? [...this.members, { id: j[2], state: 'member' }] : this.members.filter((x) => x.id !== j[2]);
+      this.membersVersion++;
+    }
     return { ok: true, message: 'proposed', status: 'Ok' };
   }
   /** The active of partition i now (the fake's own state). */
