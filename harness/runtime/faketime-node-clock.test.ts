@@ -93,5 +93,7 @@ describe.skipIf(noClock !== null)(noClock ? `the node clock under clock-rate fau
     expect(n.endDriftMs).toBeLessThan(2_000 + 1_500);
     // the control: a reader of the monotonic clock alone is thrown back or stalls by seconds
     expect(Math.max(b.maxBackMs, b.maxGapMs)).toBeGreaterThan(1_000);
-  }, 30_000);
+    // ~21.5 s alone (12 s of the fault's own sleeps, then the readers' 13 s of faked time); 30 s
+    // ran out once under the full suite's load on 2 cores (make test, 1 December)
+  }, 60_000);
 });
