@@ -1,13 +1,12 @@
 import { voterIds, type ClusterConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
-import { DEFAULT_SEGMENT_LOG_CAP, PartitionData } from './partition-data.js';
 import { handleAdmin, type AdminAnswer, type AdminContext } from './node-admin.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role } from './core/election.js';
 import { RuntimeMapLeader } from './core/runtime-map-leader.js';
 import { buildMetadata, type MetadataDoc } from './core/metadata.js';
-import { readLeased, type LocalPartition } from './core/partition-state.js';
+import { newLocalPartition, readLeased, type LocalPartition } from './core/partition-state.js';
 import { REPLICA_READ_LEASE_MS, Replication } from './core/replication.js';
 import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
 import { MembershipRole } from './core/membership-role.js';
@@ -91,7 +90,6 @@ export class NodeCore {
   /** The member set, its consensus, and as leader the migrations (core/membership-role.ts). */
   readonly membership: MembershipRole;
   private readonly parts = new Map<string, LocalPartition>();
-  private readonly pkeysByStore = new Map<string, string[]>();
   private readonly nPartitions: number;
 
   /** Terms, votes, the rejoin rule, the quorum and owner leases (core/election.ts). */
@@ -283,29 +281,8 @@ export class NodeCore {
     });
     this.peers = this.fd.peers;
     for (const a of assignAll(config)) {
-      const pkey = `${a.store}/${a.partition}`;
-      const store = config.stores.find((s) => s.name === a.store)!;
-      this.parts.set(pkey, {
-        pkey,
-        store,
-        partition: a.partition,
-        segments: a.segments,
-        data: new PartitionData(a.segments, DEFAULT_SEGMENT_LOG_CAP, config.selfTestBug === 'catchup-skips-last-op'),
-        followTag: '',
-        resumeTag: '',
-        resyncWanted: false,
-        lastRepAt: -Infinity,
-        syncRequestedAt: -Infinity,
-        mapVersion: 0,
-        droppedAt: -Infinity,
-        act: null,
-        recoveredAtEpoch: -1,
-        recoveredSentAt: -Infinity,
-        readLease: null,
-      });
-      const list = this.pkeysByStore.get(a.store) ?? [];
-      list.push(pkey);
-      this.pkeysByStore.set(a.store, list);
+      const lp = newLocalPartition(a, config);
+      this.parts.set(lp.pkey, lp);
     }
     this.el.resetElectionDeadline();
   }

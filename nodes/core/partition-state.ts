@@ -1,7 +1,8 @@
 import type { ClusterConfig, StoreConfig } from '../cluster-config.js';
 import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { ClientResponse, Op } from '../client-protocol.js';
-import type { PartitionData, ReplicatedOp } from '../partition-data.js';
+import { DEFAULT_SEGMENT_LOG_CAP, PartitionData, type ReplicatedOp } from '../partition-data.js';
+import type { PartitionAssignment } from '../partitioning.js';
 
 /**
  * What every part of a node reads of it: its identity, its configuration, its partitions and the
@@ -136,5 +137,31 @@ export function newActiveState(tag: string, activeSince: number, inherited: Memb
     handoffReady: false,
     inherited,
     inheritUntil,
+  };
+}
+
+/**
+ * A node's copy of one partition at its start: empty, following no tenure, no map version yet
+ * (the first committed entry sets it), not active. The copy's op log keeps DEFAULT_SEGMENT_LOG_CAP
+ * ops per segment; the self-test bug `catchup-skips-last-op` is wired into it here.
+ */
+export function newLocalPartition(a: PartitionAssignment, config: ClusterConfig): LocalPartition {
+  return {
+    pkey: `${a.store}/${a.partition}`,
+    store: config.stores.find((s) => s.name === a.store)!,
+    partition: a.partition,
+    segments: a.segments,
+    data: new PartitionData(a.segments, DEFAULT_SEGMENT_LOG_CAP, config.selfTestBug === 'catchup-skips-last-op'),
+    followTag: '',
+    resumeTag: '',
+    resyncWanted: false,
+    lastRepAt: -Infinity,
+    syncRequestedAt: -Infinity,
+    mapVersion: 0,
+    droppedAt: -Infinity,
+    act: null,
+    recoveredAtEpoch: -1,
+    recoveredSentAt: -Infinity,
+    readLease: null,
   };
 }
