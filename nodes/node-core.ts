@@ -183,32 +183,11 @@ export class NodeCore {
     const core = this;
     // what the data path and replication both read: identity, configuration, partitions, maps
     const shared = { id, inc, me: { node: id, inc }, config, env, parts: this.parts, accepted: this.accepted, committed: this.committed, counters: this.counters };
-    this.dp = new DataPath({
-      ...shared,
-      nPartitions: this.nPartitions,
-      get leaseUntil() {
-        return core.leaseUntil;
-      },
-      readLeased,
-    });
+    this.dp = new DataPath({ ...shared, el: this.el, nPartitions: this.nPartitions, readLeased });
     this.rep = new Replication({
       ...shared,
-      get term() {
-        return core.term;
-      },
-      get role() {
-        return core.role;
-      },
-      get leaderId() {
-        return core.leaderId;
-      },
-      get hbSeen() {
-        return core.hbSeen;
-      },
+      el: this.el,
       hasPeer: (node) => this.peers.has(node),
-      get leaseUntil() {
-        return core.leaseUntil;
-      },
       servingState: (lp) => this.dp.servingState(lp),
       activeEntry: (pkey) => this.dp.activeEntry(pkey),
       progressPending: (lp) => this.dp.progressPending(lp),
@@ -240,15 +219,7 @@ export class NodeCore {
       {
         id,
         config,
-        get term() {
-          return core.term;
-        },
-        get isLeader() {
-          return core.role === 'leader';
-        },
-        get leaderId() {
-          return core.leaderId;
-        },
+        el: this.el,
         peerIds: this.peerIds,
         voterPeerIds: new Set(this.voterPeerIds),
         majority: this.majority,
@@ -297,12 +268,6 @@ export class NodeCore {
   }
   private get leaderId(): string | null {
     return this.el.leaderId;
-  }
-  private get leaseUntil(): number {
-    return this.el.leaseUntil;
-  }
-  private get hbSeen(): { term: number; at: number } {
-    return this.el.hbSeen;
   }
 
   /** Current leader term. */

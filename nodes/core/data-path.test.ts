@@ -48,7 +48,7 @@ function node(o: { ackMode: 'sync' | 'async'; rf?: number; bug?: SelfTestBug; le
     committed: new Map([['s/0', entry]]),
     nPartitions: 1,
     counters,
-    leaseUntil: o.leaseUntil ?? 5_000,
+    el: { leaseUntil: o.leaseUntil ?? 5_000 },
     readLeased: (st) => st.ackMode === 'sync' && st.replicationFactor > 1,
   });
   return { dp, lp, answers, counters, clock };

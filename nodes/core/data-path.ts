@@ -6,6 +6,7 @@ import { partitionOfSegment, segmentOf } from '../partitioning.js';
 import type { ReplicatedOp } from '../partition-data.js';
 import { newActiveState, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
 import { REPLICA_READ_LEASE_MS } from './replication.js';
+import type { Election } from './election.js';
 
 /**
  * Versions of tenure `activeSince` start above activeSince x 2^32: strictly above any version an
@@ -27,8 +28,8 @@ export interface DataPathHost extends NodeContext {
   /** Partitions per store (segments group into this many). */
   readonly nPartitions: number;
   readonly counters: { writesAcked: number; writesRefused: number; indeterminate: number; migratingAnswers: number };
-  /** Until when (own clock, ms) this node may act as an active owner (core/election.ts). */
-  readonly leaseUntil: number;
+  /** The node's election: until when (own clock, ms) it may act as an active owner (core/election.ts). */
+  readonly el: Pick<Election, 'leaseUntil'>;
   /** Does the store give its in-sync replicas read leases (sync, RF > 1; seed 004 hedged reads). */
   readLeased(store: StoreConfig): boolean;
 }
@@ -86,8 +87,8 @@ export class DataPath {
     if (e.health !== 'Healthy' && e.health !== 'Degraded') return KvStatus.Unavailable;
     // lease lapsed: probably cut off, maybe already replaced; the client refreshes its map (seed 000)
     const now = this.h.env.now();
-    if (now > this.h.leaseUntil) {
-      if (asyncWrite && this.h.config.selfTestBug === 'stale-owner-acks' && now - this.h.leaseUntil <= STALE_OWNER_BUG_MS) {
+    if (now > this.h.el.leaseUntil) {
+      if (asyncWrite && this.h.config.selfTestBug === 'stale-owner-acks' && now - this.h.el.leaseUntil <= STALE_OWNER_BUG_MS) {
         this.selfTestBugHit('stale-owner-acks', lp.pkey);
         return null;
       }

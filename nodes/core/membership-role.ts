@@ -4,6 +4,7 @@ import type { MemberSet } from '../membership/members.js';
 import { MemberConsensus, initialMemberSet, type MemberBallot, type MemberMsg } from './member-consensus.js';
 import { MigrationDriver } from './migration-driver.js';
 import { RETRY_MS } from './partition-state.js';
+import type { Election } from './election.js';
 
 /** A spare started with `--join` asks the leader to join it (every RETRY_MS until the set has it). */
 export type JoinRequest = { t: 'req-join'; term: number };
@@ -12,9 +13,8 @@ export type JoinRequest = { t: 'req-join'; term: number };
 export interface MembershipHost {
   readonly id: string;
   readonly config: ClusterConfig;
-  readonly term: number;
-  readonly isLeader: boolean;
-  readonly leaderId: string | null;
+  /** The node's election (core/election.ts): its term, role and the leader it follows. */
+  readonly el: Pick<Election, 'term' | 'role' | 'leaderId'>;
   /** Every peer (voters and spares). */
   readonly peerIds: readonly string[];
   readonly voterPeerIds: ReadonlySet<string>;
@@ -89,7 +89,7 @@ export class MembershipRole {
 
   /** Leader, after the round's failover decisions (with a fresh majority): re-propose, migrate, settle. */
   leaderTick(now: number): void {
-    this.consensus.tick(this.h.term, now);
+    this.consensus.tick(this.h.el.term, now);
     this.migration.tick(this.members, now);
     const set = this.members;
     if (this.consensus.pending || !this.migration.settled(set)) return;
@@ -107,14 +107,14 @@ export class MembershipRole {
   tick(now: number): void {
     // asked until listed once: a node that was in the set and left (an operator's leave) stays out
     if (this.wantsJoin && this.consensus.everListed.has(this.h.id)) this.wantsJoin = false;
-    if (!this.wantsJoin || this.h.isLeader || !this.h.leaderId || now - this.lastJoinAsk < RETRY_MS * 4) return;
+    if (!this.wantsJoin || (this.h.el.role === 'leader') || !this.h.el.leaderId || now - this.lastJoinAsk < RETRY_MS * 4) return;
     this.lastJoinAsk = now;
-    this.h.send(this.h.leaderId, { t: 'req-join', term: this.h.term });
+    this.h.send(this.h.el.leaderId, { t: 'req-join', term: this.h.el.term });
   }
 
   /** Leader: a `--join` node asks to join. */
   onJoinRequest(from: string, term: number, now: number): void {
-    if (!this.h.isLeader || term !== this.h.term || this.members.members.some((m) => m.id === from)) return;
+    if (!(this.h.el.role === 'leader') || term !== this.h.el.term || this.members.members.some((m) => m.id === from)) return;
     const r = this.join(from, now);
     this.h.log('join-request', { node: from, result: typeof r === 'string' ? r : `version ${r.version}` });
   }
@@ -159,7 +159,7 @@ export class MembershipRole {
   }
 
   private propose(change: Parameters<MemberConsensus['proposeChange']>[0], now: number): MemberBallot | string {
-    if (!this.h.isLeader) return 'not the leader';
-    return this.consensus.proposeChange(change, this.h.term, now);
+    if (!(this.h.el.role === 'leader')) return 'not the leader';
+    return this.consensus.proposeChange(change, this.h.el.term, now);
   }
 }

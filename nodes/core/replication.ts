@@ -1,5 +1,5 @@
 import { sameMember, tenureTag, type ClusterMsg, type RuntimeEntry } from '../cluster-messages.js';
-import type { Role } from './election.js';
+import type { Election } from './election.js';
 import type { KvStatus } from '../kv-status.js';
 import { FOLLOW_STALE_MS, readLeased, RETRY_MS, type FollowerLink, type LocalPartition, type NodeContext, type PendingWrite } from './partition-state.js';
 
@@ -26,13 +26,9 @@ export type LeaderRequest = Extract<ClusterMsg, { t: 'req-add' | 'req-drop' | 'h
 export interface ReplicationHost extends NodeContext {
   readonly env: { now(): number; send(to: string, msg: ClusterMsg): void; log(event: string, fields?: Record<string, unknown>): void };
   readonly counters: { staleEpochRefusals: { replication: number }; syncsServed: number; snapshotsInstalled: number };
-  readonly term: number;
-  readonly role: Role;
-  readonly leaderId: string | null;
-  readonly hbSeen: { term: number; at: number };
+  /** The node's election (core/election.ts): term, role, the leader it follows, the leader's last heartbeat, the owner lease. */
+  readonly el: Pick<Election, 'term' | 'role' | 'leaderId' | 'hbSeen' | 'leaseUntil'>;
   hasPeer(node: string): boolean;
-  /** Until when (own clock, ms) this node may act as an active owner (core/election.ts). */
-  readonly leaseUntil: number;
   /** Null when the active may serve now, else the status it answers (core/data-path.ts). */
   servingState(lp: LocalPartition): KvStatus | null;
   /** The committed entry naming this node's current incarnation active, or null. */
@@ -78,7 +74,7 @@ export class Replication {
         let leaseLeft = 0;
         if (e && this.mayGrantRead(lp, e, f, now)) {
           echo = f.ackAt;
-          leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.h.leaseUntil - now);
+          leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.h.el.leaseUntil - now);
           f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
         }
         this.h.env.send(f.member.node, { t: 'rep', pkey: lp.pkey, epoch: e ? e.epoch : 0, tag: act.tag, ops, echo, leaseLeft });
@@ -96,7 +92,7 @@ export class Replication {
   private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
     if (!readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
     if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
-    return this.h.servingState(lp) === null && this.h.leaseUntil > now;
+    return this.h.servingState(lp) === null && this.h.el.leaseUntil > now;
   }
 
   onRep(from: string, msg: Extract<ClusterMsg, { t: 'rep' }>, now: number): void {
@@ -266,9 +262,9 @@ export class Replication {
   }
 
   private sendRecovered(lp: LocalPartition, e: RuntimeEntry, now: number): void {
-    if (!this.h.leaderId) return;
+    if (!this.h.el.leaderId) return;
     lp.recoveredSentAt = now;
-    this.sendToLeader({ t: 'recovered', term: this.h.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
+    this.sendToLeader({ t: 'recovered', term: this.h.el.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
   }
 
   /**
@@ -276,14 +272,14 @@ export class Replication {
    * `now` when we lead (our own clock is the leader's); -1 when we have none of this term.
    */
   private leaderViewAt(now: number): number {
-    if (this.h.role === 'leader') return now;
-    return this.h.hbSeen.term === this.h.term ? this.h.hbSeen.at : -1;
+    if (this.h.el.role === 'leader') return now;
+    return this.h.el.hbSeen.term === this.h.el.term ? this.h.el.hbSeen.at : -1;
   }
 
   private sendToLeader(msg: ClusterMsg): void {
-    if (!this.h.leaderId) return;
-    if (this.h.leaderId === this.h.id) this.h.onLeaderRequest(this.h.id, msg as LeaderRequest, this.h.env.now());
-    else this.h.env.send(this.h.leaderId, msg);
+    if (!this.h.el.leaderId) return;
+    if (this.h.el.leaderId === this.h.id) this.h.onLeaderRequest(this.h.id, msg as LeaderRequest, this.h.env.now());
+    else this.h.env.send(this.h.el.leaderId, msg);
   }
 
   /** Per-partition timers: catch-up requests, replication timeouts, in-sync additions, handoff. */
@@ -327,7 +323,7 @@ export class Replication {
         if (now - (act.lastDropReq.get(m.node) ?? -Infinity) < RETRY_MS) continue;
         act.lastDropReq.set(m.node, now);
         this.h.env.log('replica-lagging', { pkey: lp.pkey, node: m.node, acked, need: oldRev });
-        this.sendToLeader({ t: 'req-drop', term: this.h.term, pkey: lp.pkey, epoch: e.epoch, member: m, seen: this.leaderViewAt(now) });
+        this.sendToLeader({ t: 'req-drop', term: this.h.el.term, pkey: lp.pkey, epoch: e.epoch, member: m, seen: this.leaderViewAt(now) });
       }
       for (const [node, pa] of act.pendingAdds) {
         const f = act.followers.get(node);
@@ -341,7 +337,7 @@ export class Replication {
         if (now - (act.lastDropReq.get(node) ?? -Infinity) < RETRY_MS) continue;
         act.lastDropReq.set(node, now);
         this.h.env.log('replica-lagging', { pkey: lp.pkey, node, acked: f && f.member.inc === pa.member.inc ? f.acked : -1, need: oldRev, adding: true });
-        this.sendToLeader({ t: 'req-drop', term: this.h.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member, seen: this.leaderViewAt(now) });
+        this.sendToLeader({ t: 'req-drop', term: this.h.el.term, pkey: lp.pkey, epoch: e.epoch, member: pa.member, seen: this.leaderViewAt(now) });
       }
       this.h.progressPending(lp);
     }
@@ -379,7 +375,7 @@ export class Replication {
       if (f.acked < pa.fromRev || (now - pa.at < RETRY_MS * 4 && pa.reqEpoch === e.epoch)) continue;
       pa.at = now;
       pa.reqEpoch = e.epoch;
-      this.sendToLeader({ t: 'req-add', term: this.h.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
+      this.sendToLeader({ t: 'req-add', term: this.h.el.term, pkey: lp.pkey, epoch: e.epoch, member: f.member });
     }
     // failback: once drained and the preferred primary holds everything, say so
     if (!e.handoffTo) act.handoffReady = false;
@@ -388,7 +384,7 @@ export class Replication {
       if (f && f.streaming && f.member.inc === e.handoffTo.inc && f.acked >= lp.data.revision) {
         act.lastLeaderReq = now;
         act.handoffReady = true;
-        this.sendToLeader({ t: 'handoff-ready', term: this.h.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
+        this.sendToLeader({ t: 'handoff-ready', term: this.h.el.term, pkey: lp.pkey, epoch: e.epoch, rev: lp.data.revision });
       }
     }
   }
