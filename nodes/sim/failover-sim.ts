@@ -1,11 +1,9 @@
-import { Op, type ClientRequest, type ClientResponse } from '../client-protocol.js';
 import type { ClusterConfig } from '../cluster-config.js';
 import { supersedes, type RuntimeEntry } from '../cluster-messages.js';
-import { KvStatus } from '../kv-status.js';
 import { NodeCore, type CoreEnv } from '../node-core.js';
-import { assignAll, partitionCount, partitionOfSegment, segmentOf } from '../partitioning.js';
+import { assignAll } from '../partitioning.js';
 import { EventQueue } from './event-queue.js';
-import { SimClients, type ClientReply, type ClientStats } from './sim-client.js';
+import { SimClients, type ClientStats } from './sim-client.js';
 import { DurabilityChecker, type DurableView } from './sim-durability.js';
 import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type FinalClass } from './sim-invariants.js';
 import { SimRandom } from './sim-random.js';
@@ -13,7 +11,7 @@ import { presetNodeCount, simClusterConfig, validateSchedule, type SimSchedule }
 import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
 import { SimNemesis } from './sim-nemesis.js';
 import { CLOSE_NOTICE_MS, SimNetwork } from './sim-network.js';
-import { describeReq, describeRes } from './sim-trace.js';
+import { SimClientNetwork, type ClientLink, type ReqToken } from './sim-client-net.js';
 
 /**
  * The deterministic failover simulation (sim brief, issue 4; DESIGN.md §2 "Write the failover
@@ -141,24 +139,6 @@ export interface SimOptions {
   maxEvents?: number;
 }
 
-interface ClientLink {
-  connId: number;
-  lastReqAt: number;
-  lastResAt: number;
-  pending: Map<number, (r: ClientReply) => void>;
-}
-
-interface ReqToken {
-  node: number;
-  conn: number;
-  serial: number;
-  /** Partition of the request's key, and `store/key` (null for metadata). */
-  pkey: string | null;
-  sk: string | null;
-  /** A batch read: its `store/key`s, in request order. */
-  batch: string[] | null;
-}
-
 /** Tick period range, ms. */
 const TICK_MIN_MS = 20;
 const TICK_MAX_MS = 50;
@@ -201,12 +181,13 @@ class Simulator {
   private traceAt = 0;
   private events = 0;
   private digest = 0x811c9dc5;
-  private serial = 0;
   private faultsOpen = false;
   /** The fault driver (sim-nemesis.ts). */
   private readonly nem: SimNemesis;
   /** The node-to-node network (sim-network.ts). */
   private readonly net: SimNetwork;
+  /** The clients' connections to the nodes (sim-client-net.ts). */
+  private readonly clientNet: SimClientNetwork;
   private readonly stats: SimStats = {
     nodeEvents: 0,
     messagesSent: 0,
@@ -255,7 +236,7 @@ class Simulator {
       {
         now: () => this.now,
         timer: (ms, fn) => this.at(this.now + ms, fn),
-        request: (node, req, done) => this.clientRequest(node, req, done),
+        request: (node, req, done) => this.clientNet.request(node, req, done),
       },
       this.config,
       s.workload,
@@ -287,6 +268,22 @@ class Simulator {
       onNode: (x, gen, fn) => this.onNode(x, gen, fn),
       trace: (line) => this.trace(line),
       mix: (a, b, c) => this.mix(a, b, c),
+    });
+    this.clientNet = new SimClientNetwork({
+      get now() {
+        return sim.now;
+      },
+      s,
+      config: this.config,
+      rand: this.rand,
+      byId: this.byId,
+      clientLinks: this.clientLinks,
+      checker: this.checker,
+      durability: this.durability,
+      reads: this.reads,
+      at: (t, fn) => this.at(t, fn),
+      onNode: (x, gen, fn) => this.onNode(x, gen, fn),
+      trace: (line) => this.trace(line),
     });
     this.nem = new SimNemesis({
       get now() {
@@ -435,7 +432,7 @@ class Simulator {
         return () => r.next();
       })(),
       send: (to, msg) => this.net.send(x, gen, to, msg),
-      respond: (token, res) => this.respond(x, gen, token as ReqToken, res),
+      respond: (token, res) => this.clientNet.respond(x, gen, token as ReqToken, res),
       probe: (node) => this.net.probe(x, gen, node),
       log: (event, fields) => {
         if (event === 'rejoined' && x.gen === gen) x.rejoined = true;
@@ -560,75 +557,6 @@ class Simulator {
     this.mix(2, x.index, this.now);
     x.core.tick();
     this.afterNodeEvent(x);
-  }
-
-  // ───────────── client network ─────────────
-
-  private clientDelay(): number {
-    return this.rand.between(this.s.net.clientMinDelayMs, this.s.net.clientMaxDelayMs);
-  }
-
-  private clientRequest(node: string, req: ClientRequest, done: (r: ClientReply) => void): void {
-    const y = this.byId.get(node);
-    if (!y || !y.core) {
-      this.at(this.now + 2 * this.clientDelay(), () => done({ kind: 'refused' }));
-      return;
-    }
-    const cl = this.clientLinks[y.index];
-    const serial = ++this.serial;
-    cl.pending.set(serial, done);
-    const conn = cl.connId;
-    const gen = y.gen;
-    const t = Math.max(this.now + this.clientDelay(), cl.lastReqAt);
-    cl.lastReqAt = t;
-    const keyed = req.op === Op.Get || req.op === Op.Put || req.op === Op.Delete;
-    const token: ReqToken = { node: y.index, conn, serial, pkey: keyed ? this.pkeyOf(req.store, req.key) : null, sk: keyed ? `${req.store}/${req.key}` : null, batch: req.op === Op.GetMany ? req.keys.map((k) => `${req.store}/${k}`) : null };
-    this.at(t, () => {
-      if (cl.connId !== conn) return;
-      this.onNode(y, gen, (core) => {
-        if (req.op !== Op.Metadata) this.trace(() => `client->${y.id} ${describeReq(req)}`);
-        core.onClient(req, token);
-      });
-    });
-  }
-
-  /** env.respond of a node: the checks on reads and acks, then the answer travels to the client. */
-  private respond(x: SimNode, gen: number, token: ReqToken, res: ClientResponse): void {
-    if (x.gen !== gen || !x.view) return;
-    const deposedChecked = this.s.budget !== 'amnesia';
-    if (res.op === Op.Get && (res.status === KvStatus.Ok || res.status === KvStatus.NotFound)) {
-      this.checker.checkRead(x.view, token.pkey!, KvStatus[res.status]);
-      if (deposedChecked) this.checker.checkNotDeposed(x.view, token.pkey!, 'read');
-      this.reads.push({ sk: token.sk!, valueId: res.status === KvStatus.Ok && res.value ? res.value.toString() : null, node: x.id, at: this.now, hedged: false });
-    } else if (res.op === Op.GetMany && token.batch) {
-      res.items.forEach((it, i) => {
-        if (it.status === KvStatus.Ok || it.status === KvStatus.NotFound) this.reads.push({ sk: token.batch![i], valueId: it.status === KvStatus.Ok && it.value ? it.value.toString() : null, node: x.id, at: this.now, hedged: true });
-      });
-    } else if ((res.op === Op.Put || res.op === Op.Delete) && res.status === KvStatus.Ok && res.flags === 0) {
-      this.checker.checkAck(x.view, token.pkey!);
-      if (deposedChecked) {
-        this.checker.checkNotDeposed(x.view, token.pkey!, 'ack');
-        const slash = token.sk!.indexOf('/');
-        this.durability.onAck(x.view, token.pkey!, token.sk!.slice(0, slash), token.sk!.slice(slash + 1), res.info);
-      }
-    }
-    const copy = res.op === Op.Put || res.op === Op.Delete ? { ...res, info: { ...res.info } } : { ...res };
-    if (res.op !== Op.Metadata) this.trace(() => `${x.id}->client ${describeRes(copy)}`);
-    const cl = this.clientLinks[token.node];
-    const t = Math.max(this.now + this.clientDelay(), cl.lastResAt);
-    cl.lastResAt = t;
-    this.at(t, () => {
-      if (cl.connId !== token.conn) return;
-      const done = cl.pending.get(token.serial);
-      if (!done) return;
-      cl.pending.delete(token.serial);
-      done({ kind: 'response', res: copy });
-    });
-  }
-
-  private pkeyOf(store: string, key: string): string {
-    const st = this.config.stores.find((s) => s.name === store)!;
-    return `${store}/${partitionOfSegment(segmentOf(key, st.segments), partitionCount(this.config))}`;
   }
 
   // ───────────── god's view and the final checks ─────────────
