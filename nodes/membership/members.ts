@@ -1,16 +1,14 @@
 /**
- * The cluster's member set as the runtime map's consensus will hold it (issue 14, DESIGN.md §2
- * "Topology"): which nodes take part, in which state, at which version. Membership changes one
- * node at a time (single-server changes, as Raft's): a change is proposed only once the previous
- * one committed, so the majorities of any two consecutive voter sets overlap and no two leaders
- * can be elected by disjoint majorities across a change.
+ * The cluster's member set as the store commits it (issue 14; nodes/core/member-consensus.ts):
+ * which nodes hold copies, in which state, at which version. Changes go one node at a time: a
+ * change is proposed only once the previous one committed.
  *
- * A node's life: `joining` (it votes not yet, receives copies, catches up), `member` (votes,
- * holds copies, may own), `leaving` (still votes, holds copies until the rebalance without it has
- * moved them away), then removed. The voters of a version are its `member` and `leaving` nodes
- * (a joiner counts once it is a member: its copies caught up first).
+ * A node's life: `joining` (it receives copies and catches up), `member` (holds copies, may own),
+ * `leaving` (holds copies until the rebalance without it has moved them away), then removed. The
+ * set says who holds copies, not who votes: the voters are the config's non-spare nodes, fixed for
+ * the cluster's life (cluster-config.ts voterIds), so no change of the set moves a majority.
  *
- * Pure functions only; the leader commits their results as new versions (not wired yet).
+ * Pure functions; the leader commits their results as new versions.
  */
 
 /** The state of one node in the member set. */
@@ -48,19 +46,9 @@ export class MembershipError extends Error {
   override readonly name = 'MembershipError';
 }
 
-/** The nodes that vote at this version: members and leavers (joiners vote once admitted). */
-export function voters(set: MemberSet): string[] {
-  return set.members.filter((m) => m.state !== 'joining').map((m) => m.id);
-}
-
 /** The nodes a rebalance may place copies on: members only (a joiner once admitted, a leaver never). */
 export function copyHolders(set: MemberSet): string[] {
   return set.members.filter((m) => m.state === 'member').map((m) => m.id);
-}
-
-/** Votes needed at this version: a majority of its voters. */
-export function majorityOf(set: MemberSet): number {
-  return Math.floor(voters(set).length / 2) + 1;
 }
 
 /**
@@ -70,7 +58,7 @@ export function majorityOf(set: MemberSet): number {
  * @throws MembershipError for a change while another is pending; a join of a node already in the
  *   set, or whose addresses another member uses; an admit of a node that is not joining; a leave of
  *   a node that is not a member, or that would leave fewer than one member holding copies; a
- *   remove of a node that is not leaving, or of the last voter.
+ *   remove of a node that is not leaving, or of the last node of the set.
  */
 export function applyMembershipChange(set: MemberSet, change: MembershipChange, pending = false): MemberSet {
   if (pending) throw new MembershipError('a membership change is still pending: one change at a time (its commit comes first)');
@@ -98,7 +86,7 @@ export function applyMembershipChange(set: MemberSet, change: MembershipChange, 
     case 'remove': {
       const m = find(change.id);
       if (!m || m.state !== 'leaving') throw new MembershipError(`remove: ${change.id} is not leaving (${m ? m.state : 'not in the set'}): a member leaves first, drained`);
-      if (voters(set).length <= 1) throw new MembershipError(`remove: ${change.id} is the last voter`);
+      if (set.members.length <= 1) throw new MembershipError(`remove: ${change.id} is the last node of the set`);
       return next(set.members.filter((x) => x.id !== change.id));
     }
   }
