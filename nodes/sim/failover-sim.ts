@@ -10,8 +10,8 @@ import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type SimSchedule } from './sim-schedule.js';
 import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
 import { SimNemesis } from './sim-nemesis.js';
-import { CLOSE_NOTICE_MS, SimNetwork } from './sim-network.js';
-import { SimClientNetwork, type ClientLink, type ReqToken } from './sim-client-net.js';
+import { CLOSE_NOTICE_MS, SimNetwork, type SimNetworkHost } from './sim-network.js';
+import { SimClientNetwork, type ClientLink, type ReqToken, type SimClientNetworkHost } from './sim-client-net.js';
 
 /**
  * The deterministic failover simulation (sim brief, issue 4; DESIGN.md §2 "Write the failover
@@ -253,23 +253,8 @@ class Simulator {
     );
     // the host's getters read the simulator's clock and phase when called
     const sim = this;
-    this.net = new SimNetwork({
-      get now() {
-        return sim.now;
-      },
-      s,
-      rand: this.rand,
-      byId: this.byId,
-      links: this.links,
-      cuts: this.cuts,
-      stats: this.stats,
-      durability: this.durability,
-      at: (t, fn) => this.at(t, fn),
-      onNode: (x, gen, fn) => this.onNode(x, gen, fn),
-      trace: (line) => this.trace(line),
-      mix: (a, b, c) => this.mix(a, b, c),
-    });
-    this.clientNet = new SimClientNetwork({
+    // what both networks read of the simulator (sim-network.ts, sim-client-net.ts)
+    const world: SimNetworkHost & SimClientNetworkHost = {
       get now() {
         return sim.now;
       },
@@ -277,14 +262,20 @@ class Simulator {
       config: this.config,
       rand: this.rand,
       byId: this.byId,
+      links: this.links,
+      cuts: this.cuts,
       clientLinks: this.clientLinks,
+      stats: this.stats,
       checker: this.checker,
       durability: this.durability,
       reads: this.reads,
       at: (t, fn) => this.at(t, fn),
       onNode: (x, gen, fn) => this.onNode(x, gen, fn),
       trace: (line) => this.trace(line),
-    });
+      mix: (a, b, c) => this.mix(a, b, c),
+    };
+    this.net = new SimNetwork(world);
+    this.clientNet = new SimClientNetwork(world);
     this.nem = new SimNemesis({
       get now() {
         return sim.now;
