@@ -4,10 +4,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { needs } from '../../test-support/capabilities.js';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig } from '../../nodes/cluster-config.js';
+import type { ClusterConfig } from '../../nodes/cluster-config.js';
 import { docker } from '../docker/docker-cli.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { standInRequest } from './test-support/stand-in-client.js';
+import { standInTemplate } from './test-support/stand-in-template.js';
 
 // Container tests: a real 3-node cluster of stand-in nodes (test-support/stand-in-node.mjs, started
 // exactly as the store node is) in containers of the node image. They need a Docker engine and the
@@ -17,13 +18,7 @@ const containers = needs('docker');
 const STAND_IN = fileURLToPath(new URL('./test-support/stand-in-node.mjs', import.meta.url));
 const STAND_IN_IN_IMAGE = '/opt/zaris-certify/test-support/stand-in-node.mjs';
 
-const template: Omit<ClusterConfig, 'nodes'> = {
-  cluster: 'docker-test',
-  stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 8 }],
-  timing: { ...DEFAULT_TIMING },
-  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-  multiKeyLongTailRetryThresholdsMs: '',
-};
+const template = standInTemplate('docker-test');
 
 describe.skipIf(containers.skip)(containers.title('docker runtime'), () => {
   let runtime: DockerRuntime;

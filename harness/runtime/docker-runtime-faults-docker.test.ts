@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig } from '../../nodes/cluster-config.js';
 import { docker, dockerEngineVersion } from '../docker/docker-cli.js';
 import { DockerRuntime } from './docker-runtime.js';
 import { CONTAINER_CLOCK_DIR } from './faketime.js';
 import { standInRequest } from './test-support/stand-in-client.js';
+import { standInTemplate } from './test-support/stand-in-template.js';
 
 // Container tests of the issue-13 fault kinds on the docker runtime: a client cut (the host's
 // traffic dropped inside one container), a one-way grudge, and clock faults through the image's
@@ -19,13 +19,7 @@ if (engine === undefined) console.warn(`\n*** ${NOT_RUN} ***\n`);
 const STAND_IN = fileURLToPath(new URL('./test-support/stand-in-node.mjs', import.meta.url));
 const STAND_IN_IN_IMAGE = '/opt/zaris-certify/test-support/stand-in-node.mjs';
 
-const template: Omit<ClusterConfig, 'nodes'> = {
-  cluster: 'docker-faults-test',
-  stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 8 }],
-  timing: { ...DEFAULT_TIMING },
-  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-  multiKeyLongTailRetryThresholdsMs: '',
-};
+const template = standInTemplate('docker-faults-test');
 
 describe.skipIf(engine === undefined)(engine === undefined ? `docker runtime fault kinds [NOT RUN: no Docker engine answers (start dockerd, or run .ci/run)]` : `docker runtime fault kinds (engine ${engine})`, () => {
   let runtime: DockerRuntime;

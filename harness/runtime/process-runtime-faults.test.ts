@@ -9,11 +9,11 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig } from '../../nodes/cluster-config.js';
 import { hostClockFaultsUnavailable } from './faketime.js';
 import { checkNetAdmin } from './iptables.js';
 import { ProcessRuntime } from './process-runtime.js';
 import { standInRequest } from './test-support/stand-in-client.js';
+import { standInTemplate } from './test-support/stand-in-template.js';
 
 const STAND_IN = fileURLToPath(new URL('./test-support/stand-in-node.mjs', import.meta.url));
 const noClock = hostClockFaultsUnavailable();
@@ -21,13 +21,7 @@ const noNetAdmin = await checkNetAdmin();
 if (noClock) console.warn(`\n*** CLOCK-FAULT TESTS (process runtime) NOT RUN: ${noClock} ***\n`);
 if (noNetAdmin) console.warn(`\n*** CLIENT-CUT TESTS (process runtime) NOT RUN: ${noNetAdmin} ***\n`);
 
-const template: Omit<ClusterConfig, 'nodes'> = {
-  cluster: 'process-faults-test',
-  stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 8 }],
-  timing: { ...DEFAULT_TIMING },
-  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-  multiKeyLongTailRetryThresholdsMs: '',
-};
+const template = standInTemplate('process-faults-test');
 
 /** TIME answer of a stand-in: [Date.now(), performance.now(), real ms (/proc/uptime)]. */
 async function times(rt: ProcessRuntime, id: string): Promise<[number, number, number]> {

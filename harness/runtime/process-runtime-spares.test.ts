@@ -8,19 +8,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DEFAULT_MAX_FRAME_BYTES, DEFAULT_TIMING, type ClusterConfig } from '../../nodes/cluster-config.js';
+import type { ClusterConfig } from '../../nodes/cluster-config.js';
 import { ProcessRuntime } from './process-runtime.js';
 import { standInRequest } from './test-support/stand-in-client.js';
+import { standInTemplate } from './test-support/stand-in-template.js';
 
 const STAND_IN = fileURLToPath(new URL('./test-support/stand-in-node.mjs', import.meta.url));
 
-const template: Omit<ClusterConfig, 'nodes'> = {
-  cluster: 'process-spares-test',
-  stores: [{ name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 8 }],
-  timing: { ...DEFAULT_TIMING },
-  maxFrameBytes: DEFAULT_MAX_FRAME_BYTES,
-  multiKeyLongTailRetryThresholdsMs: '',
-};
+const template = standInTemplate('process-spares-test');
 
 describe('process runtime: spare nodes (issue 14)', () => {
   let rt: ProcessRuntime;
