@@ -59,8 +59,6 @@ export interface LoopDelay {
 
 export type { ProbeResult } from './core/peer-signals.js';
 
-
-
 /**
  * The whole behaviour of one store node as a deterministic state machine: messages, client
  * requests and time in; messages, client responses and probes out (through {@link CoreEnv}).
@@ -71,7 +69,9 @@ export type { ProbeResult } from './core/peer-signals.js';
  * timeout); promotion among in-sync members with the possession proof (Degraded / Recovering);
  * Unavailable and eviction; replication through per-segment op logs with sync / async
  * acknowledgement; catch-up from an (epoch, revision) agreed with the active; the recovery sweep
- * and failback with OwnershipChanging during the handoff.
+ * and failback with OwnershipChanging during the handoff; membership (issue 14): the member set
+ * committed by the voters, spares, and the leader's migrations with Migrating during a move's
+ * handoff. The parts live in nodes/core/; NodeCore wires them and dispatches to them.
  */
 export class NodeCore {
   readonly id: string;

@@ -7,7 +7,8 @@ import type { PartitionPlacement } from './rebalance.js';
  * owner changes, ownership moves by the fenced handoff (clients get OwnershipChanging or Migrating
  * meanwhile, seed 000); only then are the copies the new map leaves out dropped. So a partition
  * never holds fewer in-sync copies than it had or will have, and its owner always holds one.
- * Not wired into the store yet.
+ * The leader takes the first step of its result that is not yet done, partition by partition
+ * (nodes/core/migration-driver.ts).
  */
 export type MigrationStep =
   /** `node` becomes an assigned replica of the partition and starts catching up. */
