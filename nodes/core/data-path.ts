@@ -114,13 +114,6 @@ export class DataPath {
   }
 
   /**
-   * Status for a request that reached a node which is not the serving active (seed 000's
-   * vocabulary; seed 002: an old owner, fenced or gone, answers Moved or OwnershipChanging). The
-   * client routed here because its map names this node the active; every answer that means "not
-   * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
-   * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
-   */
-  /**
    * The answer while ownership is handed off: Migrating when the handoff is a step of a planned
    * move (`migrating`, core/migration-driver.ts; seed 000: "the segment is mid-migration to a new
    * owner; writes are briefly held", the client backs off 8x), counted; else OwnershipChanging (a
@@ -132,6 +125,13 @@ export class DataPath {
     return KvStatus.Migrating;
   }
 
+  /**
+   * Status for a request that reached a node which is not the serving active (seed 000's
+   * vocabulary; seed 002: an old owner, fenced or gone, answers Moved or OwnershipChanging). The
+   * client routed here because its map names this node the active; every answer that means "not
+   * me" is one the client refreshes its map on, so it never stays stuck on a deposed or restarted
+   * owner. Only a partition that has no active at all is Unavailable (the client retries as is).
+   */
   private notActiveStatus(lp: LocalPartition, write: boolean): KvStatus {
     const e = this.h.committed.get(lp.pkey);
     // restarted (memory only) and not yet told the runtime map: whatever the client's map names,
