@@ -85,6 +85,8 @@ export class NodeCore {
   private readonly peerIds: string[];
   /** The other voters (cluster-config.ts voterIds): only they count toward a majority. */
   private readonly voterPeerIds: string[];
+  /** The same, as a set (the leader's and the member set's majority counts). */
+  private readonly voterSet: ReadonlySet<string>;
   /** Votes needed: a majority of the voters. */
   private readonly majority: number;
   /** The member set, its consensus, and as leader the migrations (core/membership-role.ts). */
@@ -153,6 +155,7 @@ export class NodeCore {
     const voters = voterIds(config);
     const votes = voters.includes(id);
     this.voterPeerIds = voters.filter((n) => n !== id);
+    this.voterSet = new Set(this.voterPeerIds);
     this.majority = Math.floor(voters.length / 2) + 1;
     this.nPartitions = partitionCount(config);
     this.fd = new PeerTable({ node: id, inc }, this.peerIds, this.majority, config.timing, { now: () => env.now(), log: (e, f) => env.log(e, f), term: () => this.el.term }, this.voterPeerIds);
@@ -198,17 +201,11 @@ export class NodeCore {
     this.rm = new RuntimeMapLeader({
       ...shared,
       peerIds: this.peerIds,
-      voterPeerIds: new Set(this.voterPeerIds),
+      voterPeerIds: this.voterSet,
       majority: this.majority,
       members: () => this.membership.consensus.committed,
       placementNodes: () => this.membership.placementNodes(),
       afterDecisions: (now) => this.membership.leaderTick(now),
-      get term() {
-        return core.term;
-      },
-      get role() {
-        return core.role;
-      },
       el: this.el,
       fd: this.fd,
       learnCommitted: (e) => this.fol.learnCommitted(e),
@@ -221,7 +218,7 @@ export class NodeCore {
         config,
         el: this.el,
         peerIds: this.peerIds,
-        voterPeerIds: new Set(this.voterPeerIds),
+        voterPeerIds: this.voterSet,
         majority: this.majority,
         votes,
         send: (to, msg) => env.send(to, msg),
@@ -230,10 +227,7 @@ export class NodeCore {
         committed: (pkey) => this.committed.get(pkey),
         inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
         propose: (e, nt, now) => this.rm.propose(e, nt, now),
-        liveMember: (node, now) => {
-          const inc = this.fd.incOf(node);
-          return inc !== null && this.fd.nodeLive(node, now) ? { node, inc } : null;
-        },
+        liveMember: (node, now) => this.fd.liveMember(node, now),
         counters: this.counters,
       },
       opts.join === true,
@@ -523,12 +517,7 @@ export class NodeCore {
       partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
       committed: (pkey) => this.committed.get(pkey),
       inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
-      liveMember: (node) => {
-        const inc = this.fd.incOf(node);
-        if (inc === null) return null;
-        const m = { node, inc };
-        return this.fd.live(m, now) ? m : null;
-      },
+      liveMember: (node) => this.fd.liveMember(node, now),
       propose: (entry, newTenure) => {
         const ls = this.rm.state;
         if (!ls || ls.inflight.has(entry.pkey)) return null;

@@ -2,7 +2,7 @@ import type { ClusterConfig } from '../cluster-config.js';
 import type { Member, RuntimeEntry } from '../cluster-messages.js';
 import type { MemberSet } from '../membership/members.js';
 import { MemberConsensus, initialMemberSet, type MemberBallot, type MemberMsg } from './member-consensus.js';
-import { MigrationDriver } from './migration-driver.js';
+import { MigrationDriver, placementNodes } from './migration-driver.js';
 import { RETRY_MS } from './partition-state.js';
 import type { Election } from './election.js';
 
@@ -84,7 +84,7 @@ export class MembershipRole {
 
   /** The nodes a regeneration may place copies on: members and joiners (members.ts; never leavers or outsiders). */
   placementNodes(): string[] {
-    return this.members.members.filter((m) => m.state !== 'leaving').map((m) => m.id);
+    return placementNodes(this.members);
   }
 
   /** Leader, after the round's failover decisions (with a fresh majority): re-propose, migrate, settle. */

@@ -157,6 +157,14 @@ export class PeerTable {
     return p.deadIncs.has(m.inc) || (p.inc !== null && p.inc !== m.inc);
   }
 
+  /** The node's current incarnation when it is {@link live}, else null (admin requests, migrations). */
+  liveMember(node: string, now: number): Member | null {
+    const inc = this.incOf(node);
+    if (inc === null) return null;
+    const m = { node, inc };
+    return this.live(m, now) ? m : null;
+  }
+
   /** Not gone, the node live, and this is its current incarnation. */
   live(m: Member, now: number): boolean {
     return !this.gone(m) && this.nodeLive(m.node, now) && this.incOf(m.node) === m.inc;

@@ -60,19 +60,21 @@ export class Replication {
    * since the last flush, or a keepalive every REP_KEEPALIVE_MS (to a follower that has not acked
    * our head it carries our last op: one that lost ops with a connection then sees the gap and
    * catches up, where an empty keepalive would leave it behind for good), with a read lease where
-   * {@link mayGrantRead} allows (hedged reads, seed 004).
+   * {@link mayGrantReads} and the follower allow (hedged reads, seed 004).
    */
   flushStreams(now: number): void {
     for (const lp of this.h.parts.values()) {
       const act = lp.act;
       if (!act) continue;
+      // looked up once per partition, not once per follower (this runs every event-loop turn)
+      const e = this.h.committed.get(lp.pkey);
+      let leasing: boolean | null = null;
       for (const f of act.followers.values()) {
         if (!f.streaming || (f.queue.length === 0 && now - f.lastSentAt < REP_KEEPALIVE_MS)) continue;
-        const e = this.h.committed.get(lp.pkey);
         const ops = f.queue.length === 0 && act.lastOp && f.acked < act.lastOp.rev ? [act.lastOp] : f.queue;
         let echo = -1;
         let leaseLeft = 0;
-        if (e && this.mayGrantRead(lp, e, f, now)) {
+        if (e && f.ackAt >= 0 && e.inSync.some((m) => sameMember(m, f.member)) && (leasing ??= this.mayGrantReads(lp, now))) {
           echo = f.ackAt;
           leaseLeft = Math.min(REPLICA_READ_LEASE_MS, this.h.el.leaseUntil - now);
           f.grantUntil = Math.max(f.grantUntil, f.ackRecvAt + REPLICA_READ_LEASE_MS);
@@ -85,13 +87,12 @@ export class Replication {
   }
 
   /**
-   * May the active grant (renew) follower `f` a read lease now: a sync store, `f` an in-sync
-   * member by the committed entry under its incarnation, we serve as active (our own lease runs)
-   * and no handoff is about to commit.
+   * May the active grant (renew) read leases in this partition now: a sync store, we serve as
+   * active (our own lease runs) and no handoff is about to commit. A follower gets one when it also
+   * is an in-sync member by the committed entry under its incarnation and has acked (flushStreams).
    */
-  private mayGrantRead(lp: LocalPartition, e: RuntimeEntry, f: FollowerLink, now: number): boolean {
-    if (!readLeased(lp.store) || f.ackAt < 0 || !lp.act || lp.act.handoffReady) return false;
-    if (!e.inSync.some((m) => sameMember(m, f.member))) return false;
+  private mayGrantReads(lp: LocalPartition, now: number): boolean {
+    if (!readLeased(lp.store) || !lp.act || lp.act.handoffReady) return false;
     return this.h.servingState(lp) === null && this.h.el.leaseUntil > now;
   }
 

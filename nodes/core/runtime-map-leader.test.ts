@@ -33,13 +33,8 @@ function leader() {
     members: () => initialMemberSet(config),
     placementNodes: () => ['n1', 'n2', 'n3'],
     afterDecisions: () => undefined,
-    get term() {
-      return 2;
-    },
-    get role() {
-      return 'leader' as const;
-    },
-    el,
+    // n1 leads term 2: the leader reads its term and role through the election
+    el: new Proxy(el, { get: (t, k) => (k === 'term' ? 2 : k === 'role' ? 'leader' : Reflect.get(t, k, t)) }),
     fd,
     parts: new Map([['s/0', { pkey: 's/0', store: config.stores[0] } as LocalPartition]]),
     accepted,

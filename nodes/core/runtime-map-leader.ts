@@ -1,6 +1,6 @@
 import { assignAll } from '../partitioning.js';
 import { sameMember, supersedes, type ClusterMsg, type Health, type Member, type PartitionReport, type RuntimeEntry } from '../cluster-messages.js';
-import type { Election, Role, VoteState } from './election.js';
+import type { Election, VoteState } from './election.js';
 import { decideFailover, type FailoverView } from './failover-policy.js';
 import type { NodeContext } from './partition-state.js';
 import type { PeerTable } from './peer-table.js';
@@ -49,8 +49,6 @@ export interface RuntimeMapHost extends NodeContext {
   placementNodes(): string[];
   /** After the round's failover decisions, with a fresh majority: membership and migrations (core/membership-role.ts). */
   afterDecisions(now: number): void;
-  readonly term: number;
-  readonly role: Role;
   readonly el: Election;
   readonly fd: PeerTable;
   /** The leader records its own proposals as accepted. */
@@ -127,7 +125,7 @@ export class RuntimeMapLeader {
       if (c && c.health === 'Unavailable') ls.unavailableSince.set(pkey, now);
       if (c && c.handoffTo) ls.handoffSince.set(pkey, now);
     }
-    this.h.env.log('leader', { term: this.h.term, reproposals: reproposals.length });
+    this.h.env.log('leader', { term: this.h.el.term, reproposals: reproposals.length });
     for (const p of this.h.fd.peers.values()) {
       // liveness grace: count every peer as heard at the election. A silent owner is then
       // confirmed down no sooner than suspectAfterMs + escalationTimeoutMs from now, after any
@@ -151,14 +149,14 @@ export class RuntimeMapLeader {
     const deposing = this.deposedOwners();
     for (const id of this.h.peerIds) {
       const p = this.h.fd.peers.get(id)!;
-      const mine = p.hbrTerm === this.h.term;
+      const mine = p.hbrTerm === this.h.el.term;
       // no owner lease for a node this leader is deposing: it decided once the node's last lease
       // had lapsed, and a lease granted since (the node answering again before the change commits)
       // would let it acknowledge writes its successor never sees (make sim MEMBERSHIP=1 RUNS=1000
       // SEED=7, run 801: an async owner cut off, confirmed down and failed over, reconnected and
       // acked under a fresh lease until the re-proposed failover committed)
       const lease = deposing.has(id) ? 0 : leaseLeft;
-      this.h.env.send(id, { t: 'hb', term: this.h.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft: lease, members });
+      this.h.env.send(id, { t: 'hb', term: this.h.el.term, seq: ls.hbSeq, committed, at: now, echo: mine ? p.hbrAt : -1, echoInc: mine ? p.hbrInc : '', leaseLeft: lease, members });
     }
   }
 
@@ -177,7 +175,7 @@ export class RuntimeMapLeader {
   }
 
   onHeartbeatReply(from: string, msg: Extract<ClusterMsg, { t: 'hb-r' }>, now: number): void {
-    if (this.h.role !== 'leader' || msg.term !== this.h.term) return;
+    if (this.h.el.role !== 'leader' || msg.term !== this.h.el.term) return;
     const peer = this.h.fd.peers.get(from)!;
     peer.lastReply = now;
     this.h.fd.noteIncarnation(from, msg.inc);
@@ -186,8 +184,8 @@ export class RuntimeMapLeader {
     peer.reportAt = now;
     peer.reportEcho = msg.echo;
     // `at` values compare only within one incarnation's clock (a restart starts it again)
-    if (peer.hbrTerm !== this.h.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
-      peer.hbrTerm = this.h.term;
+    if (peer.hbrTerm !== this.h.el.term || peer.hbrInc !== msg.inc || msg.at > peer.hbrAt) {
+      peer.hbrTerm = this.h.el.term;
       peer.hbrInc = msg.inc;
       peer.hbrAt = msg.at;
     }
@@ -196,7 +194,7 @@ export class RuntimeMapLeader {
   }
 
   onProposeReply(from: string, msg: Extract<ClusterMsg, { t: 'propose-r' }>, now: number): void {
-    if (this.h.role !== 'leader' || msg.term !== this.h.term) return;
+    if (this.h.el.role !== 'leader' || msg.term !== this.h.el.term) return;
     const prop = this.leader!.inflight.get(msg.pkey);
     if (!prop || prop.entry.epoch !== msg.epoch) return;
     // a spare's acceptance fences it (it acts on what it accepted) but counts for nothing
@@ -219,11 +217,11 @@ export class RuntimeMapLeader {
     const acc = this.h.accepted.get(base.pkey);
     let reported = 0;
     for (const p of this.h.fd.peers.values()) {
-      const r = p.reportTerm === this.h.term ? p.reports.get(base.pkey) : undefined;
+      const r = p.reportTerm === this.h.el.term ? p.reports.get(base.pkey) : undefined;
       if (r && r.accepted > reported) reported = r.accepted;
     }
     const epoch = Math.max(cur?.epoch ?? 0, acc?.epoch ?? 0, ls.lastProposed.get(base.pkey) ?? 0, reported) + 1;
-    const entry: RuntimeEntry = { ...base, epoch, term: this.h.term, activeSince: newTenure ? epoch : base.activeSince };
+    const entry: RuntimeEntry = { ...base, epoch, term: this.h.el.term, activeSince: newTenure ? epoch : base.activeSince };
     // the holder's tenure means something only while there is a holder to sync from
     if (!entry.syncFrom || entry.health !== 'Recovering') entry.syncTag = null;
     ls.lastProposed.set(base.pkey, epoch);
@@ -232,7 +230,7 @@ export class RuntimeMapLeader {
     this.h.accepted.set(entry.pkey, entry);
     this.h.refreshRole(entry.pkey);
     this.h.env.log('propose', describeEntry(entry));
-    for (const p of this.h.peerIds) this.h.env.send(p, { t: 'propose', term: this.h.term, entry });
+    for (const p of this.h.peerIds) this.h.env.send(p, { t: 'propose', term: this.h.el.term, entry });
     if (prop.oks.size >= this.h.majority) this.commitProposal(prop, now);
   }
 
@@ -251,7 +249,7 @@ export class RuntimeMapLeader {
     if (prev && e.active && (!prev.active || !sameMember(prev.active, e.active))) this.h.counters.promotions++;
     this.h.env.log('commit', describeEntry(e));
     this.h.learnCommitted(e);
-    for (const p of this.h.peerIds) this.h.env.send(p, { t: 'commit', term: this.h.term, entry: e });
+    for (const p of this.h.peerIds) this.h.env.send(p, { t: 'commit', term: this.h.el.term, entry: e });
   }
 
   leaderTick(now: number): void {
@@ -337,7 +335,7 @@ export class RuntimeMapLeader {
       store,
       partition,
       epoch: 0,
-      term: this.h.term,
+      term: this.h.el.term,
       active: members[0],
       activeSince: 0,
       health: members.length === replicas.length ? 'Healthy' : 'Degraded',
@@ -354,7 +352,7 @@ export class RuntimeMapLeader {
   private freshReport(m: Member, pkey: string, now: number): PartitionReport | null {
     if (m.node === this.h.id) return this.h.ownReport(pkey);
     const p = this.h.fd.peers.get(m.node)!;
-    if (p.reportTerm !== this.h.term || p.inc !== m.inc || now - p.reportAt > this.h.config.timing.suspectAfterMs) return null;
+    if (p.reportTerm !== this.h.el.term || p.inc !== m.inc || now - p.reportAt > this.h.config.timing.suspectAfterMs) return null;
     return p.reports.get(pkey) ?? null;
   }
 
@@ -404,7 +402,7 @@ export class RuntimeMapLeader {
       reportPredatesDeath: (node, deposed) => {
         const downAt = deposed && deposed.node !== this.h.id ? (this.h.fd.peers.get(deposed.node)?.downAt ?? -Infinity) : -Infinity;
         const p = this.h.fd.peers.get(node)!;
-        return p.reportTerm !== this.h.term || p.reportEcho <= downAt;
+        return p.reportTerm !== this.h.el.term || p.reportEcho <= downAt;
       },
       lastTransitionAt: (pkey) => this.leader!.lastTransition.get(pkey),
       unavailableSince: (pkey) => this.leader!.unavailableSince.get(pkey),
@@ -413,7 +411,7 @@ export class RuntimeMapLeader {
   }
 
   onLeaderRequest(from: string, msg: LeaderRequest, now: number): void {
-    if (this.h.role !== 'leader' || msg.term !== this.h.term) return;
+    if (this.h.el.role !== 'leader' || msg.term !== this.h.el.term) return;
     const ls = this.leader!;
     const e = this.h.committed.get(msg.pkey);
     if (!e || ls.inflight.has(msg.pkey) || !e.active || e.active.node !== from || this.h.fd.incOf(from) !== e.active.inc) return;

@@ -9,7 +9,7 @@ import { classifyFinal, InvariantViolation, SafetyChecker, staleRead, type Final
 import { SimRandom } from './sim-random.js';
 import { presetNodeCount, simClusterConfig, validateSchedule, type SimSchedule } from './sim-schedule.js';
 import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
-import { SimNemesis } from './sim-nemesis.js';
+import { SimNemesis, type SimNemesisHost } from './sim-nemesis.js';
 import { CLOSE_NOTICE_MS, SimNetwork, type SimNetworkHost } from './sim-network.js';
 import { SimClientNetwork, type ClientLink, type ReqToken, type SimClientNetworkHost } from './sim-client-net.js';
 
@@ -251,19 +251,24 @@ class Simulator {
       },
       { stores: this.config.stores, histories: this.clients.histories, asyncLagMs: SIM_ASYNC_LAG_MS, within: s.budget === 'within' },
     );
-    // the host's getters read the simulator's clock and phase when called
     const sim = this;
-    // what both networks read of the simulator (sim-network.ts, sim-client-net.ts)
-    const world: SimNetworkHost & SimClientNetworkHost = {
+    // what the two networks and the fault driver read of the simulator (sim-network.ts,
+    // sim-client-net.ts, sim-nemesis.ts): one object, its getters read the clock and phase
+    const world: SimNetworkHost & SimClientNetworkHost & SimNemesisHost = {
       get now() {
         return sim.now;
+      },
+      get faultsOpen() {
+        return sim.faultsOpen;
       },
       s,
       config: this.config,
       rand: this.rand,
+      nodes: this.nodes,
       byId: this.byId,
       links: this.links,
       cuts: this.cuts,
+      pkeys: this.pkeys,
       clientLinks: this.clientLinks,
       stats: this.stats,
       checker: this.checker,
@@ -273,26 +278,6 @@ class Simulator {
       onNode: (x, gen, fn) => this.onNode(x, gen, fn),
       trace: (line) => this.trace(line),
       mix: (a, b, c) => this.mix(a, b, c),
-    };
-    this.net = new SimNetwork(world);
-    this.clientNet = new SimClientNetwork(world);
-    this.nem = new SimNemesis({
-      get now() {
-        return sim.now;
-      },
-      get faultsOpen() {
-        return sim.faultsOpen;
-      },
-      s,
-      config: this.config,
-      nodes: this.nodes,
-      byId: this.byId,
-      links: this.links,
-      cuts: this.cuts,
-      pkeys: this.pkeys,
-      stats: this.stats,
-      durability: this.durability,
-      at: (t, fn) => this.at(t, fn),
       crash: (x, why) => this.crash(x, why),
       restart: (x) => this.restart(x),
       pause: (x) => this.pause(x),
@@ -303,9 +288,11 @@ class Simulator {
       mapCurrent: () => this.mapCurrent(),
       allHealthy: () => this.allHealthy(),
       servingActive: (pkey) => this.servingActive(pkey),
-      trace: (line) => this.trace(line),
       violate: (inv, detail) => this.violate(inv, detail),
-    });
+    };
+    this.net = new SimNetwork(world);
+    this.clientNet = new SimClientNetwork(world);
+    this.nem = new SimNemesis(world);
   }
 
   // ───────────── the run ─────────────
