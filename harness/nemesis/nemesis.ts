@@ -1024,9 +1024,11 @@ export class Nemesis {
         try {
           if (h.kind === 'pause') await Promise.all(open.map((r) => rt.resume(r.node!)));
           else {
-            for (const r of open) this.amnesic.add(r.node!);
-            await Promise.all(open.map((r) => rt.restart(r.node!)));
-            for (const r of open) this.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
+            // (a crash whose runtime call failed may have left its node up: nothing to restart there)
+            const down = open.filter((r) => !rt.isUp(r.node!));
+            for (const r of down) this.amnesic.add(r.node!);
+            await Promise.all(down.map((r) => rt.restart(r.node!)));
+            for (const r of down) this.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
             st.restarted = true;
           }
         } finally {

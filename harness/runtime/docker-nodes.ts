@@ -272,14 +272,26 @@ export abstract class DockerNodes {
     if (spec.contents && spec.contents.length > 0) c = c.withCopyContentToContainer(spec.contents);
     if (spec.files && spec.files.length > 0) c = c.withCopyFilesToContainer(spec.files);
     if (spec.binds && spec.binds.length > 0) c = c.withBindMounts(spec.binds);
-    s.container = await c.start();
+    try {
+      s.container = await c.start();
+    } catch (e) {
+      // a container created but not started keeps its name: remove it, so the launch can be made again
+      await this.engine.getContainer(this.containerName(id)).remove({ force: true }).catch(() => undefined);
+      throw e;
+    }
     s.state = 'up';
     s.incarnation++;
-    const drops = this.drops.get(id) ?? [];
-    if (drops.length > 0) await this.runInNetns(id, partitionScript(this.peerSources(id)), 'partition');
-    await this.waitReady(id, spec.readyPorts);
-    // the client cut last: waitReady reaches the node from the host, which the cut drops
-    if (this.clientCut.has(id)) await this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut');
+    try {
+      const drops = this.drops.get(id) ?? [];
+      if (drops.length > 0) await this.runInNetns(id, partitionScript(this.peerSources(id)), 'partition');
+      await this.waitReady(id, spec.readyPorts);
+      // the client cut last: waitReady reaches the node from the host, which the cut drops
+      if (this.clientCut.has(id)) await this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut');
+    } catch (e) {
+      // a node half started is down: its container goes (log kept), so a restart can be made again
+      if (s.container !== undefined) await this.retire(id, `start-up failed: ${oneLine(e)}`).catch(() => undefined);
+      throw e;
+    }
   }
 
   /** The peers' addresses a node drops under the current grudge. */
@@ -350,8 +362,17 @@ export abstract class DockerNodes {
     return this.running(id, 'exec in').container!;
   }
 
+  /**
+   * The node to kill or stop: a running one, or one whose earlier kill or stop failed half-way
+   * (marked down, its container not yet removed), so that the call can be made again.
+   */
+  private toTerminate(id: string, op: string): NodeSlot {
+    const s = this.slot(id);
+    return s.state === 'down' && s.container !== undefined ? s : this.running(id, op);
+  }
+
   async kill(nodeId: string): Promise<void> {
-    const s = this.running(nodeId, 'kill');
+    const s = this.toTerminate(nodeId, 'kill');
     // down from now on: a partition, heal or client cut arriving while the engine kills it skips
     // it (an exec into a container that stopped is refused, 409); its rules die with it, and
     // launch() installs the grudge of the moment in the next container
@@ -368,7 +389,7 @@ export abstract class DockerNodes {
   }
 
   async stop(nodeId: string): Promise<void> {
-    const s = this.running(nodeId, 'stop');
+    const s = this.toTerminate(nodeId, 'stop');
     const was = s.state;
     s.state = 'down'; // as in kill(): network changes skip a node on its way down
     const graceS = Math.max(0, Math.ceil((this.baseOpts.stopGraceMs ?? 5_000) / 1000));
@@ -389,6 +410,10 @@ export abstract class DockerNodes {
       const info = await this.engine.getContainer(s.container.getId()).inspect();
       if (info.State.Running) throw new Error(`docker runtime: restart ${nodeId}: the node is running; kill or stop it first`);
       await this.retire(nodeId, `exited on its own (exit code ${info.State.ExitCode})`);
+    } else if (s.container !== undefined) {
+      // an earlier kill or stop failed half-way: finish it (the container would hold the node's name)
+      await this.engine.getContainer(s.container.getId()).kill({ signal: 'SIGKILL' }).catch(() => undefined);
+      await this.retire(nodeId, 'removed before a restart (its kill or stop had not finished)');
     }
     await this.launch(nodeId);
   }
@@ -396,14 +421,19 @@ export abstract class DockerNodes {
   async pause(nodeId: string): Promise<void> {
     const s = this.running(nodeId, 'pause');
     if (s.state === 'paused') return;
-    await this.engine.getContainer(s.container!.getId()).pause();
+    // (an earlier attempt that the engine carried out but whose answer was lost: already paused)
+    await this.engine.getContainer(s.container!.getId()).pause().catch((e: unknown) => {
+      if (!/is already paused/i.test(oneLine(e))) throw e;
+    });
     s.state = 'paused';
   }
 
   async resume(nodeId: string): Promise<void> {
     const s = this.running(nodeId, 'resume');
     if (s.state !== 'paused') return;
-    await this.engine.getContainer(s.container!.getId()).unpause();
+    await this.engine.getContainer(s.container!.getId()).unpause().catch((e: unknown) => {
+      if (!/is not paused/i.test(oneLine(e))) throw e;
+    });
     s.state = 'up';
   }
 
@@ -468,7 +498,13 @@ export abstract class DockerNodes {
     const before = this.clientCut;
     this.clientCut = new Set(nodeIds);
     const touched = this.nodeIds().filter((id) => before.has(id) !== this.clientCut.has(id) && this.slot(id).state !== 'down');
-    await Promise.all(touched.map((id) => this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut')));
+    try {
+      await Promise.all(touched.map((id) => this.runInNetns(id, partitionScript(this.dropSources(id)), 'client cut')));
+    } catch (e) {
+      // the cut as it was: a second call installs the whole change again (each script replaces a node's rules)
+      this.clientCut = before;
+      throw e;
+    }
   }
 
   async heal(): Promise<void> {

@@ -248,7 +248,13 @@ export class ProcessRuntime implements Runtime {
     const self = this.config.nodes.find((x) => x.id === nodeId)!;
     // from the node's own address: a client cut (which drops the harness's address) must not
     // keep a restarted node from being seen up
-    await waitForPort(self.host, self.clientPort, 15_000, () => n.proc !== proc, nodeId, logPath, self.host);
+    try {
+      await waitForPort(self.host, self.clientPort, 15_000, () => n.proc !== proc, nodeId, logPath, self.host);
+    } catch (e) {
+      // a node that did not come up is down (killed), so that its start can be made again
+      await this.terminate(nodeId, 'SIGKILL');
+      throw e;
+    }
   }
 
   private async terminate(nodeId: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {

@@ -53,6 +53,9 @@ export interface ClusterStartOptions {
  *
  * Every method that changes the cluster resolves once the change took effect (a killed node's
  * process has exited, a rule is installed). Errors are thrown as Error with a one-line message.
+ * Each such method may be called again after it failed, and then does what the first call was
+ * to do (fault-tolerant-runtime.ts retries transient failures: a node half started is left down,
+ * a kill half done can be finished, a rule set is replaced whole).
  * `close()` must leave nothing behind: no process, container, network or iptables rule.
  */
 export interface FaultRuntime {
