@@ -43,6 +43,9 @@ import { createTarget, isTargetName, TARGET_NAMES } from './targets/targets.js';
 import { TargetProcessRuntime } from './targets/target-process-runtime.js';
 import { TargetDockerRuntime } from './targets/target-docker-runtime.js';
 import { startTargetSession, type TargetSession } from './targets/target-session.js';
+import { endOnWorldError, guardRuntime, phaseErrorReason } from './run-errors.js';
+import type { Injection } from './runtime/injected-runtime-errors.js';
+import { isWorldError, WorldError } from './runtime/runtime-errors.js';
 import type { Target, TargetName, TargetRuntime } from './targets/target.js';
 
 /** The stores of a certification run (DESIGN.md §3): sync RF3, async RF3, RF1. */
@@ -131,6 +134,13 @@ export interface CertifyOptions {
   diskGuard?: false | { floorBytes?: number; checkEveryMs?: number };
   /** Stop signal (SIGINT): the run ends early, heals, and is INCONCLUSIVE. */
   signal?: AbortSignal;
+  /**
+   * Runtime errors injected on purpose (runtime/injected-runtime-errors.ts; the CLI reads
+   * ZARIS_CERTIFY_INJECT_RUNTIME_ERRORS): the harness's self-test of a run the world fails.
+   */
+  injectRuntimeErrors?: Injection[];
+  /** Backoff of runtime retries, ms (tests shorten it); default 250 .. 2,000 (run-errors.ts). */
+  runtimeBackoff?: { initialDelayMs: number; maxDelayMs: number };
 }
 
 /** What a run produced. */
@@ -376,7 +386,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 
   await sweepLeftovers({ sweepers: [...DEFAULT_SWEEPERS, nodeProcessSweeper, dockerSweeper] });
   const runTag = `r${randomBytes(3).toString('hex')}`;
-  const { runtime, reason } = target ? await makeTargetRuntime(target, o.runtime, runTag, processPartitions, log) : await makeRuntime(o.runtime, runTag, processPartitions, log);
+  const { runtime: made, reason } = target ? await makeTargetRuntime(target, o.runtime, runTag, processPartitions, log) : await makeRuntime(o.runtime, runTag, processPartitions, log);
   mkdirSync(o.runsDir, { recursive: true });
   // a scenario's own seed (when it names one) seeds its live choices and the workload
   const seed = replayed ? replayed.seed : (sc?.seed ?? o.seed);
@@ -387,6 +397,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
 
   // the SQLite work runs on a worker thread: the harness's event loop only queues rows
   const ledger: Ledger = o.ledgerOff ? new NullLedger() : new WorkerLedger(path.join(runDir, 'ledger.sqlite'));
+  // every runtime call of the run: transient failures retried, the rest a world error (run-errors.ts)
+  const runtime = guardRuntime(made, { ledger, clock, log, ...(o.injectRuntimeErrors ? { inject: o.injectRuntimeErrors } : {}), ...(o.runtimeBackoff ? { backoff: o.runtimeBackoff } : {}) });
   log(`run ${runDir} (target ${targetName}, runtime ${runtime.kind}: ${reason})`);
   /** The client under test: the workload's, routing and refreshing only by seed 000's rules. */
   let client: ZarisClient | null = null;
@@ -547,7 +559,12 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       diskLow = reason;
       endPhase.abort();
     });
-    const nemesisRun = nemesis.run(stopFaults.signal);
+    // a runtime call that failed for good ends the fault phase at once (never an unhandled rejection)
+    let phaseError: unknown;
+    const nemesisRun = nemesis.run(stopFaults.signal).catch((e: unknown) => {
+      phaseError = e;
+      endPhase.abort();
+    });
     // a scenario's phase ends `tailMs` after its last step ended (at most its duration)
     if (schedule.tailMs !== undefined) {
       const tail = schedule.tailMs;
@@ -572,6 +589,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       o.signal?.removeEventListener('abort', onEndPhase);
     }
     await policyChange;
+    const runError = phaseError === undefined ? null : phaseErrorReason(phaseError, log);
     const faultPhaseEnd = clock.now();
     ackedPerSec = workload.totals.ok / ((faultPhaseEnd - faultPhaseStart) / 1000);
     if (o.signal?.aborted) status = 'interrupted';
@@ -586,7 +604,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     log('healing: heal partitions, resume and restart nodes, wait for Healthy');
     const healed = await nemesis.healAll();
     if (!healed.healed) log(`cluster did not heal: ${healed.reason}`);
-    const inconclusive = [healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
+    const inconclusive = [runError, healed.healed ? null : (healed.reason ?? 'the cluster did not return to Healthy'), diskLow].filter((r) => r !== null);
     if (inconclusive.length > 0) ledger.setMeta(META.inconclusiveReason, inconclusive.join('; '));
     await workload.stop();
     for (const line of describePolicyFollow(policySets, workload.policyChanges)) log(line);
@@ -612,9 +630,14 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     ledger.setMeta(META.status, status);
     // (an interrupted run is INCONCLUSIVE by its status; the verifier says so)
   } catch (e) {
-    ledger.setMeta(META.status, 'interrupted');
-    ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
-    throw e;
+    if (!isWorldError(e)) {
+      ledger.setMeta(META.status, 'interrupted');
+      ledger.setMeta(META.inconclusiveReason, `harness error: ${(e as Error).message.split('\n')[0]}`);
+      log(`harness error; the run's files are kept in ${runDir}`);
+      throw e;
+    }
+    // the world stopped the run outside its fault phase (a node that will not start): INCONCLUSIVE
+    await endOnWorldError(e, { ledger, clock, log, workload });
   } finally {
     runOver.abort();
     monitor?.stop();
@@ -727,7 +750,8 @@ function endOfPhaseLedgerLine(monitor: RunMonitor, log: (line: string) => void):
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}`);
+    // the store's nodes did not come up as they should: the world's failure, not the harness's
+    if (Date.now() > deadline) throw new WorldError(`cluster start: timed out after ${timeoutMs / 1000} s waiting for ${what}`, { source: 'target', op: 'cluster start', attempts: 1, transient: false });
     await new Promise((r) => setTimeout(r, 100));
   }
 }

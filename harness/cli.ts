@@ -91,6 +91,14 @@ export function buildCli(): Command {
       }
       const { certify } = await import('./certify.js');
       const { createProgressOutput } = await import('./run-progress.js');
+      // the harness's self-test of a run the world fails (runtime/injected-runtime-errors.ts)
+      const { INJECT_ENV, parseInjections } = await import('./runtime/injected-runtime-errors.js');
+      let injectRuntimeErrors;
+      try {
+        injectRuntimeErrors = parseInjections(process.env[INJECT_ENV] ?? '');
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
       // on a terminal the progress line is redrawn in place, the run's lines printed above it
       const output = createProgressOutput({ stream: process.stderr, prefix: 'zaris-certify: ' });
       const ac = new AbortController();
@@ -127,6 +135,7 @@ export function buildCli(): Command {
         asyncLagMaxMs: opts.asyncLag,
         stallBoundMs: opts.stall,
         selfTestBug: opts.selfTestBug,
+        ...(injectRuntimeErrors.length > 0 ? { injectRuntimeErrors } : {}),
         signal: ac.signal,
         log: (line) => output.log(line),
         output,
@@ -305,6 +314,13 @@ export async function main(argv: string[]): Promise<void> {
     buildCli().outputHelp();
     fail('no command given (certify, scenarios, shrink, analyze, export, admin, node)', USAGE_EXIT_CODE);
   }
+  // the last guard: an error nothing awaited is a harness bug, said in one line (exit 3), never a stack trace
+  const lastGuard = (e: unknown): void => {
+    if (process.env.ZARIS_DEBUG) process.stderr.write(`${(e as Error)?.stack ?? String(e)}\n`);
+    fail(`harness error: ${(e as Error)?.message ?? String(e)}`, HARNESS_ERROR);
+  };
+  process.on('unhandledRejection', lastGuard);
+  process.on('uncaughtException', lastGuard);
   try {
     await buildCli().parseAsync(argv, { from: 'user' });
   } catch (e) {

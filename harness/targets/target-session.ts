@@ -10,6 +10,7 @@ import type { Ledger } from '../../ledger/ledger-writer.js';
 import type { RunClock } from '../clock.js';
 import { finalReadAll } from '../final-reads.js';
 import { Workload } from '../workload.js';
+import { WorldError } from '../runtime/runtime-errors.js';
 import { TargetDriver } from './target-driver.js';
 import type { Target, TargetClient, TargetCluster, TargetRuntime } from './target.js';
 import { TargetWatch } from './target-watch.js';
@@ -52,7 +53,8 @@ export interface TargetSession {
 async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: string, last: () => string): Promise<void> {
   const deadline = Date.now() + timeoutMs;
   while (!(await cond())) {
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000} s waiting for ${what}${last() ? ` (${last()})` : ''}`);
+    // the target's nodes did not come up as they should: the world's failure (the run ends INCONCLUSIVE)
+    if (Date.now() > deadline) throw new WorldError(`cluster start: timed out after ${timeoutMs / 1000} s waiting for ${what}${last() ? ` (${last()})` : ''}`, { source: 'target', op: 'cluster start', attempts: 1, transient: false });
     await new Promise((r) => setTimeout(r, 200));
   }
 }
