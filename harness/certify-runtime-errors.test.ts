@@ -92,6 +92,19 @@ describe('certify when the process runtime fails (injected errors)', () => {
     await expectNothingLeft(out.runDir, process.pid);
   }, 180_000);
 
+  it('a paused node that cannot be resumed: its pause stays on record until it is killed and restarted at the heal, INCONCLUSIVE (never a loss blamed on the store)', async () => {
+    const out = await certify({ ...base, durationMs: 20_000, seed: 7, faults: ['pause'], injectRuntimeErrors: parseInjections('resume@1') });
+    const r = out.results!;
+    expect(out.exitCode).toBe(2);
+    expect(r.summary.violation).toBe(0);
+    expect(r.inconclusiveReason).toMatch(/^runtime error: resume n\d: process runtime: resume in n\d failed: refused for good \(injected, attempt 1\)/);
+    // the pause's row, its continuing row (open until the heal), and the kill that replaced it
+    expect(r.faults.pause).toBe(2);
+    expect(r.faults.kill).toBe(1);
+    expect(missingReports(out.runDir)).toEqual([]);
+    await expectNothingLeft(out.runDir, process.pid);
+  }, 180_000);
+
   it('a cluster that will not start: INCONCLUSIVE with the reason, the reports written, nothing left', async () => {
     const out = await certify({ ...base, injectRuntimeErrors: parseInjections('start') });
     const r = out.results!;

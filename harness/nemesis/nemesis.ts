@@ -34,6 +34,7 @@ import type { FaultRuntime, Grudge } from '../runtime/runtime.js';
 import { budgetRefusal, evictionRefusal, withEffect, type ClusterSnapshot, type FaultState, type PartitionSnapshot } from './budget.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
+import { StuckFaults, type StuckFault } from './stuck-faults.js';
 import { ADMIN_KINDS, ALL_FAULT_KINDS, describeTarget, isMembershipKind, leaveCandidates, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind, type Schedule } from './schedule.js';
 
 const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
@@ -257,6 +258,8 @@ export class Nemesis {
   private changed: Promise<void> = new Promise((r) => (this.wake = r));
   private phaseStart = 0;
   private started = false;
+  /** Faults whose undo failed: in effect although their rows were ended (stuck-faults.ts). */
+  private readonly stuck: StuckFaults;
 
   /** @throws RangeError when a wait option is negative. */
   constructor(opts: NemesisOptions) {
@@ -274,6 +277,7 @@ export class Nemesis {
       if (!(this.o[k] >= 0)) throw new RangeError(`nemesis: ${k} must be >= 0 ms`);
     }
     this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false, skipped: false }));
+    this.stuck = new StuckFaults(opts.recorder);
   }
 
   /** Scenarios: the names bound so far (name -> node), in binding order. */
@@ -334,11 +338,14 @@ export class Nemesis {
   /**
    * End phase: ends every fault in effect (recorded first), heals every partition rule and client
    * cut, resumes paused nodes, restarts every node that is down, then waits up to `healTimeoutMs`
-   * for every partition to be Healthy, and records catch-up of restarted nodes. Never throws: a
-   * runtime error or a cluster that does not heal gives `{ healed: false, reason }` (one line).
+   * for every partition to be Healthy, and records catch-up of restarted nodes. A fault whose undo
+   * failed before (stuck-faults.ts) is undone again, its continuing row ended first; a node that
+   * still cannot be resumed is killed instead (a `kill` row, detail `replaces`) and restarted.
+   * Never throws: a runtime error or a cluster that does not heal gives `{ healed: false, reason }`
+   * (one line).
    */
   async healAll(): Promise<HealResult> {
-    this.event('heal-all', { active: this.activeCount() });
+    this.event('heal-all', { active: this.activeCount(), stuck: this.stuck.size });
     const errors: string[] = [];
     const attempt = async (what: string, op: () => Promise<void>): Promise<void> => {
       try {
@@ -347,12 +354,20 @@ export class Nemesis {
         errors.push(`${what}: ${oneLine(e)}`);
       }
     };
+    const rt = this.o.runtime;
     for (const h of [...this.holdings.values()]) await attempt(`ending fault ${h.index}`, () => this.end(h));
-    await attempt('heal', () => this.net(() => this.o.runtime.heal()));
-    for (const node of this.o.runtime.nodeIds()) {
-      if (!this.o.runtime.isUp(node)) {
+    for (const s of this.stuck.endAll(['pause'])) await attempt(`resume ${s.nodes[0]}`, () => this.unfreeze(s));
+    for (const s of this.stuck.endAll(['clock'])) await attempt(`clock of ${s.nodes[0]}`, () => this.undoOr(s, () => rt.setClock(s.nodes[0], NORMAL_CLOCK)));
+    const cuts = this.stuck.endAll(['partition', 'client-cut']);
+    await attempt('heal', () => this.net(() => rt.heal()).catch((e: unknown) => this.goOn(cuts, e)));
+    for (const node of rt.nodeIds()) {
+      if (!rt.isUp(node)) {
+        const crashes = this.stuck.endAll(['kill', 'stop'], node);
         this.event('restart', { node, reason: 'down at heal-all' });
-        await attempt(`restart ${node}`, () => this.o.runtime.restart(node));
+        await attempt(`restart ${node}`, async () => {
+          await rt.restart(node).catch((e: unknown) => this.goOn(crashes, e));
+          for (const s of crashes) this.pendingCatchUp.set(s.id, { node, index: s.index });
+        });
       }
     }
     if (errors.length > 0) {
@@ -379,6 +394,44 @@ export class Nemesis {
     }
     this.event('healed', {});
     return { healed: true };
+  }
+
+  /** The stuck faults go on (their undo failed again): recorded again, open; rethrows `e`. */
+  private goOn(list: readonly StuckFault[], e: unknown): never {
+    for (const s of list) this.stuck.goesOn(s, s.index, this.o.clock.now(), e);
+    throw e;
+  }
+
+  /** Undoes a stuck fault, whose continuing row was just ended; when that fails it goes on. */
+  private async undoOr(s: StuckFault, undo: () => Promise<void>): Promise<void> {
+    await undo().catch((e: unknown) => this.goOn([s], e));
+  }
+
+  /**
+   * A paused node whose resume failed: resumed now, or else killed (a `kill` row recorded first,
+   * detail `replaces`: the pause's row) so that the restart of the down nodes brings it back.
+   */
+  private async unfreeze(s: StuckFault): Promise<void> {
+    const rt = this.o.runtime;
+    const node = s.nodes[0];
+    let why: unknown;
+    try {
+      await rt.resume(node);
+      return;
+    } catch (e) {
+      why = e;
+    }
+    const id = this.o.recorder.faultStart({ kind: 'kill', nodes: [node], target: `continues:${s.id}`, plannedMs: this.o.clock.now(), detail: JSON.stringify({ index: s.index, node, replaces: s.id, why: `resume failed: ${oneLine(why)}` }) });
+    try {
+      await rt.kill(node);
+    } catch (e) {
+      // neither resumed nor killed: it stays frozen (the pause goes on)
+      this.o.recorder.faultEnd(id);
+      this.goOn([s], e);
+    }
+    this.o.recorder.faultEffective?.(id);
+    this.amnesic.add(node);
+    this.stuck.add({ id, kind: 'kill', nodes: [node], index: s.index });
   }
 
   // ------------------------------------------------------------------ one planned fault
@@ -994,7 +1047,12 @@ export class Nemesis {
       this.o.recorder.faultEnd(r.id);
     }
     h.installed = false;
-    await this.installGrudges();
+    await this.installGrudges().catch((e: unknown) => {
+      // the cut is still there: its rows go on (stuck-faults.ts)
+      const isolated = isolatedNodes(this.o.runtime.nodeIds(), h.grudge ?? {}, this.o.voters);
+      for (const r of open) this.stuck.goesOn({ id: r.id, kind: 'partition', nodes: h.nodes, isolated, ...(h.grudge ? { grudge: h.grudge } : {}) }, h.index, this.o.clock.now(), e);
+      throw e;
+    });
   }
 
   /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
@@ -1006,15 +1064,17 @@ export class Nemesis {
       if (h.kind === 'partition') {
         await this.endRecords(h);
       } else if (h.kind === 'client-cut') {
-        for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
+        const open = h.records.filter((r) => !r.ended);
+        for (const r of open) (r.ended = true), this.o.recorder.faultEnd(r.id);
         h.cut = undefined;
-        await this.net(() => rt.cutClient(this.cutNodes()));
+        await this.net(() => rt.cutClient(this.cutNodes())).catch((e: unknown) => this.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
       } else if (isAdminKind(h.kind)) {
         // an ownership or membership change is not undone: the store fails back by itself where it
         // should, and a leave is followed by a planned join
       } else if (h.kind === 'clock') {
-        for (const r of h.records) if (!r.ended) (r.ended = true), this.o.recorder.faultEnd(r.id);
-        await rt.setClock(h.clock!.node, NORMAL_CLOCK);
+        const open = h.records.filter((r) => !r.ended);
+        for (const r of open) (r.ended = true), this.o.recorder.faultEnd(r.id);
+        await rt.setClock(h.clock!.node, NORMAL_CLOCK).catch((e: unknown) => this.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
       } else {
         const open = h.records.filter((r) => !r.ended);
         for (const r of open) {
@@ -1022,15 +1082,16 @@ export class Nemesis {
           this.o.recorder.faultEnd(r.id);
         }
         try {
-          if (h.kind === 'pause') await Promise.all(open.map((r) => rt.resume(r.node!)));
-          else {
-            // (a crash whose runtime call failed may have left its node up: nothing to restart there)
-            const down = open.filter((r) => !rt.isUp(r.node!));
-            for (const r of down) this.amnesic.add(r.node!);
-            await Promise.all(down.map((r) => rt.restart(r.node!)));
-            for (const r of down) this.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
-            st.restarted = true;
+          // (a crash whose runtime call failed may have left its node up: nothing to restart there)
+          const undo = h.kind === 'pause' ? open : open.filter((r) => !rt.isUp(r.node!));
+          if (h.kind !== 'pause') for (const r of undo) this.amnesic.add(r.node!);
+          const done = await Promise.allSettled(undo.map((r) => (h.kind === 'pause' ? rt.resume(r.node!) : rt.restart(r.node!))));
+          const failed = undo.filter((_, i) => done[i].status === 'rejected');
+          if (h.kind !== 'pause') {
+            for (const r of undo) if (!failed.includes(r)) this.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
+            if (failed.length === 0) st.restarted = true;
           }
+          if (failed.length > 0) this.goOn(failed.map((r) => ({ id: r.id, kind: r.kind, nodes: [r.node!], index: h.index })), (done[undo.indexOf(failed[0])] as PromiseRejectedResult).reason);
         } finally {
           for (const r of open) this.held.delete(r.node!);
         }

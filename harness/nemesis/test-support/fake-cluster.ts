@@ -31,6 +31,12 @@ export class FakeCluster implements Runtime, ClusterProbe {
   probeThrows = false;
   failKill = false;
   failRestart = new Set<string>();
+  /** nodes whose resume throws (a runtime that cannot undo a pause) */
+  failResume = new Set<string>();
+  /** partition() and cutClient() throw (a runtime that cannot change the rules) */
+  failNet = false;
+  /** heal() throws */
+  failHeal = false;
   /** partitions reported with a failback under way: partition index -> node */
   readonly handoffs = new Map<number, string>();
   /** nodes the leader suspects (snapshot `suspected`) */
@@ -86,6 +92,7 @@ export class FakeCluster implements Runtime, ClusterProbe {
   }
   async kill(n: string): Promise<void> {
     if (this.failKill) throw new Error(`kill ${n}: no such process`);
+    if (this.state.get(n) === 'paused') this.state.set(n, 'up'); // SIGKILL reaches a frozen process too
     this.expectState(n, 'up', 'kill');
     this.note(`kill ${n}`);
     this.state.set(n, 'down');
@@ -108,19 +115,23 @@ export class FakeCluster implements Runtime, ClusterProbe {
     this.state.set(n, 'paused');
   }
   async resume(n: string): Promise<void> {
+    if (this.failResume.has(n)) throw new Error(`resume ${n}: the engine refused`);
     this.expectState(n, 'paused', 'resume');
     this.note(`resume ${n}`);
     this.state.set(n, 'up');
   }
   async partition(g: Grudge): Promise<void> {
+    if (this.failNet) throw new Error('partition: iptables failed');
     this.note(`partition ${JSON.stringify(g)}`);
     this.grudge = g;
   }
   async cutClient(nodes: readonly string[]): Promise<void> {
+    if (this.failNet) throw new Error('cut: iptables failed');
     this.note(`cut ${nodes.join(',')}`);
     this.cut = [...nodes];
   }
   async heal(): Promise<void> {
+    if (this.failHeal) throw new Error('heal: iptables failed');
     this.note('heal');
     this.grudge = {};
     this.cut = [];
