@@ -320,6 +320,9 @@ export function ledgerFaultRecorder(ledger: Ledger, clock: RunClock, watch: Pick
     faultEnd(id: number): void {
       ledger.faultEnd(id, clock.now());
     },
+    faultReopen(id: number): void {
+      ledger.faultEnd(id, null);
+    },
     caughtUp(id: number, ms: number): void {
       ledger.faultCaughtUp(id, ms);
     },

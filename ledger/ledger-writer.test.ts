@@ -77,6 +77,11 @@ describe('SQLite ledger', () => {
     });
     ledger.faultEnd(id, 4000);
     expect((reader.prepare('SELECT end_ms FROM faults WHERE id = ?').get(id) as { end_ms: number }).end_ms).toBe(4000);
+    // an undo that failed (issue 22): the end is removed, committed; a later end is recorded again
+    ledger.faultEnd(id, null);
+    expect((reader.prepare('SELECT end_ms FROM faults WHERE id = ?').get(id) as { end_ms: number | null }).end_ms).toBeNull();
+    ledger.faultEnd(id, 6000);
+    expect((reader.prepare('SELECT end_ms FROM faults WHERE id = ?').get(id) as { end_ms: number }).end_ms).toBe(6000);
     ledger.close();
     reader.close();
   });

@@ -159,8 +159,11 @@ export interface Ledger {
   faultStart(f: FaultStart): number;
   /** Records when the runtime call applying a fault returned (the fault surely in effect). */
   faultEffective(id: number, ms: number): void;
-  /** Records the end of a fault (restart, resume, heal); committed before it returns. */
-  faultEnd(id: number, endMs: number): void;
+  /**
+   * Records the end of a fault (restart, resume, heal); committed before it returns. `null`
+   * removes a recorded end: the undo failed and the fault is in effect again (it ends later).
+   */
+  faultEnd(id: number, endMs: number | null): void;
   /** Records when a restarted node was back in sync. */
   faultCaughtUp(id: number, ms: number): void;
   sample(tMs: number, rows: SampleRow[]): void;
@@ -441,7 +444,7 @@ export class SqliteLedger implements Ledger {
     this.st.faultEffective.run(ms, id);
   }
 
-  faultEnd(id: number, endMs: number): void {
+  faultEnd(id: number, endMs: number | null): void {
     this.flush();
     this.st.faultEnd.run(endMs, id);
   }

@@ -303,7 +303,7 @@ export class WorkerLedger implements Ledger {
   faultEffective(id: number, ms: number): void {
     this.queue(['faultEffective', id, ms]);
   }
-  faultEnd(id: number, endMs: number): void {
+  faultEnd(id: number, endMs: number | null): void {
     this.syncCall('faultEnd', [id, endMs]);
   }
   faultCaughtUp(id: number, ms: number): void {

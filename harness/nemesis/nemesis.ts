@@ -67,6 +67,11 @@ export interface FaultRecorder {
   /** Records the end of fault `id` (restart / resume / heal / clock restore about to happen). */
   faultEnd(id: number): void;
   /**
+   * The undo after {@link faultEnd} of fault `id` failed: the fault is in effect again, as if its
+   * end had never been recorded (no end, until a later faultEnd). Issue 22, stuck-faults.ts.
+   */
+  faultReopen(id: number): void;
+  /**
    * The runtime call that applies fault `id` returned: the fault is surely in effect now (the
    * ledger's effective_ms; the crash of a node happened between faultStart and this call).
    */
@@ -396,9 +401,9 @@ export class Nemesis {
     return { healed: true };
   }
 
-  /** The stuck faults go on (their undo failed again): recorded again, open; rethrows `e`. */
+  /** The faults go on (their undo failed): their rows reopened (stuck-faults.ts); rethrows `e`. */
   private goOn(list: readonly StuckFault[], e: unknown): never {
-    for (const s of list) this.stuck.goesOn(s, s.index, this.o.clock.now(), e);
+    for (const s of list) this.stuck.goesOn(s, e);
     throw e;
   }
 
@@ -421,7 +426,7 @@ export class Nemesis {
     } catch (e) {
       why = e;
     }
-    const id = this.o.recorder.faultStart({ kind: 'kill', nodes: [node], target: `continues:${s.id}`, plannedMs: this.o.clock.now(), detail: JSON.stringify({ index: s.index, node, replaces: s.id, why: `resume failed: ${oneLine(why)}` }) });
+    const id = this.o.recorder.faultStart({ kind: 'kill', nodes: [node], target: `replaces:${s.id}`, plannedMs: this.o.clock.now(), detail: JSON.stringify({ index: s.index, node, replaces: s.id, why: `resume failed: ${oneLine(why)}` }) });
     try {
       await rt.kill(node);
     } catch (e) {
@@ -1047,12 +1052,8 @@ export class Nemesis {
       this.o.recorder.faultEnd(r.id);
     }
     h.installed = false;
-    await this.installGrudges().catch((e: unknown) => {
-      // the cut is still there: its rows go on (stuck-faults.ts)
-      const isolated = isolatedNodes(this.o.runtime.nodeIds(), h.grudge ?? {}, this.o.voters);
-      for (const r of open) this.stuck.goesOn({ id: r.id, kind: 'partition', nodes: h.nodes, isolated, ...(h.grudge ? { grudge: h.grudge } : {}) }, h.index, this.o.clock.now(), e);
-      throw e;
-    });
+    // the cut still there: its rows go on (stuck-faults.ts)
+    await this.installGrudges().catch((e: unknown) => this.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
   }
 
   /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */

@@ -2,60 +2,43 @@
  * Faults whose undo failed (issue 22): the nemesis records a fault's end BEFORE it undoes it
  * (resume, restart, the grudge's removal, the client cut's, the clock's restore), as DESIGN.md §3
  * asks; when the runtime then fails that undo for good, the fault goes on although its row says
- * it ended. The ledger must not say so: the fault is recorded again, from the failure on, as a
- * row of the same kind and nodes that stays open (detail `continues`: the row it continues,
- * `undoFailed`: the error), until {@link Nemesis.healAll} undoes it (that row's end recorded
- * first, again) or the run ends with it in effect. The verifier then sees a paused node paused,
- * a cut link cut, a crashed node down, for as long as they were.
+ * it ended. The ledger must not say so: the row is reopened (its end removed: in effect, without
+ * a gap, until further notice) and an event `fault-undo-failed` `{ id, index, error }` says why,
+ * until {@link Nemesis.healAll} undoes the fault again (the row's end recorded first, again) or the
+ * run ends with it in effect. The verifier then sees a paused node paused, a cut link cut, a
+ * crashed node down, for as long as they were.
  */
-import type { Grudge } from '../runtime/runtime.js';
 import type { FaultRecorder } from './nemesis.js';
 import type { RecordedKind } from './schedule.js';
 
-/** A fault in effect although its earlier row was ended: its open continuing row. */
+/** A fault in effect although its end had been recorded: its reopened row. */
 export interface StuckFault {
-  /** The continuing row (open). */
+  /** The ledger row (reopened: no end). */
   id: number;
   kind: RecordedKind;
   /** The node (crash, pause, clock, client cut) or the nodes cut off (partition). */
   nodes: string[];
   /** The schedule index of the fault. */
   index: number;
-  /** Partitions: the nodes that cannot reach a majority. */
-  isolated?: string[];
-  /** Partitions: the grudge still installed. */
-  grudge?: Grudge;
 }
 
-/** The faults whose undo failed, each with its open continuing row. */
+/** The faults whose undo failed, each with its reopened row. */
 export class StuckFaults {
   private readonly stuck: StuckFault[] = [];
 
-  constructor(private readonly recorder: Pick<FaultRecorder, 'faultStart' | 'faultEnd' | 'faultEffective'>) {}
+  constructor(private readonly recorder: Pick<FaultRecorder, 'faultEnd' | 'faultReopen' | 'event'>) {}
 
-  /**
-   * Row `was` (of fault `index`) was ended but its undo failed with `error`: records the fault
-   * again, open, from now (in effect at once: faultEffective too).
-   * @returns the continuing row's id.
-   */
-  goesOn(was: { id: number; kind: RecordedKind; nodes: string[]; isolated?: string[]; grudge?: Grudge }, index: number, nowMs: number, error: unknown): number {
+  /** The undo of row `s.id` (its end recorded) failed with `error`: the row is reopened and kept. */
+  goesOn(s: StuckFault, error: unknown): void {
     const why = (error instanceof Error ? error.message : String(error)).split('\n')[0];
-    const id = this.recorder.faultStart({
-      kind: was.kind,
-      nodes: was.nodes,
-      target: `continues:${was.id}`,
-      plannedMs: nowMs,
-      ...(was.isolated ? { isolated: was.isolated } : {}),
-      detail: JSON.stringify({ index, continues: was.id, undoFailed: why, ...(was.grudge ? { grudge: was.grudge } : {}) }),
-    });
-    this.recorder.faultEffective?.(id);
-    this.add({ id, kind: was.kind, nodes: was.nodes, index, ...(was.isolated ? { isolated: was.isolated } : {}), ...(was.grudge ? { grudge: was.grudge } : {}) });
-    return id;
+    this.recorder.faultReopen(s.id);
+    this.recorder.event('fault-undo-failed', JSON.stringify({ id: s.id, index: s.index, kind: s.kind, nodes: s.nodes, error: why }));
+    this.add(s);
   }
 
-  /** Keeps an open row already recorded (a crash that replaces a pause that could not be undone). */
+  /** Keeps a row recorded open (a crash that replaces a pause that could not be undone). */
   add(s: StuckFault): void {
-    this.stuck.push(s);
+    this.stuck.push({ id: s.id, kind: s.kind, nodes: s.nodes, index: s.index });
   }
 
   /**

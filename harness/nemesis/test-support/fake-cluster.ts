@@ -231,6 +231,11 @@ export class FakeCluster implements Runtime, ClusterProbe {
     this.ended.add(id);
     this.activeNow--;
   }
+  faultReopen(id: number): void {
+    this.note(`reopen#${id}`);
+    this.ended.delete(id);
+    this.activeNow++;
+  }
   caughtUpRecorded = new Map<number, number>();
   event(kind: string, detail: string): void {
     this.events.push({ kind, detail: JSON.parse(detail) as Record<string, unknown> });
@@ -244,6 +249,7 @@ export function recorderOf(c: FakeCluster): FaultRecorder {
   return {
     faultStart: (f) => c.faultStart(f),
     faultEnd: (id) => c.faultEnd(id),
+    faultReopen: (id) => c.faultReopen(id),
     caughtUp: (id, ms) => {
       c.log.push(`caughtUp#${id}`);
       c.caughtUpRecorded.set(id, ms);
