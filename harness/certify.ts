@@ -271,7 +271,10 @@ const dockerSweeper: Sweeper = {
  * One certification run (DESIGN.md §3-§7): sweep leftovers, start the cluster, run the workload
  * and the nemesis for the duration, heal, read every key, verify, write results.json, junit.xml
  * and report.html into `runs/<utc>-<seed>/` (runs/latest points at it).
- * @throws UsageError for bad options discovered late (e.g. partitions without CAP_NET_ADMIN).
+ * A runtime, target or engine error does not throw: the run ends INCONCLUSIVE with it as the
+ * reason (run-errors.ts).
+ * @throws UsageError for bad options discovered late (e.g. partitions without CAP_NET_ADMIN);
+ *   any other error is a harness bug (the run's files are kept; the CLI exits 3).
  */
 export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const log = o.log ?? (() => undefined);

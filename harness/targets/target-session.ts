@@ -62,8 +62,9 @@ async function waitUntil(cond: () => Promise<boolean>, timeoutMs: number, what: 
 /**
  * Starts the target's cluster and everything the run needs around it, and waits (bounded) for
  * every partition to be Healthy with every node in sync.
- * @throws Error (one line) when the cluster does not start or never becomes Healthy; whatever was
- *   made is closed first (the runtime is the caller's to close).
+ * @throws WorldError (one line, runtime/runtime-errors.ts) when the cluster does not start or never
+ *   becomes Healthy: the run ends INCONCLUSIVE; whatever was made is closed first (the runtime is
+ *   the caller's to close).
  */
 export async function startTargetSession(o: TargetSessionOptions): Promise<TargetSession> {
   const { target, ledger, clock } = o;
