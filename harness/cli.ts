@@ -124,7 +124,7 @@ export function buildCli(): Command {
         writersPerStore: opts.writers,
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
-        asyncLagMaxMs: opts.asyncLag,
+        ...(cmd.getOptionValueSource('asyncLag') === 'cli' ? { asyncLagMaxMs: opts.asyncLag } : {}),
         stallBoundMs: opts.stall,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
