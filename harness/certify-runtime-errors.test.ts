@@ -98,9 +98,10 @@ describe('certify when the process runtime fails (injected errors)', () => {
     expect(out.exitCode).toBe(2);
     expect(r.summary.violation).toBe(0);
     expect(r.inconclusiveReason).toMatch(/^runtime error: resume n\d: process runtime: resume in n\d failed: refused for good \(injected, attempt 1\)/);
-    // the pause's row, its continuing row (open until the heal), and the kill that replaced it
-    expect(r.faults.pause).toBe(2);
+    // the pause's row (reopened when its resume failed, ended at the heal) and the kill that replaced it
+    expect(r.faults.pause).toBe(1);
     expect(r.faults.kill).toBe(1);
+    expect(ledgerEvents(out.runDir, 'fault-undo-failed').map((e) => e.detail.kind)).toEqual(['pause']);
     expect(missingReports(out.runDir)).toEqual([]);
     await expectNothingLeft(out.runDir, process.pid);
   }, 180_000);
