@@ -1,5 +1,5 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
-#   make certify DURATION=4h [TARGET=zaris|etcd|redis-sentinel] [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...,membership|preset:<name>] [NODES=3|5] [SPARES=0..3]
+#   make certify DURATION=4h [TARGET=zaris|etcd|redis-sentinel|example-kv] [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...,membership|preset:<name>] [NODES=3|5] [SPARES=0..3]
 #                [REDIS_MIN_REPLICAS=0|1|2] (TARGET=redis-sentinel: Redis's min-replicas-to-write, default 1)
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [STALL=5s] [BUG=lose-on-promotion]
 #                [SCENARIO=scenarios/<name>.yaml]

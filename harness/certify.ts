@@ -309,7 +309,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   const NODE_IDS = nodeIdsOf(nodeCount);
   let kinds = sc ? [...new Set(sc.faults.map((f) => f.kind))].filter((k) => !(ADMIN_KINDS as readonly string[]).includes(k)) : [...o.faults];
   const faultsExplicit = sc ? true : o.faultsExplicit;
-  const beyondBudget = sc ? sc.beyondBudget : o.beyondBudget;
+  // one node: every crash takes the whole cluster down, past a replicated store's budget (its contract decides what it may lose)
+  const beyondBudget = (sc ? sc.beyondBudget : o.beyondBudget) || target?.nodeIds.length === 1;
   let escalationTimeoutMs = sc ? sc.escalationTimeoutMs : o.escalationTimeoutMs;
   let evictionTimeoutMs = sc ? sc.evictionTimeoutMs : DEFAULT_TIMING.evictionTimeoutMs;
   let stores = sc ? sc.stores : (o.stores ?? DEFAULT_STORES);

@@ -133,10 +133,21 @@ function msOrNull(v: unknown, where: string): number | null {
  * Validates a parsed JSON value as a contract and returns it typed, with only the known fields
  * copied (unknown fields are ignored), then {@link checkContract}.
  * @param where the name of the value in messages (e.g. `run.contract`).
+ * @param fail called with the one-line message instead of throwing a ContractError (a caller's own
+ *   error type, e.g. the history parser's).
  * @throws ContractError whose one-line message names the bad field, e.g.
  *   `contract.leaseMs.value must be a number of milliseconds >= 0, or null`.
  */
-export function parseContract(raw: unknown, where = 'contract'): Contract {
+export function parseContract(raw: unknown, where = 'contract', fail?: (message: string) => never): Contract {
+  try {
+    return parseContractStrict(raw, where);
+  } catch (e) {
+    if (fail !== undefined && e instanceof ContractError) fail(e.message);
+    throw e;
+  }
+}
+
+function parseContractStrict(raw: unknown, where: string): Contract {
   const o = obj(raw, where);
   if (o.format !== CONTRACT_FORMAT) bad(`${where}.format must be "${CONTRACT_FORMAT}"`);
   if (!Array.isArray(o.stores)) bad(`${where}.stores must be an array`);

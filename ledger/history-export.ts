@@ -4,6 +4,7 @@ import { HISTORY_FORMAT_V2, READ_KINDS } from './history-format.js';
 import type { HistoryFault, HistoryFinalRead, HistoryOwnership, HistoryRead, HistoryRun, HistoryWrite, ReadKind, RunStatus } from './history-format.js';
 import { DEFAULT_ASYNC_LAG_MS, META, writeId, type WritesRow } from './schema.js';
 import { iterateKeyLog } from './key-log.js';
+import { parseContract, type Contract } from './contract.js';
 
 /** Bytes buffered before a write to the file. */
 const FLUSH_BYTES = 1 << 20;
@@ -110,9 +111,11 @@ function metaOf(db: Database.Database, key: string): string | null {
 /**
  * The v2 `run` of a ledger: status and reason from meta (a ledger without a status is
  * `complete`), the budget mode, lag bound, lease and self-test bug from the run config
- * (asyncLagMaxMs defaults to 1,000 ms).
+ * (asyncLagMaxMs defaults to 1,000 ms), the contract from meta `contract`, else `fallback` (the
+ * declaration the harness judges such a ledger by), else none.
+ * @throws ContractError when meta `contract` is not a valid contract.
  */
-export function runOfLedger(db: Database.Database): HistoryRun {
+export function runOfLedger(db: Database.Database, fallback?: Contract): HistoryRun {
   let cfg: Record<string, unknown> = {};
   try {
     const v = JSON.parse(metaOf(db, META.runConfig) ?? '{}') as unknown;
@@ -131,6 +134,9 @@ export function runOfLedger(db: Database.Database): HistoryRun {
   };
   const lease = num(cfg.leaseMs);
   if (lease !== null) run.leaseMs = lease;
+  const contract = metaOf(db, META.contract);
+  if (contract !== null) run.contract = parseContract(JSON.parse(contract) as unknown, 'meta contract');
+  else if (fallback !== undefined) run.contract = fallback;
   return run;
 }
 
@@ -143,7 +149,8 @@ export function runOfLedger(db: Database.Database): HistoryRun {
  * the v2 rules (that is how an old run is re-judged).
  *
  * Mapping (the inverse of ledger/history-import.ts): `run` from meta and the run config
- * ({@link runOfLedger}: status and reason carried through); write ids are `writes.wid` or
+ * ({@link runOfLedger}: status and reason carried through; the contract, or `fallbackContract`
+ * for a ledger that stores none); write ids are `writes.wid` or
  * `w<key_id>.<seq>`; a write still in flight (outcome NULL) is exported as `info`; `ack.copies`
  * when recorded; fault ids are detail.historyId or `f<id>`, `start` as recorded, `effective`,
  * `isolated` when recorded; a fault with end_ms NULL has no `end`; `caughtUp` is kept for
@@ -157,13 +164,13 @@ export function runOfLedger(db: Database.Database): HistoryRun {
  * @throws Error (one line) when the ledger is inconsistent (an `ok` write without ack, a JSON
  *   column that is not JSON) or the file cannot be written.
  */
-export function exportHistory(db: Database.Database, outPath: string): number {
+export function exportHistory(db: Database.Database, outPath: string, fallbackContract?: Contract): number {
   const tmp = `${outPath}.tmp`;
   const out = new BufferedFile(tmp);
   let exported = 0;
   try {
     const j = JSON.stringify;
-    out.write(`{"format":${j(HISTORY_FORMAT_V2)},\n"run":${j(runOfLedger(db))},\n"nodes":`);
+    out.write(`{"format":${j(HISTORY_FORMAT_V2)},\n"run":${j(runOfLedger(db, fallbackContract))},\n"nodes":`);
     out.write(j((db.prepare('SELECT id FROM nodes ORDER BY rowid').pluck().all() as string[])));
 
     out.write(',\n"stores":[');

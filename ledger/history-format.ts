@@ -8,6 +8,7 @@
  * Times are milliseconds since the run started; ids are strings. This module uses nothing above
  * ledger/ (the store's simulation imports it).
  */
+import { parseContract, type Contract } from './contract.js';
 
 /** The `format` tag of a version-1 history. */
 export const HISTORY_FORMAT_V1 = 'zaris-history/1';
@@ -190,6 +191,8 @@ export interface HistoryRun {
   leaseMs?: number | null;
   /** The deliberate store bug of a self-test run, or null. */
   selfTestBug: string | null;
+  /** Extension: the contract the store declares (ledger/contract.ts); absent: the rules to the letter. */
+  contract?: Contract;
 }
 
 /**
@@ -293,9 +296,9 @@ function optNodeList(v: unknown, nodes: ReadonlySet<string>, where: string, allo
  * writes; `complete` is required unless the outcome is `info`, and is not before `invoke`; a
  * fault's `end` is not before its `start`, and `caughtUp` (kill/stop only) not before its `end`;
  * an unreadable final read has value null. v2 also: `run` (status, beyondBudget, asyncLagMaxMs
- * required); a fault's `effective` not before its `start`, `isolated` on partition faults only;
- * samples' `node`, `inSync`, `revisions`, `replicas` name declared nodes; `ack.copies` an integer
- * >= 0; reads (value only on `ok`).
+ * required; the extension `contract` as ledger/contract.ts checks it); a fault's `effective` not
+ * before its `start`, `isolated` on partition faults only; samples' `node`, `inSync`, `revisions`,
+ * `replicas` name declared nodes; `ack.copies` an integer >= 0; reads (value only on `ok`).
  * @throws HistoryFormatError whose one-line message names the bad field, e.g.
  *   `writes[3].outcome must be ok, fail or info`.
  */
@@ -320,6 +323,7 @@ export function validateHistory(raw: unknown): History {
       selfTestBug: typeof bug === 'string' ? bug : null,
     };
     if (o.leaseMs !== undefined) run.leaseMs = optTime(o.leaseMs, 'run.leaseMs');
+    if (o.contract !== undefined) run.contract = parseContract(o.contract, 'run.contract', bad);
   }
 
   const nodes = arr(r.nodes, 'nodes').map((n, i) => str(n, `nodes[${i}]`));
@@ -535,11 +539,7 @@ export function validateHistory(raw: unknown): History {
   });
 
   const history: History = { format, nodes, stores, partitions, faults, ownership, writes, finalReads };
-  if (v2) {
-    history.run = run;
-    history.reads = reads;
-  }
-  return history;
+  return v2 ? { ...history, run, reads } : history;
 }
 
 /**

@@ -28,7 +28,7 @@ export const UNKNOWN_PARTITION = -1;
  *   unresolved (NULLs);
  * - meta: schema_version, duration_ms (the latest time in the history), history_format, rules
  *   (the history's version: its rules judge the ledger); v1: status 'complete'; v2: status and
- *   inconclusive_reason from `run`, and run_config `{beyondBudget, asyncLagMaxMs, leaseMs,
+ *   inconclusive_reason from `run`, contract from `run.contract` (when given), and run_config `{beyondBudget, asyncLagMaxMs, leaseMs,
  *   selfTestBug}`.
  * @param dbPath a file that must not exist yet, or ':memory:'.
  * @returns the open ledger (the caller closes it).
@@ -157,6 +157,7 @@ function fill(db: Database.Database, h: History): void {
       META.runConfig,
       JSON.stringify({ beyondBudget: run.beyondBudget, asyncLagMaxMs: run.asyncLagMaxMs, leaseMs: run.leaseMs ?? null, selfTestBug: run.selfTestBug }),
     );
+    if (run.contract !== undefined) insMeta.run(META.contract, JSON.stringify(run.contract));
   } else {
     insMeta.run(META.status, 'complete');
   }

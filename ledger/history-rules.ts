@@ -8,6 +8,13 @@
  * fast; it indexes what it scans by key and by partition so that a history of ~10,000 writes is
  * judged in milliseconds.
  *
+ * A v2 history is judged by the contract its store declares (`run.contract`, ledger/contract.ts;
+ * absent: the letter, {@link letterContract}): a loss class it does not claim excuses no loss
+ * (rf1, async-ack, beyond-budget); its async lag bound (none: async-ack condition 4 looks at
+ * [t, te] and replication-lag is not judged), owner lease (none: condition 6 is not judged) and
+ * fencing (false: the "not deposed" clause is not judged); stale-read only for linearizable
+ * reads; under-replicated-ack only for stores whose acks are durable on a majority.
+ *
  * Beyond the letter (DESIGN.md §5, the verifier's run record), a v2 history is also INCONCLUSIVE
  * when `run.inconclusiveReason` says why (the harness's own statement that the run cannot
  * certify, e.g. the cluster never healed) and when `run.selfTestBug` is set but no violation was
@@ -31,6 +38,8 @@
  */
 import type { History, HistoryFault, HistoryOwnership, HistoryRead, HistoryStore, HistoryWrite } from './history-format.js';
 import { HISTORY_FORMAT_V2 } from './history-format.js';
+import { contractRules, letterContract, type ContractRules } from './contract.js';
+import { earliestAllDown, firstIndex, intersectIntervals, mergeIntervals } from './intervals.js';
 
 /** Finding classes, in report order (DESIGN.md §5, history-format.md). */
 export const FINDING_CLASSES = ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info'] as const;
@@ -144,7 +153,8 @@ class Judge {
   private readonly actives = new Map<string, Set<string>>();
   private readonly crashes: HistoryFault[];
   private readonly lag: number;
-  private readonly leaseMs: number | null;
+  /** v2: the rules the contract declares (`run.contract`, else the letter: ledger/contract.ts). */
+  private readonly rules: ContractRules;
   /** v2 and `run.beyondBudget`: a partition may lose every copy at once (our total-amnesia reading). */
   private readonly amnesia: boolean;
   /** Partition -> the starts of its total losses ({@link lossStarts}). */
@@ -165,8 +175,8 @@ class Judge {
       list.sort((a, b) => a.t - b.t || order.get(a)! - order.get(b)!);
     }
     this.crashes = h.faults.filter(isCrash);
-    this.lag = h.run?.asyncLagMaxMs ?? 0;
-    this.leaseMs = h.run?.leaseMs ?? null;
+    this.rules = contractRules(h.run?.contract ?? letterContract(h.run ?? { asyncLagMaxMs: 0 }, h.stores));
+    this.lag = this.rules.asyncLagMs ?? 0;
     this.amnesia = this.v2 && h.run?.beyondBudget === true;
     for (const s of h.ownership) {
       if (s.active === null) continue;
@@ -366,7 +376,7 @@ class Judge {
     if (this.v2) {
       const s = this.stores.get(store);
       // under-replicated ack: sync, RF > 1, an ok write whose ack.copies is below 2
-      if (s !== undefined && s.replicationFactor > 1 && s.ackMode === 'sync') {
+      if (s !== undefined && this.rules.majorityAck(s)) {
         const w = oks.find((x) => x.ack!.copies !== undefined && x.ack!.copies < 2);
         if (w !== undefined) return out('violation', 'under-replicated-ack', w.id);
       }
@@ -408,7 +418,7 @@ class Judge {
     // is the acking owner's, also when the write was acknowledged in the first moments of a new
     // tenure (a regeneration onto another node) before any sample showed that map (a 150 s run,
     // seed 4040: two writes acked 58 ms before the sample naming the new replica were violations)
-    if (store.replicationFactor === 1) {
+    if (store.replicationFactor === 1 && (!this.v2 || this.rules.rf1)) {
       const holders = this.v2 && l.ack !== undefined && !replicas.includes(l.ack.node) ? [...replicas, l.ack.node] : replicas;
       const hit =
         holders.flatMap((n) => this.crashedAfter(n, t).slice(0, 1).map((f) => ({ fault: f.id, node: n, at: crashAt(f) }))).sort((a, b) => a.at - b.at)[0] ??
@@ -418,7 +428,7 @@ class Judge {
     if (this.v2) {
       const a = this.asyncAckV2(l, t);
       if (a !== null) return a;
-      if (this.h.run!.beyondBudget) {
+      if (this.h.run!.beyondBudget && this.rules.beyondBudget) {
         const at = this.allDownV2(l, t, replicas);
         if (at !== null) return { cls: 'beyond-budget', allDownMs: at };
       }
@@ -459,8 +469,8 @@ class Judge {
   private asyncAckV2(l: HistoryWrite, t: number): LossEvidence | null {
     const ack = l.ack!;
     const owner = ack.node;
-    // 1. the store's ack mode is async
-    if (this.stores.get(l.store)!.ackMode !== 'async') return null;
+    // 1. the store's ack mode is async (and its contract claims async-ack)
+    if (this.stores.get(l.store)!.ackMode !== 'async' || !this.rules.asyncAck) return null;
     // 2. takeover: the owner crashed after the ack, or a sample at or after t shows a higher
     //    epoch and another active; te the earlier
     const samples = this.samplesOf(l.store, l.partition);
@@ -482,24 +492,25 @@ class Judge {
         return null;
       }
     }
-    // 4. disrupted in time: a fault on the owner or the node that took over, in effect within [t, t + lag]
+    // 4. disrupted in time: a fault on the owner or the node that took over, in effect within
+    //    [t, t + lag] (no lag bound declared: within [t, te])
     const replicas = this.replicasAt(l.store, l.partition, t);
     const touches = (f: HistoryFault): boolean => f.nodes.includes(owner) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
-    const disrupting = this.h.faults.find((f) => touches(f) && inEffectDuring(f, t, t + this.lag));
+    const disrupting = this.h.faults.find((f) => touches(f) && inEffectDuring(f, t, this.rules.asyncLagMs === null ? te : t + this.lag));
     if (disrupting === undefined) return null;
     // 5. not a planned handoff: a takeover shown by a sample needs a fault on the owner within [t, te]
     if (!byCrash && !this.h.faults.some((f) => f.nodes.includes(owner) && inEffectDuring(f, t, te))) return null;
     // 6. within the lease: no partition isolating the owner began more than leaseMs before the
     //    invoke and was still in effect at it
-    if (this.leaseMs !== null) {
-      const lease = this.leaseMs;
+    if (this.rules.leaseMs !== null) {
+      const lease = this.rules.leaseMs;
       const cutOff = this.h.faults.some(
         (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && f.start < l.invoke - lease && inEffectDuring(f, l.invoke, l.invoke),
       );
       if (cutOff) return null;
     }
-    // not deposed: no sample before the invoke shows a higher epoch with another active
-    if (samples.some((s) => s.t < l.invoke && s.epoch > ack.epoch && s.active !== null && s.active !== owner)) return null;
+    // not deposed (when the contract declares fencing): no sample before the invoke shows a higher epoch with another active
+    if (this.rules.fencing && samples.some((s) => s.t < l.invoke && s.epoch > ack.epoch && s.active !== null && s.active !== owner)) return null;
     const ev: LossEvidence = { cls: 'async-ack', takeoverMs: te, disruptedBy: disrupting.id };
     if (byCrash) ev.crash = { fault: crash!.id, node: owner, at: crashTe };
     else ev.takeoverNode = taker!.active!;
@@ -540,7 +551,7 @@ class Judge {
       const absent =
         r.value === null && w.op !== 'delete' && !ws.some((x) => x.op === 'delete' && x.seq > wSeq && x.invoke < (r.complete as number));
       // ... and the final read holds W or a write ordered after W
-      if ((older || absent) && matched !== null && matched >= w.seq) {
+      if (this.rules.staleReads && (older || absent) && matched !== null && matched >= w.seq) {
         if (this.staleReadExcused(ws, named, w)) continue;
         return out('stale-read');
       }
@@ -603,7 +614,7 @@ class Judge {
       // false-healthy: Healthy while the in-sync set lacks a replica
       if (samples.some((s) => s.health === 'Healthy' && s.inSync !== undefined && replicasAt(s).some((n) => !s.inSync!.includes(n)))) add('false-healthy');
       // replication-lag (async stores)
-      if (this.stores.get(store)?.ackMode === 'async' && samples.some((s) => this.lagging(samples, s))) add('replication-lag');
+      if (this.stores.get(store)?.ackMode === 'async' && this.rules.replicationLag && samples.some((s) => this.lagging(samples, s))) add('replication-lag');
     }
     return out;
   }
@@ -630,57 +641,6 @@ class Judge {
     const replicas = s.replicas ?? this.replicasOf(s.store, s.partition);
     return !this.h.faults.some((f) => f.nodes.some((n) => replicas.includes(n)) && inEffectDuring(f, from, T));
   }
-}
-
-/** The first index of a sorted array at which `pred` holds (pred monotone: false...true), or its length. */
-function firstIndex<T>(a: readonly T[], pred: (x: T) => boolean): number {
-  let lo = 0;
-  let hi = a.length;
-  while (lo < hi) {
-    const mid = (lo + hi) >> 1;
-    if (pred(a[mid])) hi = mid;
-    else lo = mid + 1;
-  }
-  return lo;
-}
-
-/** Sorted, disjoint, non-empty half-open intervals covering the same instants as `list` (touching ones merged). */
-function mergeIntervals(list: Array<[number, number]>): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  for (const [a, b] of list.filter(([x, y]) => y > x).sort((x, y) => x[0] - y[0])) {
-    const last = out[out.length - 1];
-    if (last !== undefined && a <= last[1]) last[1] = Math.max(last[1], b);
-    else out.push([a, b]);
-  }
-  return out;
-}
-
-/** The intersection of two sorted lists of disjoint half-open intervals. */
-function intersectIntervals(a: Array<[number, number]>, b: Array<[number, number]>): Array<[number, number]> {
-  const out: Array<[number, number]> = [];
-  let i = 0;
-  let j = 0;
-  while (i < a.length && j < b.length) {
-    const from = Math.max(a[i][0], b[j][0]);
-    const to = Math.min(a[i][1], b[j][1]);
-    if (to > from) out.push([from, to]);
-    if (a[i][1] < b[j][1]) i++;
-    else j++;
-  }
-  return out;
-}
-
-/**
- * The earliest instant >= t inside every list's union of half-open intervals [from, to), or null.
- * Candidates: t and every interval start after t (an intersection of half-open intervals starts
- * at one of its members' starts).
- */
-function earliestAllDown(lists: Array<Array<[number, number]>>, t: number): number | null {
-  if (lists.length === 0) return null;
-  const inside = (list: Array<[number, number]>, x: number): boolean => list.some(([a, b]) => a <= x && x < b);
-  const candidates = [t, ...lists.flat().map(([a]) => a).filter((a) => a > t)].sort((a, b) => a - b);
-  for (const x of candidates) if (lists.every((list) => inside(list, x))) return x;
-  return null;
 }
 
 /**

@@ -12,6 +12,7 @@ import { esc, fmtClock, fmtMs, htmlTable, metaValue, nodeList, parseJson, report
 import type { ResultFinding, Results } from './results.js';
 import { firstViolationSentence, type Incident } from './incidents.js';
 import { stallText } from '../harness/verifier/stalls.js';
+import { contractSection } from './contract-section.js';
 import { chartsSection, epochHistorySection, faultTimelineSection, retriesSection, transitionTable } from './timeline-sections.js';
 import type { WritesRow } from '../ledger/schema.js';
 import { KeyLogReader } from '../ledger/key-log.js';
@@ -122,14 +123,10 @@ function configRows(config: unknown): [string, unknown][] {
   add('rate', c.rate, (x) => (x === 0 ? 'unthrottled' : `${String(x)} writes/s`));
   add('writers per store', c.writersPerStore);
   add('keys per writer', c.keysPerWriter);
-  add("the store's contract claims", c.claims, (x) => (Array.isArray(x) ? (x.length === 0 ? 'no loss at all' : x.join(', ')) : x));
-  add('what each claim is tied to', c.contract, (x) => (Array.isArray(x) ? x.join(' ') : x));
   add('fault kinds', c.faults, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('spare nodes (outside the member set at start)', c.spares, (x) => (Array.isArray(x) ? (x.length === 0 ? '(none)' : x.join(', ')) : x));
   add('past the fault budget', c.beyondBudget, (x) => (x === true ? 'yes' : x === false ? 'no' : x));
   add('escalation timeout', c.escalationTimeoutMs, (x) => `${String(x)} ms`);
-  add('async lag bound (ASYNC_LAG)', c.asyncLagMaxMs, (x) => `${String(x)} ms`);
-  add("owner lease (the store's declaration)", c.leaseMs, (x) => `${String(x)} ms`);
   add('client options', c.clientOptions, (x) => clientOptionsText(x));
   add('replay of', c.replay);
   add('self-test bug (BUG=)', c.selfTestBug);
@@ -505,7 +502,7 @@ function classSection(cls: FindingClass): HtmlSection {
 }
 
 /**
- * The report's sections, in order: verdict (with how to read each class), incidents, run, counts, one per
+ * The report's sections, in order: verdict (with how to read each class), incidents, run, contract judged, counts, one per
  * class (violations first, then rf1, async-ack, beyond-budget, info), charts over time, the
  * fault timeline with failover times, the per-partition epoch history, client attempts by status.
  */
@@ -513,6 +510,7 @@ export const HTML_SECTIONS: HtmlSection[] = [
   verdictSection,
   incidentsSection,
   runSection,
+  contractSection,
   countsSection,
   classSection('violation'),
   readFindingsSection,

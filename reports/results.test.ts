@@ -82,7 +82,7 @@ describe('buildResults', () => {
     const db = ledger();
     const r = buildResults(db, verifyLedger(db));
     expect(Object.keys(r)).toEqual([
-      'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
+      'verdict', 'exitCode', 'rules', 'asyncLagMaxMs', 'leaseMs', 'contract', 'runtime', 'seed', 'durationMs', 'scheduleDigest', 'counts', 'faults', 'failover', 'summary', 'kinds',
       'readsChecked', 'stores', 'findings', 'incidents', 'availability', 'retries', 'clientOptions',
     ]);
     expect(r).toEqual({
@@ -91,6 +91,8 @@ describe('buildResults', () => {
       rules: 'zaris-history/2',
       asyncLagMaxMs: 750,
       leaseMs: 2100,
+      // an imported history that declares no contract: judged by the letter
+      contract: expect.objectContaining({ target: 'history-format.md', origin: 'letter' }),
       runtime: 'process',
       seed: 42,
       durationMs: 60000,

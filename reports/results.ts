@@ -11,6 +11,7 @@ import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectat
 import type { ScenarioRecord } from '../harness/scenario/scenario.js';
 import type { RuleFinding } from '../ledger/history-rules.js';
 import { nodeCounterTotals, type NodeCounterTotals } from './node-metrics.js';
+import type { ContractJudged } from '../ledger/contract-judged.js';
 
 /** results.json holds at most this many findings per class (DESIGN.md §7; the ledger holds all). */
 export const FINDINGS_PER_CLASS = 1_000;
@@ -99,6 +100,12 @@ export interface Results {
   asyncLagMaxMs: number | null;
   /** v2: the owner lease the store declared (async-ack rule 6: an owner cut off longer than this acknowledges nothing it may lose), ms; null under v1 or when none. */
   leaseMs: number | null;
+  /**
+   * The contract judged (ledger/contract-judged.ts): the store that declared it, where the verifier
+   * found it, each rule with whether it was applied, its parameter and source, and the declaration.
+   * Optional only in results written before contracts.
+   */
+  contract?: ContractJudged;
   /** The store under test; absent for a ledger from before targets (or an imported history). */
   target?: ResultTarget;
   /** meta.runtime ('process' | 'docker'); null for an imported history. */
@@ -275,6 +282,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     rules: v.rules,
     asyncLagMaxMs: v.asyncLagMaxMs,
     leaseMs: v.leaseMs,
+    contract: v.contract,
     ...(targetOf(db) ? { target: targetOf(db)! } : {}),
     runtime: meta(db, META.runtime),
     seed: seedOf(meta(db, META.seed)),

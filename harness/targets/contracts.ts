@@ -7,6 +7,7 @@
 import { letterContract, type Contract } from '../../ledger/contract.js';
 import { DEFAULT_ASYNC_LAG_MS } from '../../ledger/schema.js';
 import { etcdContract } from './etcd/etcd-contract.js';
+import { exampleContract } from './example/example-contract.js';
 import { redisContract } from './redis/redis-contract.js';
 import { declarationOf } from './target.js';
 import { zarisContract, type ZarisStoreSpec } from './zaris-contract.js';
@@ -44,6 +45,8 @@ export function contractFromRunConfig(cfg: Record<string, unknown>, stores: read
           minReplicasMaxLagS: num(client.minReplicasMaxLagS) ?? REDIS_TARGET_DEFAULTS.minReplicasMaxLagS,
         }),
       );
+    case 'example-kv':
+      return declarationOf(exampleContract());
     default: {
       const letter = letterContract({ asyncLagMaxMs: lag, leaseMs: lease }, stores);
       return target === null ? letter : { ...letter, target };

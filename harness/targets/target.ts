@@ -25,7 +25,7 @@ import type { BinaryRunner } from './installed.js';
 import { checkContract, ContractError, type Contract, type ContractStore } from '../../ledger/contract.js';
 
 /** The names `make certify TARGET=` accepts. */
-export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel';
+export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel' | 'example-kv';
 
 // ---------------------------------------------------------------------------------------------
 // Nodes: launch and addresses

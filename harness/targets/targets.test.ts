@@ -10,6 +10,7 @@ describe('createTarget', () => {
     expect((await createTarget('etcd'))?.name).toBe('etcd');
     expect((await createTarget('redis-sentinel'))?.name).toBe('redis-sentinel');
     expect((await createTarget('redis-sentinel', { redisMinReplicas: 0 }))?.name).toBe('redis-sentinel');
+    expect((await createTarget('example-kv'))?.nodeIds).toEqual(['n1']);
   });
 
   it('refuses a setting the target does not take, or a value out of range, with a RangeError', async () => {

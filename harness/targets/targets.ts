@@ -7,7 +7,7 @@
 import type { Target, TargetName } from './target.js';
 
 /** Every TARGET name, the default first. */
-export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel'];
+export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel', 'example-kv'];
 
 /** Settings of the targets a run may change (CLI options, Makefile variables). */
 export interface TargetSettings {
@@ -44,5 +44,7 @@ export async function createTarget(name: TargetName, s: TargetSettings = {}): Pr
         throw new RangeError(`REDIS_MIN_REPLICAS must be 0, 1 or 2 (the cluster has two replicas), got ${s.redisMinReplicas}`);
       }
       return new (await import('./redis/redis-target.js')).RedisSentinelTarget({ minReplicasToWrite: s.redisMinReplicas });
+    case 'example-kv':
+      return new (await import('./example/example-target.js')).ExampleKvTarget();
   }
 }

@@ -11,8 +11,10 @@ import { lifeAt } from './total-loss.js';
 export interface ScanContext {
   /** The v2 rules apply (else v1). */
   v2: boolean;
-  /** Stores that acknowledge in sync mode with RF > 1 (under-replicated-ack applies). */
+  /** Stores whose acks are durable on a majority, RF > 1 (under-replicated-ack applies: the contract). */
   syncReplicated: string[];
+  /** false: the contract declares reads not linearizable and stale reads are not judged (absent: judged). */
+  staleReads?: boolean;
   /** [store, partition, life, epoch, actives[]] of the samples (ack-not-from-active; life: total-loss.ts, 0 within the budget). */
   actives: Array<[string, number, number, number, string[]]>;
   /**
@@ -451,9 +453,7 @@ export class ChunkScanner {
     this.keyStep = makeKeyStep(ctx.v2 ? this.arena : null, (keyId) => this.keyLosses.get(keyId) ?? null);
     for (const [store, partition, life, epoch, list] of ctx.actives) {
       const k = `${store}\u0000${partition}`;
-      let m = this.actives.get(k);
-      if (m === undefined) this.actives.set(k, (m = new Map()));
-      m.set(`${life}\u0000${epoch}`, list);
+      (this.actives.get(k) ?? this.actives.set(k, new Map()).get(k)!).set(`${life}\u0000${epoch}`, list);
     }
     for (const [store, partition, starts] of ctx.losses) this.losses.set(`${store}\u0000${partition}`, starts);
     this.syncReplicated = new Set(ctx.syncReplicated);
@@ -631,7 +631,7 @@ export class ChunkScanner {
     this.lastRead[1] = invoke;
     if (keyId === this.lastHitKey) return 0;
     const found = readKind(this.arena, this.byKey.get(keyId) ?? null, keyId, invoke, complete, vk, vs, absent);
-    if (found === null) return 0;
+    if (found === null || (found[0] === 'stale-read' && this.ctx.staleReads === false)) return 0;
     this.hits.push([keyId, invoke, rid, found[0], found[1], absent ? null : vs]);
     // a stale read may be excused on the main thread (its missed writes lost to allowed classes):
     // keep looking at the key's later reads, up to a bound

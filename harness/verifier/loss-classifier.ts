@@ -100,7 +100,7 @@ export class LossClassifier {
     // 1. rf1: RF 1 and the node holding it crashed after the ack: a node of the partition's
     //    replicas, or (v2) the acking node itself, which held the only copy even when no sample
     //    showed the map of its tenure yet (history-rules.ts, rf1Holders)
-    if (this.facts.stores.get(store)?.replicationFactor === 1) {
+    if (this.facts.stores.get(store)?.replicationFactor === 1 && (!this.facts.v2 || this.facts.gates.rf1)) {
       const holders = this.facts.v2 && l.ack_node !== null && !replicas.includes(l.ack_node) ? [...replicas, l.ack_node] : replicas;
       const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t) ?? (this.facts.v2 ? this.laterHolderCrash(store, partition, t) : null);
       if (hit !== null) return { rule: 'rf1', ackMs: t, faultId: hit.faultId, fault: this.name(hit.faultId), crashedNode: hit.node, crashMs: hit.start };
@@ -108,11 +108,12 @@ export class LossClassifier {
     if (!this.facts.v2) return this.classifyV1(store, partition, l, t, replicas);
     const a = this.asyncAck(store, partition, l, t, replicas);
     if (a.rule === 'async-ack') return a;
-    if (this.facts.beyondBudget) {
+    const past = this.facts.beyondBudget && this.facts.gates.beyondBudget;
+    if (past) {
       const b = this.beyondBudget(store, partition, t, replicas);
       if (b !== null) return b;
     }
-    return { rule: 'violation', ackMs: t, why: a.why ?? (this.facts.beyondBudget ? 'no allowance applies' : 'no allowance applies (the run stayed within the fault budget)') };
+    return { rule: 'violation', ackMs: t, why: a.why ?? (past ? 'no allowance applies' : this.facts.beyondBudget ? 'no allowance applies (the contract does not claim beyond-budget)' : 'no allowance applies (the run stayed within the fault budget)') };
   }
 
   /**
@@ -177,6 +178,7 @@ export class LossClassifier {
     const no = (why: string): LossEvidence => ({ rule: 'violation', ackMs: t, why });
     // 1. the store's ack mode is async
     if (this.facts.stores.get(store)?.ackMode !== 'async') return no('the store acknowledges in sync mode');
+    if (!this.facts.gates.asyncAck) return no(`the contract of ${this.facts.contract.target} does not claim async-ack`);
     const owner = l.ack_node;
     const epoch = l.ack_epoch;
     const revision = l.ack_revision;
@@ -194,15 +196,17 @@ export class LossClassifier {
     const takes = (n: string): boolean => (byCrash ? n !== owner : n === taker!.active);
     // (the conditions are a conjunction: the cheap ones, on the faults in memory, come first)
     // 4. disrupted in time: a fault on the owner or the node that took over within [t, t + lag]
+    //    (no lag bound declared: within [t, te], between the ack and the takeover)
     const touches = (f: FaultFact): boolean => f.nodes.includes(owner) || f.nodes.some((n) => takes(n) && (!byCrash || replicas.includes(n)));
-    const disrupting = this.facts.faults.find((f) => touches(f) && inEffectDuring(f, t, t + this.facts.asyncLagMaxMs));
-    if (disrupting === undefined) return no(`nothing disrupted replication within ${this.facts.asyncLagMaxMs} ms of the ack (the async lag bound)`);
+    const lag = this.facts.gates.asyncLagMs;
+    const disrupting = this.facts.faults.find((f) => touches(f) && inEffectDuring(f, t, lag === null ? te : t + lag));
+    if (disrupting === undefined) return no(lag === null ? 'nothing disrupted replication between the ack and the takeover' : `nothing disrupted replication within ${lag} ms of the ack (the async lag bound)`);
     // 5. not a planned handoff
     if (!byCrash && !this.facts.faults.some((f) => f.nodes.includes(owner) && inEffectDuring(f, t, te))) {
       return no('another node took over while no fault touched the owner (a failback or handoff loses nothing)');
     }
     // 6. within the lease
-    const lease = this.facts.leaseMs;
+    const lease = this.facts.gates.leaseMs;
     if (lease !== null) {
       const cut = this.facts.faults.find(
         (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && f.start < l.invoke_ms - lease && inEffectDuring(f, l.invoke_ms, l.invoke_ms),
@@ -210,7 +214,7 @@ export class LossClassifier {
       if (cut !== undefined) return no(`its owner had been cut off from a majority by ${cut.name} for longer than its lease (${lease} ms) when the write was invoked`);
     }
     // not deposed before the invoke
-    const deposed = owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner);
+    const deposed = this.facts.gates.fencing ? owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner) : undefined;
     if (deposed !== undefined) return no(`its owner had been seen deposed (epoch ${deposed.epoch}, active ${deposed.active}) before the write was invoked`);
     // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
     //    (the samples in [t, te] at L's epoch, from blocks read once: SampleBlocks)

@@ -1,5 +1,9 @@
 import type Database from 'better-sqlite3';
 import { DEFAULT_ASYNC_LAG_MS, META, type RulesVersion } from '../../ledger/schema.js';
+import { ContractError, contractRules, parseContract, type Contract, type ContractRules } from '../../ledger/contract.js';
+import type { ContractJudged } from '../../ledger/contract-judged.js';
+import { META_HISTORY_FORMAT } from '../../ledger/history-import.js';
+import { contractFromRunConfig } from '../targets/contracts.js';
 
 /** A fault as the verifier reads it from the ledger (times in ms since the run started). */
 export interface FaultFact {
@@ -42,6 +46,15 @@ export interface RunFacts {
   asyncLagMaxMs: number;
   leaseMs: number | null;
   selfTestBug: string | null;
+  /**
+   * The contract the run is judged by (v2): meta `contract`; a ledger without it, its target's
+   * declaration (harness/targets/contracts.ts); an imported history without one, the letter.
+   */
+  contract: Contract;
+  /** Where {@link contract} came from. */
+  contractOrigin: ContractJudged['origin'];
+  /** The rules the contract gates (ledger/contract.ts). */
+  gates: ContractRules;
   stores: Map<string, StoreFact>;
   /** `store\0partition` -> replicas (the partition map at the start). */
   replicas: Map<string, string[]>;
@@ -98,8 +111,10 @@ export function runConfigOf(db: Database.Database): Record<string, unknown> {
 /**
  * Loads the {@link RunFacts} of a ledger. Rules: meta `rules`; a ledger without it was written
  * before v2 and is judged by v1. Run config defaults (v2): asyncLagMaxMs 1,000 ms, leaseMs
- * null, beyondBudget false.
- * @throws Error when a JSON column (replicas, nodes, isolated) is not a JSON array of node ids.
+ * null, beyondBudget false. The contract: meta `contract`, else the declaration of the run
+ * config's target, else (an imported history) the letter.
+ * @throws Error when a JSON column (replicas, nodes, isolated) is not a JSON array of node ids,
+ *   or meta `contract` is not a valid contract.
  */
 export function loadRunFacts(db: Database.Database): RunFacts {
   const rulesMeta = metaValue(db, META.rules);
@@ -129,6 +144,7 @@ export function loadRunFacts(db: Database.Database): RunFacts {
     }),
   );
   const bug = cfg.selfTestBug;
+  const { contract, origin } = contractOf(db, cfg, stores, rules);
   return {
     rules,
     v2: rules === 'zaris-history/2',
@@ -138,6 +154,9 @@ export function loadRunFacts(db: Database.Database): RunFacts {
     asyncLagMaxMs: num(cfg.asyncLagMaxMs) ?? DEFAULT_ASYNC_LAG_MS,
     leaseMs: num(cfg.leaseMs),
     selfTestBug: typeof bug === 'string' && bug !== '' ? bug : null,
+    contract,
+    contractOrigin: origin,
+    gates: contractRules(contract),
     stores,
     replicas,
     faults,
@@ -152,4 +171,20 @@ export function inEffectDuring(f: FaultFact, from: number, to: number): boolean 
 /** The crash instant of a kill/stop fault: when it took effect, else its start. */
 export function crashInstant(f: FaultFact): number {
   return f.effective ?? f.start;
+}
+
+/** The contract of a ledger and where it came from (see {@link RunFacts.contract}). */
+function contractOf(db: Database.Database, cfg: Record<string, unknown>, stores: Map<string, StoreFact>, rules: RulesVersion): { contract: Contract; origin: ContractJudged['origin'] } {
+  const specs = [...stores.values()].map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode === 'async' ? ('async' as const) : ('sync' as const) }));
+  const imported = metaValue(db, META_HISTORY_FORMAT) !== null;
+  const raw = metaValue(db, META.contract);
+  if (raw !== null) {
+    try {
+      return { contract: parseContract(JSON.parse(raw) as unknown, 'meta contract'), origin: 'ledger' };
+    } catch (e) {
+      throw new Error(`ledger: ${e instanceof ContractError ? e.message : `meta contract is not JSON (${(e as Error).message})`}`);
+    }
+  }
+  const contract = contractFromRunConfig(cfg, specs, imported);
+  return { contract, origin: rules === 'zaris-history/1' ? 'v1' : imported ? 'letter' : 'target declaration' };
 }

@@ -107,7 +107,7 @@ export function scanSamples(db: Database.Database, facts: RunFacts, losses: Read
   const rows = db
     .prepare('SELECT t_ms, active, epoch, health, node, in_sync, revisions, replicas FROM samples WHERE store = ? AND partition = ? ORDER BY t_ms, rowid')
     .raw(true);
-  const lag = facts.asyncLagMaxMs;
+  const lag = facts.gates.asyncLagMs ?? 0;
   const intervalCache = new Map<string, Array<[number, number]>>();
   const faultsOn = (nodes: readonly string[]): Array<[number, number]> => {
     const k = nodes.join('\u0000');
@@ -121,7 +121,8 @@ export function scanSamples(db: Database.Database, facts: RunFacts, losses: Read
   for (const { store, partition } of parts) {
     const pk = pkey(store, partition);
     const base = facts.replicas.get(pk) ?? [];
-    const async = facts.stores.get(store)?.ackMode === 'async';
+    // replication-lag: async stores, only when the contract declares a lag bound
+    const async = facts.stores.get(store)?.ackMode === 'async' && facts.gates.replicationLag;
     const found = new Map<PartitionFindingKind, Record<string, unknown>>();
     const actives = new Map<number, Map<number, Set<string>>>();
     const starts = losses.get(pk);

@@ -2,6 +2,7 @@ import type Database from 'better-sqlite3';
 import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-rules.js';
 import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
 import { writeId, type RulesVersion } from '../../ledger/schema.js';
+import { contractJudged, type ContractJudged } from '../../ledger/contract-judged.js';
 import { hasTable, KeyLogReader } from '../../ledger/key-log.js';
 import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
 import { LossClassifier, type AckRow } from './loss-classifier.js';
@@ -44,10 +45,12 @@ export interface Verification {
   inconclusiveReason: string | null;
   /** Which rules judged the ledger (history-format.md version). */
   rules: RulesVersion;
-  /** v2: the async lag bound the rules used, ms; null under v1. */
+  /** v2: the async lag bound the rules used (the contract's), ms; null under v1 or when the contract declares none. */
   asyncLagMaxMs: number | null;
-  /** v2: the owner lease the store declared (async-ack rule 6), ms; null under v1 or when none was declared. */
+  /** v2: the owner lease the contract declares (async-ack rule 6), ms; null under v1 or when none was declared. */
   leaseMs: number | null;
+  /** The contract judged by: its rules, their parameters and sources (ledger/contract-judged.ts). */
+  contract: ContractJudged;
   /** Findings per class. */
   summary: ClassSummary;
   /** Findings per kind. */
@@ -180,7 +183,8 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
 
   const ctx: ScanContext = {
     v2: facts.v2,
-    syncReplicated: [...facts.stores.values()].filter((s) => s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name),
+    syncReplicated: [...facts.stores.values()].filter((s) => facts.v2 ? facts.gates.majorityAck(s) : s.ackMode === 'sync' && s.replicationFactor > 1).map((s) => s.name),
+    staleReads: facts.gates.staleReads,
     actives: sampleFacts === null ? [] : activesList(sampleFacts),
     losses,
   };
@@ -247,8 +251,9 @@ function verifyInTransaction(db: Database.Database, chunk: number, opts: VerifyO
     exitCode: VERDICT_EXIT_CODE[verdict],
     inconclusiveReason: verdict === 'INCONCLUSIVE' ? reasons.join('; ') : null,
     rules: facts.rules,
-    asyncLagMaxMs: facts.v2 ? facts.asyncLagMaxMs : null,
-    leaseMs: facts.v2 ? facts.leaseMs : null,
+    asyncLagMaxMs: facts.v2 ? facts.gates.asyncLagMs : null,
+    leaseMs: facts.v2 ? facts.gates.leaseMs : null,
+    contract: contractJudged(facts.contract, facts.contractOrigin, { beyondBudget: facts.beyondBudget }),
     summary,
     kinds,
     counts,
