@@ -1,5 +1,5 @@
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { LoopDelay } from './node-core.js';
+import type { LoopDelay } from './core/core-env.js';
 
 /** Sampling period of the event-loop delay histogram, ms (perf_hooks resolution). */
 const RESOLUTION_MS = 10;

@@ -1,7 +1,10 @@
 import { voterIds, type ClusterConfig } from './cluster-config.js';
 import { KvStatus } from './kv-status.js';
 import { assignAll, partitionCount, segmentOf } from './partitioning.js';
-import { handleAdmin, type AdminAnswer, type AdminContext } from './node-admin.js';
+import { handleAdmin, type AdminAnswer } from './node-admin.js';
+import { adminContext, type AdminHost } from './core/admin-context.js';
+import type { CoreEnv } from './core/core-env.js';
+import { dispatchClusterMessage, type MessageHandlers } from './core/message-dispatch.js';
 import { PeerTable, type PeerView } from './core/peer-table.js';
 import { Election, type Role } from './core/election.js';
 import { RuntimeMapLeader } from './core/runtime-map-leader.js';
@@ -12,7 +15,7 @@ import { DataPath, VERSION_TENURE_STRIDE } from './core/data-path.js';
 import { MembershipRole } from './core/membership-role.js';
 import { RuntimeMapFollower } from './core/runtime-map-follower.js';
 import { PeerSignals, type ProbeResult } from './core/peer-signals.js';
-import { Op, type ClientRequest, type ClientResponse } from './client-protocol.js';
+import { Op, type ClientRequest } from './client-protocol.js';
 import {
   sameMember,
   type ClusterMsg,
@@ -22,41 +25,7 @@ import {
 
 export { REPLICA_READ_LEASE_MS, VERSION_TENURE_STRIDE };
 export type { MetadataDoc, PartitionMapItem, RuntimeMapItem } from './core/metadata.js';
-
-/**
- * What the node core needs from its surroundings. The node process (node-shell.ts) backs it with
- * sockets and timers; the simulation (failover-sim.ts) with a virtual network and clock.
- */
-export interface CoreEnv {
-  /** Monotonic local time, ms. */
-  now(): number;
-  /** Uniform [0, 1): election jitter. Seeded in the simulation. */
-  random(): number;
-  /** Queue a message to a peer; delivery is best effort, ordered per peer connection. */
-  send(to: string, msg: ClusterMsg): void;
-  /** Answer a client request (possibly long after onClient returned). */
-  respond(token: unknown, res: ClientResponse): void;
-  /** Ask for a direct liveness check of a peer; the answer comes back through onProbeResult. */
-  probe(node: string): void;
-  /** Structured log line. */
-  log(event: string, fields?: Record<string, unknown>): void;
-  /** This process's recent event-loop delay (the node shell measures it; absent in the simulation). */
-  loopDelay?(): LoopDelay;
-}
-
-/**
- * A node's own event-loop delay over a rolling recent window (issue 11: a stall shows here, not
- * only as silence). Never reset by reading it.
- */
-export interface LoopDelay {
-  /** Longest delay seen in the window, ms. */
-  maxMs: number;
-  /** The highest 99th percentile of the window's slices, ms. */
-  p99Ms: number;
-  /** How far back the window reaches, ms. */
-  windowMs: number;
-}
-
+export type { CoreEnv, LoopDelay } from './core/core-env.js';
 export type { ProbeResult } from './core/peer-signals.js';
 
 /**
@@ -113,6 +82,8 @@ export class NodeCore {
 
   /** NodeLeft signals, probe answers, messages of dead incarnations (core/peer-signals.ts). */
   private readonly signals: PeerSignals;
+  /** The parts above, as the cluster messages' dispatch and the admin request read them (core/message-dispatch.ts, core/admin-context.ts). */
+  private readonly handlers: MessageHandlers & AdminHost;
 
   /**
    * Counters for the node's own log, its metrics endpoint (node-metrics.ts) and tests. Since the
@@ -245,6 +216,7 @@ export class NodeCore {
       leaderTick: (now) => this.rm.leaderTick(now),
     });
     this.peers = this.fd.peers;
+    this.handlers = { id, config, env, nPartitions: this.nPartitions, fd: this.fd, signals: this.signals, el: this.el, accepted: this.accepted, committed: this.committed, fol: this.fol, rm: this.rm, rep: this.rep, membership: this.membership };
     for (const a of assignAll(config)) {
       const lp = newLocalPartition(a, config);
       this.parts.set(lp.pkey, lp);
@@ -359,95 +331,7 @@ export class NodeCore {
 
   /** A cluster message arrived from a peer. */
   onMessage(from: string, msg: ClusterMsg): void {
-    const peer = this.peers.get(from);
-    if (!peer) return;
-    // a dead incarnation is never revived (core/peer-signals.ts); the shell also drops every
-    // message of a superseded connection
-    if (this.signals.fromDeadIncarnation(from, msg)) return;
-    const now = this.env.now();
-    peer.lastHeard = now;
-    switch (msg.t) {
-      case 'vote':
-      case 'vote-r':
-      case 'hb':
-      case 'hb-r':
-      case 'propose':
-      case 'propose-r':
-      case 'commit':
-      case 'mpropose':
-      case 'mpropose-r':
-      case 'mcommit':
-        // Raft: a node that sees a higher term adopts it and steps down
-        if (msg.term > this.term) this.el.adoptTerm(msg.term, null);
-        break;
-      default:
-        break;
-    }
-    switch (msg.t) {
-      case 'hello':
-        this.fd.noteIncarnation(from, msg.inc);
-        peer.term = Math.max(peer.term, msg.term);
-        this.el.onHello(msg.term, now);
-        return;
-      case 'rejoin-q':
-        // a node still rejoining holds no memory worth protecting yet
-        this.env.send(from, { t: 'rejoin-r', term: this.term, known: !this.el.rejoinPending && this.accepted.size > 0 });
-        return;
-      case 'rejoin-r':
-        peer.term = Math.max(peer.term, msg.term);
-        return this.el.onRejoinReply(from, msg.term, msg.known);
-      case 'prevote':
-        return this.el.onPreVote(from, msg.term, now);
-      case 'prevote-r':
-        return this.el.onPreVoteReply(from, msg.term, msg.granted, now);
-      case 'vote':
-        return this.el.onVote(from, msg.term, now);
-      case 'vote-r':
-        return this.el.onVoteReply(from, msg, now);
-      case 'hb':
-        return this.fol.onHeartbeat(from, msg, now);
-      case 'hb-r':
-        return this.rm.onHeartbeatReply(from, msg, now);
-      case 'propose':
-        return this.fol.onPropose(from, msg.term, msg.entry, now);
-      case 'propose-r':
-        return this.rm.onProposeReply(from, msg, now);
-      case 'commit':
-        if (msg.term < this.term) return;
-        this.el.noteLeader(from, now);
-        this.fol.learnCommitted(msg.entry);
-        return;
-      case 'rep':
-        return this.rep.onRep(from, msg, now);
-      case 'rep-ack':
-        return this.rep.onRepAck(from, msg, now);
-      case 'rep-nack':
-        return this.rep.onRepNack(from, msg.pkey, msg.tag);
-      case 'sync-req':
-        return this.rep.onSyncReq(from, msg, now);
-      case 'sync-resp':
-        return this.rep.onSyncResp(from, msg, now);
-      case 'req-add':
-      case 'req-drop':
-      case 'handoff-ready':
-      case 'recovered':
-        return this.rm.onLeaderRequest(from, msg, now);
-      case 'mpropose': {
-        // as a runtime entry's proposal: a current term, and never before rejoining
-        const acceptable = msg.term >= this.term && !this.el.rejoinPending;
-        if (acceptable) this.el.followProposer(from, now);
-        return this.membership.consensus.onPropose(from, this.term, msg.ballot, acceptable);
-      }
-      case 'mpropose-r':
-        if (this.role === 'leader') this.membership.consensus.onProposeReply(from, msg, this.term);
-        return;
-      case 'mcommit':
-        if (msg.term < this.term) return;
-        this.membership.consensus.learnCommitted(msg.ballot);
-        return;
-      case 'req-join':
-        return this.membership.onJoinRequest(from, msg.term, now);
-    }
+    dispatchClusterMessage(this.handlers, from, msg);
   }
 
   /** The connection to a peer closed (a NodeLeft signal): re-check it before believing it (core/peer-signals.ts). */
@@ -486,7 +370,7 @@ export class NodeCore {
    * rebalance), as the `Op.Admin` request does; the simulation's nemesis calls it directly.
    */
   admin(command: string): { status: KvStatus; answer: AdminAnswer } {
-    const { status, answer, invalidPolicy } = handleAdmin(this.adminContext(), command);
+    const { status, answer, invalidPolicy } = handleAdmin(adminContext(this.handlers, this.env.now()), command);
     if (invalidPolicy) {
       const store = /^set-policy\s+(\S+)/.exec(command.trim())?.[1] ?? '';
       this.counters.invalidPolicyValues.set(store, (this.counters.invalidPolicyValues.get(store) ?? 0) + 1);
@@ -498,33 +382,6 @@ export class NodeCore {
   /** Emit the replication batches accumulated since the last flush. Call once per event-loop turn. */
   flush(): void {
     this.rep.flushStreams(this.env.now());
-  }
-
-  /** What the admin request (node-admin.ts) may see and do: the leader's committed map and its proposals. */
-  private adminContext(): AdminContext {
-    const now = this.env.now();
-    return {
-      node: this.id,
-      isLeader: this.role === 'leader',
-      leader: this.leaderId,
-      stores: new Map(this.config.stores.map((s) => [s.name, s.replicationFactor])),
-      nodes: this.membership.placementNodes(),
-      membership: {
-        join: (node) => this.membership.join(node, now),
-        leave: (node) => this.membership.leave(node, now),
-        rebalance: () => this.membership.rebalance(),
-      },
-      partitionsOf: (store) => (this.config.stores.some((s) => s.name === store) ? Array.from({ length: this.nPartitions }, (_, i) => `${store}/${i}`) : []),
-      committed: (pkey) => this.committed.get(pkey),
-      inflight: (pkey) => this.rm.state?.inflight.has(pkey) ?? true,
-      liveMember: (node) => this.fd.liveMember(node, now),
-      propose: (entry, newTenure) => {
-        const ls = this.rm.state;
-        if (!ls || ls.inflight.has(entry.pkey)) return null;
-        this.rm.propose(entry, newTenure, now);
-        return ls.inflight.get(entry.pkey)?.entry.epoch ?? null;
-      },
-    };
   }
 
   /**
@@ -567,19 +424,14 @@ export class NodeCore {
     });
   }
 
-  // ───────────────────────────── election ─────────────────────────────
+  // ───────────────────────────── identity and roles ─────────────────────────────
 
   private get me(): Member {
     return { node: this.id, inc: this.inc };
   }
 
-  // ───────────────────────────── heartbeats and runtime entries ─────────────────────────────
-
-  // ───────────────────────────── roles and the data path ─────────────────────────────
-
   /** Re-derive this node's role in the partition from the entries it holds (core/data-path.ts). */
   private refreshRole(pkey: string): void {
     this.dp.refreshRole(pkey);
   }
-
 }

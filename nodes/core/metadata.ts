@@ -1,6 +1,6 @@
 import { ownerLeaseMs, type ClusterConfig } from '../cluster-config.js';
 import { sameMember, type Health, type Member, type RuntimeEntry } from '../cluster-messages.js';
-import type { LoopDelay } from '../node-core.js';
+import type { LoopDelay } from './core-env.js';
 import { advertisedPolicy } from '../node-admin.js';
 import { assignAll } from '../partitioning.js';
 import type { LocalPartition } from './partition-state.js';

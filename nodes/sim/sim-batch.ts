@@ -55,7 +55,7 @@ export interface RunOutcome {
   /** Virtual time reached, ms. */
   virtualMs: number;
   /**
-   * The run's behaviour fingerprint (failover-sim.ts: every delivery with its time, crash, restart
+   * The run's behaviour fingerprint (sim-digest.ts, fed by the simulation: every delivery with its time, crash, restart
    * and the final revisions and epochs; 8 hex digits), or null when a violation stopped the run.
    */
   digest: string | null;

@@ -31,6 +31,19 @@ export interface ReqToken {
   batch: string[] | null;
 }
 
+/** One answer a read got (Ok: the value id; NotFound: null), by a single or a hedged batch read. */
+export interface AnsweredRead {
+  /** The key, as `store/key`. */
+  sk: string;
+  valueId: string | null;
+  /** The node that answered. */
+  node: string;
+  /** Virtual time the node answered, ms. */
+  at: number;
+  /** Answered as part of a batch read (a replica answering a long-tail retry can be among them). */
+  hedged: boolean;
+}
+
 /** What the clients' network needs of the simulator (virtual time, ms). */
 export interface SimClientNetworkHost {
   readonly now: number;
@@ -43,7 +56,7 @@ export interface SimClientNetworkHost {
   readonly checker: SafetyChecker;
   readonly durability: DurabilityChecker;
   /** Every answer a read got, checked against the histories at the end. */
-  readonly reads: Array<{ sk: string; valueId: string | null; node: string; at: number; hedged: boolean }>;
+  readonly reads: AnsweredRead[];
   at(time: number, fn: () => void): void;
   onNode(x: SimNode, gen: number, fn: (core: NodeCore) => void): void;
   trace(line: string | (() => string)): void;

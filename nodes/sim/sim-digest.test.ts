@@ -5,6 +5,26 @@
  */
 import { describe, expect, it } from 'vitest';
 import { runChecked, scheduleOfRun } from './sim-batch.js';
+import { RunDigest } from './sim-digest.js';
+
+describe('RunDigest', () => {
+  it('starts at the FNV offset basis, and mixes in order, times at µs resolution', () => {
+    expect(new RunDigest().hex()).toBe('811c9dc5');
+    const d = (...mixes: Array<[number, number, number?]>): string => {
+      const r = new RunDigest();
+      for (const [a, b, c] of mixes) r.mix(a, b, c);
+      return r.hex();
+    };
+    expect(d([1, 2, 3])).toBe('ffdfffb6'); // FNV-1a style over 1, 2 and 3 ms as 3000 µs
+    expect(d([1, 2, 3])).toBe(d([1, 2, 3]));
+    expect(d([1, 2, 3])).not.toBe(d([2, 1, 3]));
+    expect(d([1, 2], [3, 4])).not.toBe(d([3, 4], [1, 2]));
+    // c defaults to 0; times closer than half a µs mix alike
+    expect(d([1, 2])).toBe(d([1, 2, 0]));
+    expect(d([1, 2, 5.0001])).toBe(d([1, 2, 5.0002]));
+    expect(d([1, 2, 5.001])).not.toBe(d([1, 2, 5.002]));
+  });
+});
 
 describe('sim behaviour digest', () => {
   it('repeats for a schedule, differs between schedules, is null for a violation', () => {

@@ -2,6 +2,7 @@ import type { StoreConfig } from '../cluster-config.js';
 import { sameMember, tenureTag, type RuntimeEntry } from '../cluster-messages.js';
 import type { WriteInfo } from '../client-protocol.js';
 import type { KeyHistory, WriteRecord } from './sim-client.js';
+import { FaultTimeline } from './sim-fault-timeline.js';
 import { InvariantViolation, type NodeView } from './sim-invariants.js';
 
 /**
@@ -116,12 +117,6 @@ export interface DurabilityOptions {
   within: boolean;
 }
 
-interface Touch {
-  nodes: readonly string[];
-  start: number;
-  end: number;
-}
-
 interface LagSample {
   t: number;
   epoch: number;
@@ -135,14 +130,8 @@ export class DurabilityChecker {
   private readonly byPkey = new Map<string, KeyHistory[]>();
   /** Partition -> its workload keys. */
   private readonly keysOf = new Map<string, string[]>();
-  /** Nemesis faults (crash, pause, partition), with the nodes they touched. */
-  private readonly faults: Touch[] = [];
-  /** `${a}|${b}` (a < b) -> the last time a connection between the two broke or came back (any cause: a fault, a reset). */
-  private readonly lastLinkChange = new Map<string, number>();
-  /** Directed connections down now, `${from}>${to}`. */
-  private readonly linksDown = new Set<string>();
-  /** Node -> crash times. */
-  private readonly crashes = new Map<string, number[]>();
+  /** Nemesis faults (crash, pause, partition) with the nodes they touched, crash instants, connection changes. */
+  private readonly timeline: FaultTimeline;
   /** Tenures already checked for possession, and when each partition's tenures started serving. */
   private readonly tenuresSeen = new Set<string>();
   private readonly tenureStarts = new Map<string, Array<{ t: number; node: string }>>();
@@ -158,6 +147,7 @@ export class DurabilityChecker {
     private readonly host: DurabilityHost,
     private readonly o: DurabilityOptions,
   ) {
+    this.timeline = new FaultTimeline(() => host.now());
     for (const s of o.stores) this.storeOf.set(s.name, s);
     for (const h of o.histories) {
       const list = this.byPkey.get(h.pkey) ?? [];
@@ -173,18 +163,12 @@ export class DurabilityChecker {
 
   /** A nemesis fault started, touching `nodes`; returns the function that ends it. */
   faultStart(nodes: readonly string[]): () => void {
-    const f: Touch = { nodes, start: this.host.now(), end: Infinity };
-    this.faults.push(f);
-    return () => {
-      if (f.end === Infinity) f.end = this.host.now();
-    };
+    return this.timeline.faultStart(nodes);
   }
 
   /** A node crashed (kill -9): a fault until its restart, and a crash instant. */
   crashed(node: string): () => void {
-    const list = this.crashes.get(node) ?? [];
-    list.push(this.host.now());
-    this.crashes.set(node, list);
+    this.timeline.noteCrash(node);
     if (this.o.within) this.noteHeldAtCrash(node);
     return this.faultStart([node]);
   }
@@ -228,10 +212,7 @@ export class DurabilityChecker {
 
   /** The connection from `a` to `b` broke (a grudge, a crash, a reset) or came back up: replication over it was disrupted until it is up again. */
   linkChanged(a: string, b: string, up: boolean): void {
-    const t = this.host.now();
-    this.lastLinkChange.set(pairKey(a, b), t);
-    if (up) this.linksDown.delete(`${a}>${b}`);
-    else this.linksDown.add(`${a}>${b}`);
+    this.timeline.linkChanged(a, b, up);
   }
 
   // ───────────── checks ─────────────
@@ -400,7 +381,7 @@ export class DurabilityChecker {
       // the stream from the active to this member (and its acks) ran undisturbed: no connection
       // between the two broke or came back in the window, none is down (a reset elsewhere, say
       // between two replicas, delays nothing of this stream)
-      if ((this.lastLinkChange.get(pairKey(act, m.node)) ?? -Infinity) >= from || this.linksDown.has(`${act}>${m.node}`) || this.linksDown.has(`${m.node}>${act}`)) continue;
+      if (this.timeline.linkDisturbed(act, m.node, from)) continue;
       const v = this.viewOf(m.node, m.inc);
       if (!v) continue;
       const rev = v.revisionOf(pkey);
@@ -422,7 +403,7 @@ export class DurabilityChecker {
     // acknowledged excuses nothing)
     const t = w.completeMs;
     const acker = w.ack!.node;
-    const crash = (this.crashes.get(acker) ?? []).find((c) => c >= t);
+    const crash = this.timeline.crashTimes(acker).find((c) => c >= t);
     if (st.replicationFactor === 1) {
       if (crash !== undefined) return;
       // the only copy moves with the partition (a move's handoff, issue 14): a node that took the
@@ -430,7 +411,7 @@ export class DurabilityChecker {
       // MEMBERSHIP=1 RUNS=1000 SEED=7, run 563: rf1/1 moved from n2 to n4, then n4 crashed)
       for (const s of this.tenureStarts.get(h.pkey) ?? []) {
         if (s.t < t) continue;
-        if ((this.crashes.get(s.node) ?? []).some((c) => c >= s.t)) return;
+        if (this.timeline.crashTimes(s.node).some((c) => c >= s.t)) return;
       }
       throw new InvariantViolation('lost', `${finalDetail}: an RF1 write whose node ${acker} never crashed after it, nor any node that took the partition over`);
     }
@@ -454,7 +435,7 @@ export class DurabilityChecker {
 
   /** Was `node` touched by a nemesis fault in effect at some instant of [from, to]. */
   private touched(node: string, from: number, to: number): boolean {
-    return this.faults.some((f) => f.start <= to && f.end >= from && f.nodes.includes(node));
+    return this.timeline.touched(node, from, to);
   }
 
   /** The running view of this incarnation, or null when that incarnation is gone. */
@@ -481,11 +462,6 @@ function latestAckedIn(h: KeyHistory, now: number, above: number, atMost: number
     if (w.outcome === 'ok' && w.completeMs <= now && w.ack && w.ack.version > above && w.ack.version <= atMost) return w;
   }
   return null;
-}
-
-/** The key of an unordered pair of nodes. */
-function pairKey(a: string, b: string): string {
-  return a < b ? `${a}|${b}` : `${b}|${a}`;
 }
 
 /** The last write of the key acknowledged to its client at or before `now`. */

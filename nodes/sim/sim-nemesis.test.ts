@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { SimStats } from './failover-sim.js';
+import type { SimStats } from './sim-result.js';
 import { SimNemesis, type SimNemesisHost } from './sim-nemesis.js';
 import type { SimSchedule } from './sim-schedule.js';
 import type { Link, SimNode } from './sim-world.js';

@@ -4,7 +4,7 @@ import type { RuntimeEntry } from '../cluster-messages.js';
 import type { DurabilityChecker } from './sim-durability.js';
 import type { FaultStep, FaultTarget, SimSchedule } from './sim-schedule.js';
 import { describeEntry, POLL_MS, type Link, type SimNode } from './sim-world.js';
-import type { SimStats } from './failover-sim.js';
+import type { SimStats } from './sim-result.js';
 
 /**
  * What the simulation's nemesis needs of the simulator: the virtual clock and event queue, the

@@ -2,7 +2,7 @@ import { decodeClusterFrame, encodeBatch, encodeRep } from '../cluster-codec.js'
 import { tenureTag, type ClusterMsg } from '../cluster-messages.js';
 import { FrameWriter } from '../framing.js';
 import type { NodeCore, ProbeResult } from '../node-core.js';
-import type { SimStats } from './failover-sim.js';
+import type { SimStats } from './sim-result.js';
 import type { DurabilityChecker } from './sim-durability.js';
 import type { SimRandom } from './sim-random.js';
 import type { SimSchedule } from './sim-schedule.js';

@@ -48,3 +48,15 @@ export class SimRandom {
     return new SimRandom(this.int(-0x80000000, 0x7fffffff));
   }
 }
+
+/**
+ * A 32-bit hash of three integers (unsigned), for fixed per-run draws that leave the random
+ * stream alone (an incarnation's clock origin, a link's skew): adding such a draw changes no
+ * other event of a kept schedule.
+ */
+export function hash32(seed: number, a: number, b: number): number {
+  let h = Math.imul(seed ^ 0x9e3779b9, 0x85ebca6b) ^ Math.imul(a + 1, 0xc2b2ae35) ^ Math.imul(b + 1, 0x27d4eb2f);
+  h = Math.imul(h ^ (h >>> 15), 0x2c1b3c6d);
+  h = Math.imul(h ^ (h >>> 12), 0x297a2d39);
+  return (h ^ (h >>> 15)) >>> 0;
+}
