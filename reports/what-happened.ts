@@ -40,12 +40,12 @@ export interface WhatHappened {
 
 /**
  * What happened in the run, from its results: e.g. "The fault phase ran 1:30.0 against zaris
- * 0.1.0 on the process runtime (seed 1), the store started with the deliberate bug
- * stale-owner-acks. The nemesis injected 12 faults: 4 kills, 2 stops, .... 5 failovers were
+ * 0.1.0 on the process runtime (seed 1). The nemesis injected 12 faults: 4 kills, 2 stops, .... 5 failovers were
  * measured (a killed or stopped owner to the first acknowledged write on its partition): p50
  * 812 ms, max 1,930 ms. 103,264 writes were acknowledged, 52 failed and 12 ended indeterminate.
  * The verifier found 429 findings in 18 incidents: 40 violations, 389 rf1 losses (allowed)."
- * Facts a ledger does not hold (an imported history has no runtime or duration) are left out.
+ * Facts a ledger does not hold (an imported history has no runtime or duration) are left out; a
+ * self-test bug is not repeated here (the banner says it in a line of its own).
  */
 export function whatHappened(r: Results): WhatHappened {
   const out: string[] = [];
@@ -56,8 +56,7 @@ export function whatHappened(r: Results): WhatHappened {
   if (ran.length > 0) {
     if (r.durationMs === null) ran.unshift('The run was');
     const seed = r.seed === null ? '' : ` (seed ${r.seed})`;
-    const bug = r.selfTestBug === undefined ? '' : `, the store started with the deliberate bug ${r.selfTestBug}`;
-    out.push(`${ran.join(' ')}${seed}${bug}.`);
+    out.push(`${ran.join(' ')}${seed}.`);
   }
   const faults = Object.entries(r.faults).filter(([, n]) => n > 0);
   const total = faults.reduce((s, [, n]) => s + n, 0);
