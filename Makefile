@@ -7,7 +7,7 @@
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
 #   make report-screenshot RUN=runs/<dir> [OUT=file.png] [FULL=1] (a PNG of the run's report.html; Debian's chromium)
-#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] [MEMBERSHIP=1] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [ONLY=bug,...,none] [JOBS=1] | make image
+#   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] [MEMBERSHIP=1] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [MIX=preset|default] [ONLY=bug,...,none] [JOBS=1] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
@@ -110,13 +110,15 @@ bench-endphase: build
 image: build
 	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime-stores}"
 
-# issue 12: per self-test bug and for the correct store, RUNS seeded certify runs of SECONDS each, JOBS
-# at a time (default 1; RUNTIME=process by default); writes runs/power.json and prints a table
+# per self-test bug and for the correct store, RUNS seeded certify runs of SECONDS each, JOBS at a
+# time (default 1; RUNTIME=process by default), each bug under its own FAULTS preset (MIX=preset, the
+# default) or every run under the default mix (MIX=default: what make certify plays without FAULTS=);
+# writes runs/power.json and prints a table
 # (SECONDS is read as a make variable: bash's own $$SECONDS counts the shell's age)
 power: build
 	@args=(--runs "$(or $(RUNS),10)" --seconds "$(or $(SECONDS),180)" --runtime "$${RUNTIME:-process}" --jobs "$${JOBS:-1}"); \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
-	if [ -n "$${POWER_FAULTS:-}" ]; then args+=(--faults "$$POWER_FAULTS"); fi; \
+	if [ -n "$${MIX:-}" ]; then args+=(--mix "$$MIX"); fi; \
 	if [ -n "$${ONLY:-}" ]; then args+=(--only "$$ONLY"); fi; \
 	exec $(CLI) power "$${args[@]}"
 

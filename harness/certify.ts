@@ -43,7 +43,9 @@ import { createTarget, isTargetName, TARGET_NAMES } from './targets/targets.js';
 import { TargetProcessRuntime } from './targets/target-process-runtime.js';
 import { TargetDockerRuntime } from './targets/target-docker-runtime.js';
 import { startTargetSession, type TargetSession } from './targets/target-session.js';
-import type { Target, TargetName, TargetRuntime } from './targets/target.js';
+import { declarationOf, faultRefusals, type Target, type TargetName, type TargetRuntime } from './targets/target.js';
+import { zarisContract } from './targets/zaris-contract.js';
+import { describeContract } from '../ledger/contract-judged.js';
 
 /** The stores of a certification run (DESIGN.md §3): sync RF3, async RF3, RF1. */
 export const DEFAULT_STORES: StoreConfig[] = [
@@ -277,6 +279,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     // the Zaris store's own knobs mean nothing to another store
     if (o.selfTestBug) throw new UsageError(`BUG=${o.selfTestBug} is a deliberate bug of the Zaris store; TARGET=${target.name} runs the store as it is`);
     if (o.nodes !== undefined && o.nodes !== target.nodeIds.length) throw new UsageError(`TARGET=${target.name} runs ${target.nodeIds.length} nodes, not NODES=${o.nodes}`);
+    if (o.asyncLagMaxMs !== undefined) throw new UsageError(`ASYNC_LAG= is the Zaris store's async lag bound; TARGET=${target.name} declares its own contract (docs/targets.md)`);
     if (o.scenario) throw new UsageError(`SCENARIO= plays its steps on the Zaris store's partitions and admin requests; TARGET=${target.name} takes FAULTS= (or REPLAY=) instead`);
   }
   // the client under test reads its ZARIS_* variables itself; a bad one is refused before anything starts
@@ -305,22 +308,14 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     kinds = kinds.filter((k) => k !== 'power');
     log(`power failures left out: ${why}`);
   }
-  // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN);
-  // clock faults preload the host's libfaketime
-  // clock faults move the clocks of the Zaris nodes through libfaketime; not those of every store
-  // membership changes are the Zaris store's admin requests (issue 14)
-  if (target && kinds.some(isMembershipKind)) {
-    const why = `TARGET=${target.name}: membership changes (join, leave, rebalance) are only available for TARGET=zaris`;
-    if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for membership changes, but ${why}`);
-    kinds = kinds.filter((k) => !isMembershipKind(k));
-    log(`membership changes left out: ${why}`);
+  // a target refuses the kinds it cannot express (clock faults and membership changes are Zaris's)
+  for (const [kind, why] of target ? faultRefusals(target) : []) {
+    if (!kinds.includes(kind)) continue;
+    if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for ${kind}, but ${why}`);
+    kinds = kinds.filter((k) => k !== kind);
+    log(`${kind} left out: ${why}`);
   }
-  if (target && kinds.includes('clock')) {
-    const why = `TARGET=${target.name}: clock faults are only available for TARGET=zaris (libfaketime cannot move the clocks of every store, e.g. etcd, a Go binary)`;
-    if (faultsExplicit && (o.faultPreset ?? 'random') === 'random') throw new UsageError(`FAULTS asks for clock faults, but ${why}`);
-    kinds = kinds.filter((k) => k !== 'clock');
-    log(`clock faults left out: ${why}`);
-  }
+  // process runtime: partitions and client cuts are iptables rules on this host (CAP_NET_ADMIN); clock faults preload libfaketime
   const processPartitions = async (): Promise<boolean> => {
     if (kinds.includes('clock')) {
       const why = hostClockFaultsUnavailable();
@@ -423,7 +418,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { target: targetName, ...(target ? { claims: target.contract.claims, contract: target.contract.explain } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE, spares: spareIds };
+    const runConfig: RunConfig = { target: targetName, durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE, spares: spareIds };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     // seed 004 in certification (the Zaris store only): the multi-key retry policy set on one store
@@ -444,7 +439,8 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       runConfig.clientOptions = session.clientOptions;
       runConfig.leaseMs = session.watch.leaseMs;
       ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
-      log(`workload client: ${target.clientLibrary} through the ${target.name} adapter (operation bound ${String(session.clientOptions.operationTimeoutMs)} ms); owner lease declared: ${runConfig.leaseMs ?? 'none'}${runConfig.leaseMs === null ? '' : ' ms'}; async lag bound ${asyncLagMaxMs} ms; contract claims ${target.contract.claims.join(', ') || 'no loss'}`);
+      ledger.setMeta(META.contract, JSON.stringify(declarationOf(target.contract)));
+      log(`workload client: ${target.clientLibrary} through the ${target.name} adapter (operation bound ${String(session.clientOptions.operationTimeoutMs)} ms); ${describeContract(target.contract)}`);
     } else {
       const zr = runtime as Runtime;
       const started = clock.now();
@@ -491,6 +487,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
       runConfig.clientOptions = clientOptionsRecord(client.options);
       runConfig.leaseMs = zw.leaseMs;
       ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
+      ledger.setMeta(META.contract, JSON.stringify(zarisContract({ stores, asyncLagMs: asyncLagMaxMs, asyncLagFromOption: o.asyncLagMaxMs !== undefined, leaseMs: zw.leaseMs })));
       log(`workload client: ${describeClientOptions(clientOptionsRecord(client.options))}; owner lease declared by the store: ${runConfig.leaseMs ?? '?'} ms; async lag bound ${asyncLagMaxMs} ms`);
 
       const view = harnessClient.clusterView;
@@ -653,9 +650,6 @@ type RunWatch = ClusterProbe & Pick<ClusterWatch, 'start' | 'stop' | 'crashStart
 export interface RunConfig extends RunRulesConfig {
   /** The store under test (TARGET=). */
   target: TargetName;
-  /** Targets other than Zaris: the loss classes their contract claims, and what each is tied to. */
-  claims?: string[];
-  contract?: string[];
   durationMs: number;
   seed: number;
   runtime: RuntimeKind;

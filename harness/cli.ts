@@ -124,7 +124,7 @@ export function buildCli(): Command {
         writersPerStore: opts.writers,
         keysPerWriter: opts.keys,
         escalationTimeoutMs: opts.escalation,
-        asyncLagMaxMs: opts.asyncLag,
+        ...(cmd.getOptionValueSource('asyncLag') === 'cli' ? { asyncLagMaxMs: opts.asyncLag } : {}),
         stallBoundMs: opts.stall,
         selfTestBug: opts.selfTestBug,
         signal: ac.signal,
@@ -236,12 +236,12 @@ export function buildCli(): Command {
     .addOption(new Option('--runs <n>', 'runs per bug, and of the correct store').argParser(parseIntArg('--runs', 1)).default(10))
     .addOption(new Option('--seconds <n>', "each run's fault phase, s").argParser(parseIntArg('--seconds', 1)).default(180))
     .addOption(new Option('--seed <n>', 'run i of every bug uses seed + i').argParser(parseIntArg('--seed', 0)).default(1))
-    .addOption(new Option('--faults <mix>', "preset: each bug under its own FAULTS preset (the correct store's runs under the bugs' presets in turn); random: the random mix").choices(['preset', 'random']).default('preset'))
+    .addOption(new Option('--mix <mix>', "preset: each bug under its own FAULTS preset (the correct store's runs under the bugs' presets in turn); default: every run under the mix make certify plays without FAULTS=").choices(['preset', 'default']).default('preset'))
     .addOption(new Option('--runtime <kind>', 'where nodes run').choices(['auto', 'process', 'docker']).default('process'))
     .option('--runs-dir <dir>', 'parent folder of run directories (power.json goes there)', 'runs')
     .option('--only <names>', 'comma list of self-test bugs and/or none (the correct store): run only those')
     .addOption(new Option('--jobs <n>', 'runs at a time (each run its own nodes; at 3,000 writes/s a run takes well under a core)').argParser(parseIntArg('--jobs', 1)).default(1))
-    .action(async (opts: { runs: number; seconds: number; seed: number; faults: 'preset' | 'random'; runtime: 'auto' | 'process' | 'docker'; runsDir: string; only?: string; jobs: number }) => {
+    .action(async (opts: { runs: number; seconds: number; seed: number; mix: 'preset' | 'default'; runtime: 'auto' | 'process' | 'docker'; runsDir: string; only?: string; jobs: number }) => {
       const { certify } = await import('./certify.js');
       const { runPower, parsePowerOnly } = await import('./commands/power.js');
       let only: ReturnType<typeof parsePowerOnly> | undefined;
@@ -258,7 +258,7 @@ export function buildCli(): Command {
         runs: opts.runs,
         seconds: opts.seconds,
         seed: opts.seed,
-        faults: opts.faults,
+        mix: opts.mix,
         jobs: opts.jobs,
         ...(only ? { only } : {}),
         base: { runtime: opts.runtime, runsDir: opts.runsDir, rate: 3000, writersPerStore: 8, keysPerWriter: 16, escalationTimeoutMs: 10_000, signal: ac.signal, log: () => undefined },

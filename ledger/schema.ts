@@ -369,6 +369,12 @@ export const META = {
    * (written before v2 existed) by v1.
    */
   rules: 'rules',
+  /**
+   * JSON: the contract the run is judged by (ledger/contract.ts, `zaris-contract/1`): the
+   * allowed-loss classes the store claims and every rule's parameter with its source. A ledger
+   * without it is judged by its target's declaration (harness/targets/contracts.ts).
+   */
+  contract: 'contract',
 } as const;
 
 /** The history-format tag whose rules judge a ledger (meta `rules`). */

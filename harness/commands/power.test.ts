@@ -10,6 +10,7 @@ import { historyOf } from '../../ledger/test-support/fixtures.js';
 import { sealLedger } from '../../ledger/seal.js';
 import type { CertifyOptions, CertifyOutcome } from '../certify.js';
 import { buildCli } from '../cli.js';
+import { parseFaults } from '../nemesis/schedule.js';
 import { verifyLedger } from '../verifier/verifier.js';
 import { aggregatePower, firstViolationMs, median, parsePowerOnly, runPower, secondsToViolationOfRun, type PowerRun } from './power.js';
 
@@ -100,7 +101,7 @@ describe('make power (harness/commands/power.ts)', () => {
         runs: 3,
         seconds: 60,
         seed: 6,
-        faults: 'preset',
+        mix: 'preset',
         bugs: ['fencing-off-by-one', 'catchup-skips-last-op'],
         base: { runtime: 'process', runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 },
         certify,
@@ -130,9 +131,9 @@ describe('make power (harness/commands/power.ts)', () => {
       expect(runs.find((r) => r.bug === 'catchup-skips-last-op' && r.seed === 8)).toMatchObject({ verdict: 'ERROR', error: 'nodes did not start' });
       const table = lines.slice(lines.indexOf('') + 1).join('\n').split('\n');
       expect(table[0]).toMatch(/^bug\s+faults\s+FAILED runs \(of 60 s\)\s+median s to 1st violation\s+per run/);
-      expect(table[2]).toMatch(/^fencing-off-by-one\s+fencing\s+3 \/ 3\s+0\.2\s+FAILED 0\.2; FAILED 0\.2; FAILED 0\.2$/);
-      expect(table[3]).toMatch(/^catchup-skips-last-op\s+catch-up\s+1 \/ 3\s+0\.3\s+CERTIFIED; FAILED 0\.3; ERROR$/);
-      expect(table[4]).toMatch(/^none \(correct store\)\s+fencing, catch-up\s+0 \/ 3\s+CERTIFIED; CERTIFIED; CERTIFIED$/);
+      expect(table[2]).toMatch(/^fencing-off-by-one\s+preset:fencing\s+3 \/ 3\s+0\.2\s+FAILED 0\.2; FAILED 0\.2; FAILED 0\.2$/);
+      expect(table[3]).toMatch(/^catchup-skips-last-op\s+preset:catch-up\s+1 \/ 3\s+0\.3\s+CERTIFIED; FAILED 0\.3; ERROR$/);
+      expect(table[4]).toMatch(/^none \(correct store\)\s+preset:fencing, preset:catch-up\s+0 \/ 3\s+CERTIFIED; CERTIFIED; CERTIFIED$/);
       expect(table[5]).toBe(`wrote ${file}`);
       expect(lines).toContain('    ERROR: harness error: nodes did not start (no run)');
     } finally {
@@ -157,7 +158,7 @@ describe('make power (harness/commands/power.ts)', () => {
         return fixtureRun(dir, name, o.selfTestBug === 'fencing-off-by-one' && o.seed !== 2 ? 'lost-sync' : 'clean-sync');
       };
       const base = { runtime: 'process' as const, runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 };
-      const go = (jobs: number) => runPower({ runs: 3, seconds: 60, seed: 1, faults: 'preset', jobs, bugs: ['fencing-off-by-one', 'catchup-skips-last-op'], base, certify, print: () => undefined });
+      const go = (jobs: number) => runPower({ runs: 3, seconds: 60, seed: 1, mix: 'preset', jobs, bugs: ['fencing-off-by-one', 'catchup-skips-last-op'], base, certify, print: () => undefined });
       const par = await go(3);
       expect(peak).toBe(3);
       expect(started).toEqual(['fencing-off-by-one-1', 'fencing-off-by-one-2', 'fencing-off-by-one-3', 'catchup-skips-last-op-1', 'catchup-skips-last-op-2', 'catchup-skips-last-op-3', 'none-1', 'none-2', 'none-3']);
@@ -179,7 +180,7 @@ describe('make power (harness/commands/power.ts)', () => {
       started.length = 0;
       rmSync(dir, { recursive: true, force: true });
       mkdirSync(dir);
-      const cut = runPower({ runs: 3, seconds: 60, seed: 1, faults: 'preset', jobs: 2, bugs: ['fencing-off-by-one'], base: { ...base, signal: ac.signal }, certify, print: () => undefined });
+      const cut = runPower({ runs: 3, seconds: 60, seed: 1, mix: 'preset', jobs: 2, bugs: ['fencing-off-by-one'], base: { ...base, signal: ac.signal }, certify, print: () => undefined });
       ac.abort();
       const got = await cut;
       expect(started).toEqual(['fencing-off-by-one-1', 'fencing-off-by-one-2']);
@@ -198,7 +199,7 @@ describe('make power (harness/commands/power.ts)', () => {
         return fixtureRun(dir, `${o.selfTestBug ?? 'none'}-${o.seed}-${seen.length}`, 'clean-sync');
       };
       const base = { runtime: 'process' as const, runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 };
-      const go = (only: string) => runPower({ runs: 2, seconds: 60, seed: 1, faults: 'preset', only: parsePowerOnly(only), base, certify, print: () => undefined });
+      const go = (only: string) => runPower({ runs: 2, seconds: 60, seed: 1, mix: 'preset', only: parsePowerOnly(only), base, certify, print: () => undefined });
       const a = await go('catchup-skips-last-op,no-possession-proof');
       expect(seen).toEqual([
         ['no-possession-proof', 1, 'promotion'],
@@ -229,8 +230,33 @@ describe('make power (harness/commands/power.ts)', () => {
     }
   });
 
+  it('MIX=default runs every bug and the correct store under the mix make certify plays without FAULTS= (every kind, the random preset, not explicit)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-power-'));
+    try {
+      const seen: CertifyOptions[] = [];
+      const certify = async (o: CertifyOptions): Promise<CertifyOutcome> => {
+        seen.push(o);
+        return fixtureRun(dir, `${o.selfTestBug ?? 'none'}-${o.seed}-${seen.length}`, 'clean-sync');
+      };
+      const base = { runtime: 'process' as const, runsDir: dir, rate: 10, writersPerStore: 1, keysPerWriter: 1, escalationTimeoutMs: 10_000 };
+      const lines: string[] = [];
+      await runPower({ runs: 2, seconds: 60, seed: 4, mix: 'default', only: parsePowerOnly('stale-owner-acks,none'), base, certify, print: (l) => lines.push(l) });
+      const certifyDefault = parseFaults('all');
+      expect(seen.map((o) => [o.selfTestBug ?? 'none', o.seed, o.faultPreset, o.faults, o.faultsExplicit])).toEqual([
+        ['stale-owner-acks', 4, certifyDefault.preset, certifyDefault.kinds, false],
+        ['stale-owner-acks', 5, certifyDefault.preset, certifyDefault.kinds, false],
+        ['none', 4, certifyDefault.preset, certifyDefault.kinds, false],
+        ['none', 5, certifyDefault.preset, certifyDefault.kinds, false],
+      ]);
+      expect(lines[0]).toBe('[1/4] BUG=stale-owner-acks seed 4 default mix, 60 s ...');
+      expect(lines.join('\n').split('\n').find((l) => l.startsWith('stale-owner-acks'))).toMatch(/^stale-owner-acks\s+default\s+0 \/ 2/);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('refuses a bad --runs or --seconds in one line (exit 64 through the CLI)', async () => {
-    for (const args of [['--runs', '0'], ['--runs', 'ten'], ['--seconds', '-5'], ['--seconds', '1.5'], ['--faults', 'some']]) {
+    for (const args of [['--runs', '0'], ['--runs', 'ten'], ['--seconds', '-5'], ['--seconds', '1.5'], ['--mix', 'some']]) {
       let err: unknown;
       try {
         await buildCli().parseAsync(['power', ...args], { from: 'user' });

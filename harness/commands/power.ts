@@ -6,6 +6,14 @@ import type { CertifyOptions, CertifyOutcome } from '../certify.js';
 import { PRESET_FOR_BUG, PRESETS, type PresetName } from '../nemesis/schedule.js';
 import { openRunLedger } from './run-ledger.js';
 
+/** Which fault mix `make power` runs: each bug's preset, or the default mix (`make power MIX=…`). */
+export type PowerMix = 'preset' | 'default';
+
+/** How a run's mix is named in the table: `default` (what `make certify` plays without FAULTS=) or `preset:<name>`. */
+export function mixName(preset: PresetName): string {
+  return preset === 'random' ? 'default' : `preset:${preset}`;
+}
+
 /** One bug's line of runs/power.json (issue 12). */
 export interface PowerBugRow {
   runs: number;
@@ -137,7 +145,7 @@ export function formatPowerTable(report: PowerReport, runs: readonly PowerRun[],
   const head = ['bug', 'faults', `FAILED runs (of ${seconds} s)`, 'median s to 1st violation', 'per run (verdict, s to 1st violation)'];
   const cells = Object.entries(report).map(([bug, row]) => {
     const mine = runs.filter((r) => r.bug === bug);
-    const presets = [...new Set(mine.map((r) => r.preset))].join(', ');
+    const presets = [...new Set(mine.map((r) => mixName(r.preset)))].join(', ');
     const med = 'medianSecondsToViolation' in row ? (row.medianSecondsToViolation === null ? '-' : row.medianSecondsToViolation.toFixed(1)) : '';
     const per = mine.map((r) => `${r.verdict}${r.secondsToViolation === null ? '' : ` ${r.secondsToViolation.toFixed(1)}`}`).join('; ');
     return [bug === 'none' ? 'none (correct store)' : bug, presets || '-', `${row.failed} / ${row.runs}`, med, per];
@@ -155,8 +163,12 @@ export interface PowerOptions {
   seconds: number;
   /** Run i of every bug (and of the correct store) uses seed `seed + i`. */
   seed: number;
-  /** `preset`: each bug under its own FAULTS preset (nemesis PRESET_FOR_BUG), the correct store's run i under the preset of bug i (mod the bugs); `random`: every run the random mix. */
-  faults: 'preset' | 'random';
+  /**
+   * `preset`: each bug under its own FAULTS preset (nemesis PRESET_FOR_BUG), the correct store's
+   * run i under the preset of bug i (mod the bugs); `default`: every run under the mix `make
+   * certify` plays without FAULTS= (the `random` preset, every kind).
+   */
+  mix: PowerMix;
   bugs?: readonly SelfTestBug[];
   /**
    * Runs at a time (default 1). A certify run at the rate `make power` uses (3,000 writes/s) keeps
@@ -193,14 +205,14 @@ export async function runPower(o: PowerOptions): Promise<{ report: PowerReport; 
   const withNone = !o.only || o.only.none;
   const toViolation = o.secondsToViolation ?? secondsToViolationOfRun;
   const plan: Array<{ bug: SelfTestBug | 'none'; i: number; preset: PresetName }> = [];
-  const presetOf = (bug: SelfTestBug): PresetName => (o.faults === 'preset' ? (PRESET_FOR_BUG[bug] ?? 'random') : 'random');
+  const presetOf = (bug: SelfTestBug): PresetName => (o.mix === 'preset' ? (PRESET_FOR_BUG[bug] ?? 'random') : 'random');
   for (const bug of bugs) for (let i = 0; i < o.runs; i++) plan.push({ bug, i, preset: presetOf(bug) });
   if (withNone) for (let i = 0; i < o.runs; i++) plan.push({ bug: 'none', i, preset: noneBugs.length === 0 ? 'random' : presetOf(noneBugs[i % noneBugs.length]) });
   const slots: Array<PowerRun | undefined> = plan.map(() => undefined);
   const one = async (n: number): Promise<void> => {
     const p = plan[n];
     const seed = o.seed + p.i;
-    o.print(`[${n + 1}/${plan.length}] ${p.bug === 'none' ? 'correct store' : `BUG=${p.bug}`} seed ${seed} FAULTS=preset:${p.preset}, ${o.seconds} s ...`);
+    o.print(`[${n + 1}/${plan.length}] ${p.bug === 'none' ? 'correct store' : `BUG=${p.bug}`} seed ${seed} ${p.preset === 'random' ? 'default mix' : `FAULTS=preset:${p.preset}`}, ${o.seconds} s ...`);
     const run: PowerRun = { bug: p.bug, seed, preset: p.preset, verdict: 'ERROR', secondsToViolation: null, runDir: null };
     try {
       const out = await o.certify({

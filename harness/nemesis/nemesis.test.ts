@@ -321,6 +321,33 @@ describe('Nemesis executor', () => {
     expect(c.log.indexOf(`start#${kill.id} kill n2`)).toBeLessThan(c.log.indexOf(`end#${cut.id}`));
   });
 
+  it('an aimed heir target waits for an in-sync heir (no random stand-in): applied once one is in sync, skipped if none comes', async () => {
+    const c = new FakeCluster();
+    c.catchUpMs = 200;
+    const s = sched([
+      // n3 and n4, partition 1's replicas after its active n2, restart and catch up for 200 ms
+      { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 5 },
+      { kind: 'kill', target: node('n4'), atMs: 0, durationMs: 5 },
+      { kind: 'pause', target: { role: 'heir', store: 'sync3', partition: 1 }, atMs: 20, durationMs: 5 },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    const heirHit = c.starts.find((x) => x.kind === 'pause')!;
+    expect(heirHit.nodes).toEqual(['n3']);
+    expect(JSON.parse(heirHit.detail!).fallback).toBeUndefined();
+    // it waited for n3 to catch up (restarted at ~5 ms, in sync 200 ms later), not 20 ms as planned
+    expect(t(c, new RegExp(`^start#${heirHit.id} pause`))).toBeGreaterThanOrEqual(200);
+    // no heir ever (every replica but the active stays down): skipped with the reason, no stand-in
+    const d = new FakeCluster();
+    const never = sched([
+      { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 5_000 },
+      { kind: 'kill', target: node('n4'), atMs: 0, durationMs: 5_000 },
+      { kind: 'pause', target: { role: 'heir', store: 'sync3', partition: 1 }, atMs: 20, durationMs: 5 },
+    ]);
+    await drive(nemesisOn(d, never, { gateWaitMs: 1_000 }).run(new AbortController().signal));
+    expect(d.starts.some((x) => x.kind === 'pause')).toBe(false);
+    expect(d.events.find((e) => e.kind === 'fault-skipped')?.detail).toMatchObject({ index: 2, reason: expect.stringContaining('no in-sync replica of sync3/1 but its owner') });
+  });
+
   it('resolves the leader, active owners, in-sync replicas and nodes catching up through the probe, else a random node', async () => {
     const c = new FakeCluster();
     c.leaderId = 'n3';

@@ -757,11 +757,14 @@ export class Nemesis {
         return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
       }
       case 'heir': {
-        // the first in-sync member other than the active in partition-map order (schedule.ts)
+        // the first in-sync member other than the active in partition-map order (schedule.ts). Only
+        // the aimed episodes (lag-crash, resync-crash, zombie-crash) name it, and a random node
+        // stands in for none of them: without an in-sync heir the fault waits, like a budget
+        // refusal, and is skipped if none comes (a stand-in makes the episode miss its aim)
         st.partition = { store: t.store, partition: t.partition };
         const p = part(t.store, t.partition);
         const h = (p?.replicas ?? []).find((n) => n !== p?.active && p?.inSync.includes(n) && pool.includes(n));
-        return h ?? random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
+        return h ?? { why: `no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''} (an aimed target waits for one)` };
       }
       case 'catching-up': {
         const cs = snap ? catchingUpNodes(snap).filter((n) => pool.includes(n)) : [];

@@ -299,35 +299,51 @@ export interface Preset {
   stores?: readonly string[];
   /** Episodes played first, before the common opening, while the cluster is still calm after the boot. */
   lead?: readonly EpisodeName[];
+  /** Episodes played once each at the end of the opening (the default mix: one aimed at each bug class). */
+  aimed?: readonly EpisodeName[];
 }
 
+/**
+ * The default mix's weights (`make certify` with no FAULTS=, `make power MIX=default`): every
+ * episode kind, with the four the presets aim at each bug class (lag-crash, resync-crash,
+ * zombie-crash, and the short silences of owners: isolate-short-active, flap) weighted up so that a
+ * 3-minute run meets each of them more than once, while every other kind still appears.
+ */
 const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
-  crash: 3,
+  crash: 2,
   'crash-active': 1.5,
   pause: 1.5,
   'pause-long-active': 0.8,
-  isolate: 2,
-  'isolate-long-active': 1,
+  isolate: 1.5,
+  'isolate-long-active': 1.2,
+  'isolate-short-active': 1.5,
   split: 1,
   'one-way': 1.2,
-  flap: 1,
-  'catch-up-crash': 2,
-  'hit-catching-up': 1.2,
-  'caught-up-crash': 1.5,
-  failback: 1.2,
+  flap: 1.5,
+  'catch-up-crash': 1.2,
+  'hit-catching-up': 1,
+  'caught-up-crash': 1.2,
+  failback: 1,
   'isolate-heal-crash': 1,
   'pause-zombie': 1,
   clock: 1,
   'client-cut': 0.8,
   power: 0.6,
-  'lag-crash': 1.5,
-  'resync-crash': 1,
-  'zombie-crash': 1,
+  'lag-crash': 3,
+  'resync-crash': 2.5,
+  'zombie-crash': 2.5,
 };
+
+/**
+ * The default mix's aimed episodes, played once each at the end of the opening: one
+ * for each state a class of store bug acts in (a promotion between unequal copies, a catch-up
+ * from the op log, a deposed async owner coming back after acknowledging past its lease).
+ */
+const DEFAULT_AIMED: readonly EpisodeName[] = ['lag-crash', 'resync-crash', 'zombie-crash'];
 
 /** The presets, by name. */
 export const PRESETS: Readonly<Record<PresetName, Preset>> = {
-  random: { name: 'random', description: 'every kind of episode by weight (the default)', bugs: [], kinds: FAULT_KINDS, episodes: ALL_EPISODES },
+  random: { name: 'random', description: 'every kind of episode by weight, opening with one episode aimed at each bug class (the default)', bugs: [], kinds: FAULT_KINDS, episodes: ALL_EPISODES, aimed: DEFAULT_AIMED },
   promotion: {
     name: 'promotion',
     description: 'failovers of active owners: kills, long pauses and isolations, a second fault while or right after a replica catches up, during a failback',
@@ -578,6 +594,21 @@ function ownerTarget(c: PlanContext, role: 'active' | 'replica' = 'active'): Fau
   return { role, store: p.store, partition: p.partition };
 }
 
+/**
+ * An opening fault's owner target moved to a store of one ack mode (the same partition number as
+ * `drawn` where that store has it; `drawn` when `mode` is null, `drawn` is no owner target, or no
+ * store of that mode is known). Without a preset's store focus the opening's first kill hits a
+ * sync store's owner and its second kill and its long isolation an async store's, so that every
+ * run crashes an owner of each ack mode early and cuts an async owner off past its lease. Draws
+ * nothing from the PRNG.
+ */
+function openingTarget(c: PlanContext, drawn: FaultTarget, mode: 'sync' | 'async' | null): FaultTarget {
+  const from = mode === 'sync' ? c.syncParts : mode === 'async' ? c.asyncParts : null;
+  if (!from || from.length === 0 || drawn.role !== 'active') return drawn;
+  const p = from.find((x) => x.partition === drawn.partition) ?? from[0];
+  return { role: 'active', store: p.store, partition: p.partition };
+}
+
 /** A target by weights over roles: active owner, leader, in-sync replica, random node. */
 function roleTarget(c: PlanContext, w: { active: number; leader: number; replica: number; random: number }): FaultTarget {
   const role = c.rng.weighted(['active', 'leader', 'replica', 'random'] as const, [w.active, w.leader, w.replica, w.random]);
@@ -814,7 +845,8 @@ const EPISODES: Record<EpisodeName, (c: PlanContext) => Step[] | null> = {
     const name = `zombie-${c.placed}`;
     // the preferred primary (first in partition-map order, the owner whenever no fault moved it):
     // back in sync it wins a tie between equally synced candidates, and a failback returns to it
-    const p = c.parts.length > 0 ? c.rng.pick(c.parts) : null;
+    // (an async one: a sync owner cut off acknowledges nothing alone, so it has no tail of acks)
+    const p = c.asyncParts.length > 0 ? c.rng.pick(c.asyncParts) : null;
     const target: FaultTarget = p ? { role: 'preferred', store: p.store, partition: p.partition } : { role: 'leader' };
     const d0 = draw(c.rng, c.D.isolateLong);
     const d1 = crashDuration(c, true);
@@ -934,8 +966,9 @@ export function planSchedule(opts: PlanOptions): Schedule {
     // eviction-long durations only come from the one fault planned at the end
     evictOk: false,
   };
-  // one fault longer than the eviction timeout when the phase is at least twice its length, ending
-  // 40 s before the phase does (the rest of the phase sees the cluster after it). Within budget,
+  // one fault longer than the eviction timeout when the phase holds it twice over and a minute
+  // more, ending 40 s before the phase does (the rest of the phase sees the cluster after it). On 3
+  // nodes the budget lets little else run beside it, so a 3-minute run is left to its episodes. Within budget,
   // when a store has RF1 partitions, it is a crash: a node cut off or frozen that long has its RF1
   // partitions re-homed empty (seed 002 eviction), a loss history-format.md v2 counts as rf1 only
   // after a crash. (With 3 nodes the budget lets little else run beside it.)
@@ -943,17 +976,20 @@ export function planSchedule(opts: PlanOptions): Schedule {
   const hasRf1 = opts.partitions.some((p) => (p.replicationFactor ?? 3) === 1);
   const evictKinds = (['kill', 'stop', 'pause', 'partition'] as const).filter((k) => c.kinds.has(k) && (beyondBudget || !hasRf1 || k === 'kill' || k === 'stop'));
   // (it also leaves the first 20 s to the opening)
-  const evictFits = evictKinds.length > 0 && opts.durationMs >= Math.max(2 * evictMs, evictMs + 60_000);
+  const evictFits = evictKinds.length > 0 && opts.durationMs >= 2 * evictMs + 60_000;
   const evictLen = evictFits ? draw(rng, { lo: evictionTimeoutMs + 1_000, hi: evictionTimeoutMs + 5_000 }) : 0;
   const evictAt = opts.durationMs - 40_000 - evictLen;
 
   const names = (Object.keys(preset.episodes) as EpisodeName[]).filter((n) => (preset.episodes[n] ?? 0) > 0);
   const weights = names.map((n) => preset.episodes[n]!);
   // the opening: three short kills of active owners first (a run is certified against them, and
-  // at least MIN_KILLS fit in 15 s), then an isolation and a pause of an owner past the escalation
-  // timeout, then one of each rarer kind that is selected (a clock fault and a client cut run beside
-  // what follows; a power failure where the budget can allow one)
-  const opening: Array<EpisodeName | 'stop-active'> = [...(preset.lead ?? []), 'crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power'];
+  // at least MIN_KILLS fit in 15 s; without a preset's store focus, the first of a sync store's
+  // owner and the second of an async one's), then an isolation and a pause of an owner past the
+  // escalation timeout, then one of each rarer kind that is selected (a clock fault and a client
+  // cut run beside what follows; a power failure where the budget can allow one), then the mix's
+  // aimed episodes
+  const opening: Array<EpisodeName | 'stop-active'> = [...(preset.lead ?? []), 'crash-active', 'crash-active', 'crash-active', 'isolate-long-active', 'pause-long-active', 'stop-active', 'clock', 'client-cut', 'power', ...(preset.aimed ?? [])];
+  let openingKills = 0;
   const beside = new Set<EpisodeName>(['clock', 'client-cut']);
   let episode = 0;
   /**
@@ -977,7 +1013,11 @@ export function planSchedule(opts: PlanOptions): Schedule {
         } else {
           steps = EPISODES[name](c);
           if (!steps) continue;
-          if (name === 'crash-active') steps[0] = { ...steps[0], ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+          if (name === 'crash-active') {
+            const k = openingKills++;
+            const target = preset.stores ? steps[0].target : openingTarget(c, steps[0].target, k === 0 ? 'sync' : k === 1 ? 'async' : null);
+            steps[0] = { ...steps[0], target, ...(c.kinds.has('kill') ? { kind: 'kill' as const } : {}), durationMs: draw(rng, { lo: 1_000, hi: 2_500 }) };
+          } else if (name === 'isolate-long-active' && !preset.stores) steps[0] = { ...steps[0], target: openingTarget(c, steps[0].target, 'async') };
         }
       } else {
         const name = rng.weighted(names, weights);

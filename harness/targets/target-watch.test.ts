@@ -2,10 +2,11 @@ import { describe, expect, it } from 'vitest';
 import { NullLedger, type Ledger, type SampleRow } from '../../ledger/ledger-writer.js';
 import { nodeCaughtUp, unhealthyPartitions } from '../nemesis/nemesis.js';
 import type { OwnershipSample, OwnershipSampler, OwnershipView, TargetContract } from './target.js';
+import { redisContract } from './redis/redis-contract.js';
 import { snapshotOf, TargetWatch, viewRows } from './target-watch.js';
 
 const NODES = ['n1', 'n2', 'n3'];
-const contract: TargetContract = { stores: [{ name: 'kv', replicationFactor: 3, ackMode: 'async', partitions: 1, segments: 1 }], claims: ['async-ack'], leaseMs: 4_000, explain: ['x'] };
+const contract: TargetContract = redisContract({ store: 'kv', nodes: 3, minReplicasToWrite: 1, minReplicasMaxLagS: 1 });
 
 function merged(over: Partial<OwnershipSample> = {}): OwnershipSample {
   return { store: 'kv', partition: 0, node: null, active: 'n1', epoch: 3, health: 'Healthy', replicatedRevision: 10, inSync: ['n1', 'n2', 'n3'], revisions: { n1: 10, n2: 10, n3: 10 }, ...over };

@@ -92,7 +92,7 @@ export class TargetWatch implements ClusterProbe {
     private readonly nodeIds: readonly string[],
   ) {
     this.meter = new FailoverMeter(ledger);
-    this.leaseMs = contract.leaseMs;
+    this.leaseMs = contract.leaseMs.value;
   }
 
   /** The last view sampled (null before the first). */

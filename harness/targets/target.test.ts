@@ -1,43 +1,33 @@
-import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { checkContract, endpointOf, impliedClaims, nodeOfHost, type TargetContract, type TargetStore } from './target.js';
+import { checkTargetContract, declarationOf, endpointOf, faultRefusals, nodeOfHost, ZARIS_ONLY_FAULTS, type TargetContract } from './target.js';
+import { etcdContract } from './etcd/etcd-contract.js';
+import { redisContract } from './redis/redis-contract.js';
 
-const store = (over: Partial<TargetStore> = {}): TargetStore => ({ name: 's', replicationFactor: 3, ackMode: 'sync', partitions: 1, segments: 1, ...over });
-const contract = (over: Partial<TargetContract> = {}): TargetContract => ({ stores: [store()], claims: [], leaseMs: null, explain: [], ...over });
+const etcd = (): TargetContract => etcdContract();
 
 describe('target contract', () => {
-  it('claims follow from the stores: rf1 for an RF1 store, async-ack for an async one', () => {
-    expect(impliedClaims([store()])).toEqual([]);
-    expect(impliedClaims([store({ ackMode: 'async' })])).toEqual(['async-ack']);
-    expect(impliedClaims([store({ name: 'a', replicationFactor: 1 }), store({ name: 'b', ackMode: 'async' })])).toEqual(['rf1', 'async-ack']);
+  it('the declaration the ledger stores is the contract without the stores\' partitioning', () => {
+    const d = declarationOf(etcd());
+    expect(d.stores).toEqual([{ name: 'etcd', replicationFactor: 3, ackMode: 'sync', ackDurableOn: 'majority', source: etcd().stores[0].source }]);
+    expect({ ...d, stores: [] }).toEqual({ ...etcd(), stores: [] });
   });
 
-  it('refuses a contract whose claims the stores do not imply, or that misses one they do', () => {
-    expect(() => checkContract(contract())).not.toThrow();
-    expect(() => checkContract(contract({ claims: ['async-ack'], explain: ['x'] }))).toThrow(/imply claims \[\] but the contract claims \[async-ack\]/);
-    expect(() => checkContract(contract({ stores: [store({ ackMode: 'async' })] }))).toThrow(/imply claims \[async-ack\]/);
-    expect(() => checkContract(contract({ stores: [store({ ackMode: 'async' })], claims: ['async-ack'] }))).toThrow(/explanation/);
+  it('refuses bad partitioning and what the declaration check refuses, in one line naming the target', () => {
+    expect(() => checkTargetContract(etcd())).not.toThrow();
+    expect(() => checkTargetContract(redisContract({ store: 'r', nodes: 3, minReplicasToWrite: 1, minReplicasMaxLagS: 1 }))).not.toThrow();
+    const c = etcd();
+    expect(() => checkTargetContract({ ...c, stores: [{ ...c.stores[0], partitions: 2, segments: 1 }] })).toThrow(/^etcd contract: store etcd needs 1 <= partitions <= segments$/);
+    expect(() => checkTargetContract({ ...c, claims: [{ class: 'async-ack', source: 'x' }] })).toThrow(/^etcd contract\.claims\[0\] claims async-ack, but no store is async$/);
+    expect(() => checkTargetContract({ ...c, stores: [] })).toThrow(/at least one store/);
   });
 
-  it('refuses bad stores and leases', () => {
-    expect(() => checkContract(contract({ stores: [] }))).toThrow(/no store/);
-    expect(() => checkContract(contract({ stores: [store(), store()] }))).toThrow(/twice/);
-    expect(() => checkContract(contract({ stores: [store({ name: 'Bad Name' })] }))).toThrow(/store name/);
-    expect(() => checkContract(contract({ stores: [store({ replicationFactor: 0 })] }))).toThrow(/replication factor/);
-    expect(() => checkContract(contract({ stores: [store({ partitions: 2, segments: 1 })] }))).toThrow(/partitions/);
-    expect(() => checkContract(contract({ leaseMs: 0 }))).toThrow(/leaseMs/);
-  });
-
-  it('property: any store set with its implied claims and explanations is accepted', () => {
-    const arbStore = fc.record({ replicationFactor: fc.integer({ min: 1, max: 5 }), ackMode: fc.constantFrom('sync' as const, 'async' as const) });
-    fc.assert(
-      fc.property(fc.array(arbStore, { minLength: 1, maxLength: 4 }), (raw) => {
-        const stores = raw.map((s, i) => store({ ...s, name: `s${i}` }));
-        const claims = impliedClaims(stores);
-        expect(() => checkContract({ stores, claims, leaseMs: null, explain: claims.map((c) => c) })).not.toThrow();
-      }),
-      { seed: 15, numRuns: 300 },
-    );
+  it('every target refuses the Zaris-only fault kinds, and its own, each with a one-line reason', () => {
+    const plain = faultRefusals({ name: 'etcd' });
+    expect(plain.map(([k]) => k).sort()).toEqual(Object.keys(ZARIS_ONLY_FAULTS).sort());
+    expect(plain.find(([k]) => k === 'clock')?.[1]).toMatch(/^TARGET=etcd: clock faults are only available for TARGET=zaris/);
+    const single = faultRefusals({ name: 'etcd', unsupportedFaults: { partition: 'one node: nothing to cut it from' } });
+    expect(single.find(([k]) => k === 'partition')?.[1]).toBe('TARGET=etcd: one node: nothing to cut it from');
+    for (const [, why] of single) expect(why).not.toMatch(/\n/);
   });
 
   it('addresses: a node named port, the node of an address', () => {

@@ -13,14 +13,16 @@
  *   e.g. the Raft leader and its term, or the master Sentinel names and its config epoch), as rows
  *   of the ledger's runtime-map samples;
  * - its contract for the verifier ({@link TargetContract}): its stores with replication factor and
- *   ack mode, and the allowed-loss classes it claims.
+ *   ack mode, the allowed-loss classes it claims and every rule's parameter with its source.
  *
  * The nemesis, ledger, verifier and report do not know which target runs: they see node ids,
  * faults, writes with acks, reads, and samples. Zaris is one target among them (phase 2 of issue 15).
  */
 import type { Outcome, WriteOp } from '../../ledger/ledger-writer.js';
 import type { FaultRuntime, RuntimeKind } from '../runtime/runtime.js';
+import type { FaultKind } from '../nemesis/schedule.js';
 import type { BinaryRunner } from './installed.js';
+import { checkContract, ContractError, type Contract, type ContractStore } from '../../ledger/contract.js';
 
 /** The names `make certify TARGET=` accepts. */
 export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel';
@@ -267,65 +269,43 @@ export interface OwnershipSampler {
 // ---------------------------------------------------------------------------------------------
 // The contract for the verifier
 
-/** A store of the target (history-format.md `stores[]`); its key space is `partitions` partitions. */
-export interface TargetStore {
-  name: string;
-  replicationFactor: number;
-  ackMode: 'sync' | 'async';
-  /** Partitions of the key space (etcd, Redis: 1, replicated on every node). */
+/**
+ * A store of the target: the contract's description of it (ledger/contract.ts
+ * {@link ContractStore}: name, replication factor, ack mode, what an ack is durable on, the
+ * source) plus how the harness splits its key space: `partitions` partitions over `segments`
+ * segments (etcd, Redis: 1 and 1, replicated on every node).
+ */
+export interface TargetStore extends ContractStore {
   partitions: number;
-  /** The ledger's segment count (1 where the store does not split keys). */
   segments: number;
 }
 
-/** Allowed-loss classes a store may claim (DESIGN.md §5). `beyond-budget` is a run option, not a claim. */
-export type ClaimedLoss = 'rf1' | 'async-ack';
-
 /**
- * What the store promises, as the verifier judges it (history-format.md v2). The claims follow from
- * the stores (the verifier applies `rf1` to RF1 stores and `async-ack` to async stores only):
- * {@link checkContract} refuses a contract whose `claims` say otherwise.
+ * What the store promises, as the verifier judges it: a contract declaration (ledger/contract.ts,
+ * `zaris-contract/1`: the allowed-loss classes claimed and every rule's parameter with its source)
+ * whose stores also say how their key space is split. The run stores the declaration in the
+ * ledger (meta `contract`) and the verifier applies exactly its rules; docs/targets.md explains
+ * each field.
  */
-export interface TargetContract {
+export interface TargetContract extends Contract {
   stores: TargetStore[];
-  claims: ClaimedLoss[];
-  /**
-   * The longest time an owner cut off from a majority may go on acknowledging, ms (run.leaseMs;
-   * Redis: `min-replicas-max-lag` plus its check's slack), or null when the store declares none.
-   */
-  leaseMs: number | null;
-  /** One sentence per claim for the report: what the claim is tied to. */
-  explain: string[];
 }
 
-/** The claims a set of stores implies: `rf1` if some store has RF1, `async-ack` if some store is async. */
-export function impliedClaims(stores: readonly TargetStore[]): ClaimedLoss[] {
-  const out: ClaimedLoss[] = [];
-  if (stores.some((s) => s.replicationFactor === 1)) out.push('rf1');
-  if (stores.some((s) => s.ackMode === 'async')) out.push('async-ack');
-  return out;
+/** The declaration part of a target's contract (what the ledger stores): the stores without their partitioning. */
+export function declarationOf(c: TargetContract): Contract {
+  return { ...c, stores: c.stores.map(({ partitions: _p, segments: _s, ...s }) => s) };
 }
 
 /**
- * Checks a contract: store names unique and `[a-z0-9-]+`, RF >= 1, partitions and segments >= 1,
- * claims equal to {@link impliedClaims}, leaseMs null or > 0, one explanation per claim.
- * @throws RangeError (one line) naming the first problem.
+ * Checks a target's contract: the declaration ({@link checkContract}: unique store names, claims
+ * the stores can use, parameters in range) and 1 <= partitions <= segments per store.
+ * @throws ContractError (one line) naming the first problem.
  */
-export function checkContract(c: TargetContract): void {
-  const names = new Set<string>();
+export function checkTargetContract(c: TargetContract): void {
+  checkContract(declarationOf(c), `${c.target} contract`);
   for (const s of c.stores) {
-    if (!/^[a-z0-9-]+$/.test(s.name)) throw new RangeError(`contract: store name "${s.name}" must be [a-z0-9-]+`);
-    if (names.has(s.name)) throw new RangeError(`contract: store ${s.name} appears twice`);
-    names.add(s.name);
-    if (!Number.isInteger(s.replicationFactor) || s.replicationFactor < 1) throw new RangeError(`contract: store ${s.name} has replication factor ${s.replicationFactor}`);
-    if (!Number.isInteger(s.partitions) || s.partitions < 1 || !Number.isInteger(s.segments) || s.segments < s.partitions) throw new RangeError(`contract: store ${s.name} needs 1 <= partitions <= segments`);
+    if (!Number.isInteger(s.partitions) || s.partitions < 1 || !Number.isInteger(s.segments) || s.segments < s.partitions) throw new ContractError(`${c.target} contract: store ${s.name} needs 1 <= partitions <= segments`);
   }
-  if (c.stores.length === 0) throw new RangeError('contract: no store');
-  const want = impliedClaims(c.stores).sort().join(',');
-  const got = [...c.claims].sort().join(',');
-  if (want !== got) throw new RangeError(`contract: the stores imply claims [${want}] but the contract claims [${got}]`);
-  if (c.leaseMs !== null && !(c.leaseMs > 0)) throw new RangeError(`contract: leaseMs must be null or > 0, got ${c.leaseMs}`);
-  if (c.explain.length < c.claims.length) throw new RangeError('contract: every claim needs its explanation');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -367,4 +347,25 @@ export interface Target {
   sampler(cluster: TargetCluster): OwnershipSampler;
   /** The outcome rules of the store's client for an error a write met (pure; tested on its own). */
   classifyError(error: unknown): ErrorOutcome;
+  /**
+   * Fault kinds this target cannot express, each with a one-line reason (e.g. a single-node store:
+   * `partition`); absent: it takes every kind but {@link ZARIS_ONLY_FAULTS}. certify refuses a kind
+   * asked for by name, and leaves it out of the default mix with a note ({@link faultRefusals}).
+   */
+  readonly unsupportedFaults?: Readonly<Partial<Record<FaultKind, string>>>;
+}
+
+const MEMBERSHIP_ONLY_ZARIS = 'membership changes (join, leave, rebalance) are only available for TARGET=zaris (they are its admin requests)';
+
+/** The kinds no target but Zaris can express, with why. */
+export const ZARIS_ONLY_FAULTS: Readonly<Partial<Record<FaultKind, string>>> = {
+  clock: 'clock faults are only available for TARGET=zaris (libfaketime cannot move the clocks of every store, e.g. etcd, a Go binary)',
+  join: MEMBERSHIP_ONLY_ZARIS,
+  leave: MEMBERSHIP_ONLY_ZARIS,
+  rebalance: MEMBERSHIP_ONLY_ZARIS,
+};
+
+/** The fault kinds a target refuses, with the one-line reason: {@link ZARIS_ONLY_FAULTS}, then its own. */
+export function faultRefusals(t: Pick<Target, 'name' | 'unsupportedFaults'>): Array<[FaultKind, string]> {
+  return Object.entries({ ...ZARIS_ONLY_FAULTS, ...(t.unsupportedFaults ?? {}) }).map(([k, why]) => [k as FaultKind, `TARGET=${t.name}: ${why}`]);
 }

@@ -12,8 +12,14 @@ const ctx: LaunchContext = {
 describe('etcd target', () => {
   const t = new EtcdTarget({ electionMs: 800 });
 
-  it('claims no loss: one store replicated on all three members, acknowledged synchronously', () => {
-    expect(t.contract).toEqual({ stores: [{ name: 'etcd', replicationFactor: 3, ackMode: 'sync', partitions: 1, segments: 1 }], claims: [], leaseMs: null, explain: [] });
+  it('claims no loss: one store replicated on all three members, acknowledged on a majority, reads linearizable', () => {
+    const c = t.contract;
+    expect(c.target).toBe('etcd');
+    expect(c.stores).toEqual([{ name: 'etcd', replicationFactor: 3, ackMode: 'sync', ackDurableOn: 'majority', partitions: 1, segments: 1, source: expect.stringMatching(/Raft on all 3 members/) }]);
+    expect(c.claims).toEqual([]);
+    expect([c.asyncLagMs.value, c.leaseMs.value, c.fencing.value, c.linearizableReads.value, c.duplicates.value]).toEqual([null, null, true, true, false]);
+    // every parameter says where it comes from
+    for (const d of [c.asyncLagMs, c.leaseMs, c.fencing, c.linearizableReads, c.duplicates]) expect(d.source.length).toBeGreaterThan(20);
     expect(t.partitionOf('etcd')).toBe(0);
     expect(() => t.partitionOf('other')).toThrow(/no store other/);
   });

@@ -2,7 +2,8 @@ import path from 'node:path';
 import type { RuntimeKind } from '../../runtime/runtime.js';
 import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary, type BinaryRunner } from '../installed.js';
 import type { ClientOptions, ErrorOutcome, LaunchContext, NodeLaunch, OwnershipSampler, Target, TargetClient, TargetCluster, TargetContract } from '../target.js';
-import { checkContract } from '../target.js';
+import { checkTargetContract } from '../target.js';
+import { etcdContract } from './etcd-contract.js';
 import { EtcdClient } from './etcd-client.js';
 import { EtcdMembers, TermLeaders } from './etcd-members.js';
 import { classifyEtcdError } from './etcd-outcome.js';
@@ -46,13 +47,8 @@ export class EtcdTarget implements Target {
   constructor(private readonly opts: EtcdTargetOptions = {}) {
     this.binary = opts.binary ?? ETCD_BINARY;
     this.store = opts.store ?? 'etcd';
-    this.contract = {
-      stores: [{ name: this.store, replicationFactor: this.nodeIds.length, ackMode: 'sync', partitions: 1, segments: 1 }],
-      claims: [],
-      leaseMs: null,
-      explain: [],
-    };
-    checkContract(this.contract);
+    this.contract = etcdContract(this.store, this.nodeIds.length);
+    checkTargetContract(this.contract);
     this.options = { heartbeatMs: opts.heartbeatMs ?? 100, electionMs: opts.electionMs ?? 1_000 };
   }
 

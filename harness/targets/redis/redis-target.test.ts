@@ -10,17 +10,23 @@ const ctx: LaunchContext = {
 };
 
 describe('Redis with Sentinel target', () => {
-  it('claims async-ack for its one async store, with the lease of min-replicas-max-lag', () => {
+  it("claims async-ack for its one async store; Redis's knobs, not Zaris's lag bound, are its parameters", () => {
     const t = new RedisSentinelTarget();
-    expect(t.contract.stores).toEqual([{ name: 'redis', replicationFactor: 3, ackMode: 'async', partitions: 1, segments: 1 }]);
-    expect(t.contract.claims).toEqual(['async-ack']);
-    expect(t.contract.leaseMs).toBe(4_000);
-    expect(t.contract.explain[0]).toMatch(/higher config epoch.*within 4 s/);
-    expect(new RedisSentinelTarget({ minReplicasMaxLagS: 3 }).contract.leaseMs).toBe(6_000);
+    const c = t.contract;
+    expect(c.stores).toEqual([{ name: 'redis', replicationFactor: 3, ackMode: 'async', ackDurableOn: 'one-node', partitions: 1, segments: 1, source: expect.stringMatching(/asynchronous replication/) }]);
+    expect(c.claims.map((k) => k.class)).toEqual(['async-ack']);
+    expect(c.claims[0].source).toMatch(/failover at a higher config epoch/);
+    // no async lag bound: Redis promises none (no replication-lag check)
+    expect(c.asyncLagMs.value).toBeNull();
+    // min-replicas-max-lag 1 s (this target's setting) as Redis defines it: 1 + 3 s
+    expect(c.leaseMs.value).toBe(4_000);
+    expect(c.leaseMs.source).toMatch(/min-replicas-to-write 1, min-replicas-max-lag 1 \(set by this target; Redis's defaults 0 and 10\).*at most 4 s after a cut/);
+    expect([c.fencing.value, c.linearizableReads.value, c.duplicates.value]).toEqual([false, false, false]);
+    expect(new RedisSentinelTarget({ minReplicasMaxLagS: 10 }).contract.leaseMs.value).toBe(13_000);
     // Redis's own default (min-replicas-to-write 0) declares no lease
     const unsafe = new RedisSentinelTarget({ minReplicasToWrite: 0 });
-    expect(unsafe.contract.leaseMs).toBeNull();
-    expect(unsafe.contract.explain[0]).toMatch(/for as long as the partition lasts/);
+    expect(unsafe.contract.leaseMs.value).toBeNull();
+    expect(unsafe.contract.leaseMs.source).toMatch(/for as long as the cut lasts/);
   });
 
   it('launches redis-server then its Sentinel on the node address; n1 starts as the master', () => {

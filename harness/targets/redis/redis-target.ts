@@ -1,7 +1,8 @@
 import type { RuntimeKind } from '../../runtime/runtime.js';
 import { missingExecutable, packageVersion, processRuntimeMissing, versionFromBinary, type BinaryRunner } from '../installed.js';
 import type { ClientOptions, ErrorOutcome, LaunchContext, NodeLaunch, OwnershipSampler, Target, TargetClient, TargetCluster, TargetContract } from '../target.js';
-import { checkContract } from '../target.js';
+import { checkTargetContract } from '../target.js';
+import { redisContract } from './redis-contract.js';
 import { RedisClient } from './redis-client.js';
 import { RedisNodes } from './redis-nodes.js';
 import { classifyRedisError } from './redis-outcome.js';
@@ -49,22 +50,20 @@ export interface RedisSentinelTargetOptions {
  * master), a Sentinel beside each redis-server on the same address with its own port (quorum 2).
  * Replication is asynchronous: the master acknowledges, then streams to its replicas.
  *
- * Contract: one store (RF 3, async) claiming `async-ack`: an acknowledged write may be lost when
- * Sentinel promotes a replica that had not received it, which Sentinel does at a higher config
- * epoch (the master change the loss is tied to). With min-replicas-to-write 1 and
- * min-replicas-max-lag L (the Redis documentation's advice for Sentinel), a master cut off from its
- * replicas stops acknowledging within L + 3 s (Redis counts lag in whole seconds from the replicas'
- * once-a-second acks and refreshes the count once a second): that is the lease the target declares,
- * and Sentinel's down-after (6 s by default) is above it, so after ONE partition the old master has
- * stopped before a replica is promoted. Not after a flapping one: Sentinel's down timer counts from
- * its last answered PING, and a PING dropped by one cut is often still unanswered in the short
- * heal that follows (TCP's retransmission backoff outlasts it), so the timer runs on across the
- * flaps; while the master's min-replicas lag is refreshed by the replicas' acks in each heal. A
- * 5-minute FAULTS=partition run saw Sentinel promote n3 1.2 s into the eighth 2.3 s cut of n2, and
- * n2 acknowledge for 1.2 s more (105 writes) as a master already replaced: a split brain, which
- * the verifier rightly reports as violations (acknowledged by a deposed owner). A write
- * acknowledged by a master already replaced, or lost with no master change after it, is a
- * violation.
+ * Contract (redis-contract.ts): one store (RF 3, async) claiming `async-ack`: an acknowledged
+ * write may be lost when Sentinel promotes a replica that had not received it, at a higher config
+ * epoch (the master change the loss is tied to). No async lag bound (Redis promises none). With
+ * min-replicas-to-write 1 and min-replicas-max-lag L, a master cut off from its replicas stops
+ * acknowledging within L + 3 s: the owner lease the contract declares, and Sentinel's down-after
+ * (6 s by default) is above it, so after ONE partition the old master has stopped before a
+ * replica is promoted. Not after a flapping one: Sentinel's down timer counts from its last
+ * answered PING, and a PING dropped by one cut is often still unanswered in the short heal that
+ * follows (TCP's retransmission backoff outlasts it), so the timer runs on across the flaps, while
+ * the master's min-replicas lag is refreshed by the replicas' acks in each heal: Sentinel can
+ * promote a replica while the old master still acknowledges. Redis does not fence a replaced
+ * master (the contract declares `fencing: false`), so such writes are judged as Redis defines its
+ * promise: allowed async-ack losses while the lease holds, violations once the master was cut off
+ * longer than the lease. A write lost with no master change after it is a violation.
  *
  * Each redis-server keeps an append-only file (appendfsync everysec) in its node's data folder: a
  * killed process loses nothing it acknowledged (the kernel keeps what was written), so a master
@@ -92,16 +91,8 @@ export class RedisSentinelTarget implements Target {
     this.masterName = opts.masterName ?? 'zaris';
     const minReplicas = opts.minReplicasToWrite ?? 1;
     const lagS = opts.minReplicasMaxLagS ?? 1;
-    this.contract = {
-      stores: [{ name: this.store, replicationFactor: this.nodeIds.length, ackMode: 'async', partitions: 1, segments: 1 }],
-      claims: ['async-ack'],
-      leaseMs: minReplicas > 0 ? (lagS + 3) * 1_000 : null,
-      explain: [
-        'async-ack: Redis acknowledges before replicating; a write the master acknowledged may be lost when Sentinel promotes a replica that had not received it, at a higher config epoch' +
-          (minReplicas > 0 ? `; a master cut off from its replicas stops acknowledging within ${lagS + 3} s (min-replicas-to-write ${minReplicas}, min-replicas-max-lag ${lagS})` : '; min-replicas-to-write is 0, so a cut-off master acknowledges for as long as the partition lasts'),
-      ],
-    };
-    checkContract(this.contract);
+    this.contract = redisContract({ store: this.store, nodes: this.nodeIds.length, minReplicasToWrite: minReplicas, minReplicasMaxLagS: lagS });
+    checkTargetContract(this.contract);
     this.options = { minReplicasToWrite: minReplicas, minReplicasMaxLagS: lagS, downAfterMs: opts.downAfterMs ?? 6_000, failoverTimeoutMs: opts.failoverTimeoutMs ?? DEFAULT_FAILOVER_TIMEOUT_MS, sentinelQuorum: 2 };
   }
 

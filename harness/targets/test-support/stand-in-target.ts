@@ -1,5 +1,6 @@
 import net from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { etcdContract } from '../etcd/etcd-contract.js';
 import type { ErrorOutcome, LaunchContext, NodeLaunch, OwnershipSampler, Target, TargetClient, TargetContract } from '../target.js';
 
 /** The stand-in peer script (plain JavaScript: node runs it as it is). */
@@ -18,7 +19,7 @@ export class StandInTarget implements Target {
   readonly name = 'zaris' as const;
   readonly nodeIds = ['n1', 'n2', 'n3'];
   readonly ports = { main: 7700, side: 7701 };
-  readonly contract: TargetContract = { stores: [{ name: 'none', replicationFactor: 3, ackMode: 'sync', partitions: 1, segments: 1 }], claims: [], leaseMs: null, explain: [] };
+  readonly contract: TargetContract = { ...etcdContract('none'), target: 'stand-in' };
   readonly clientLibrary = 'none';
   async unavailableReason(): Promise<string | null> {
     return null;
