@@ -6,13 +6,14 @@
 #                (the workload's client reads ZARIS_REQUEST_TIMEOUT, ZARIS_DISABLE_RETRIES, ZARIS_CLIENT_MAP_REFRESH_WAIT_MS)
 #   make scenarios [ONLY=name,...] [RUNTIME=...] | make shrink RUN=runs/<a failed run> [MAX_RUNS=16]
 #   make test | make analyze RUN=runs/<dir> | make analyze HISTORY=f.json OUT=dir | make export RUN=runs/<dir>
+#   make report-screenshot RUN=runs/<dir> [OUT=file.png] [FULL=1] (a PNG of the run's report.html; Debian's chromium)
 #   make bench | make bench-verify | make bench-seal [DURATION=4h] [LOSS_EVERY=N] | make bench-endphase | make sim RUNS=N [BUG=name] [MEMBERSHIP=1] | make power-sim [RUNS=100] [ONLY=...] [PART=k/m] | make power [RUNS=10] [SECONDS=180] [MIX=preset|default] [ONLY=bug,...,none] [JOBS=1] | make image
 SHELL := /bin/bash
 NODE ?= node
 CLI := $(NODE) dist/harness/cli.js
 SOURCES := $(shell find nodes harness ledger reports -name '*.ts' -not -name '*.test.ts' -not -path '*/test-support/*' 2>/dev/null)
 
-.PHONY: all install build test certify scenarios shrink analyze export bench bench-verify bench-seal bench-endphase sim power-sim power image clean
+.PHONY: all install build test certify scenarios shrink analyze export report-screenshot bench bench-verify bench-seal bench-endphase sim power-sim power image clean
 
 all: build
 
@@ -80,6 +81,12 @@ analyze: build
 
 export: build
 	@exec $(CLI) export "$${RUN:-runs/latest}"
+
+# a PNG of a run's report as a 1400 x 900 window shows it, from the top to the end of the first
+# chart (FULL=1: the whole page); default OUT: <run>/report.png. Needs /usr/bin/chromium (Debian).
+report-screenshot: build
+	@if [ -z "$${RUN:-}" ]; then echo 'make report-screenshot RUN=runs/<dir> [OUT=file.png] [FULL=1]' >&2; exit 64; fi; \
+	exec $(NODE) dist/reports/report-screenshot.js "$$RUN" "$${OUT:-}" "$${FULL:-}"
 
 # Benchmarks print their figures; make bench also writes runs/bench.json (DESIGN.md §7).
 bench: build

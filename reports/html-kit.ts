@@ -34,7 +34,10 @@ export function reportContext(db: Database.Database, results: Results): ReportCo
  */
 export interface HtmlSection {
   id: string;
+  /** The section's heading. */
   title: string;
+  /** Its label in the contents bar (a word or two); default: the title up to its first " (". */
+  nav?: string;
   render(ctx: ReportContext): string;
 }
 

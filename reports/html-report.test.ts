@@ -60,7 +60,7 @@ describe('renderHtmlReport', () => {
     const db = ledger();
     const html = render(db);
     const ids = [...html.matchAll(/<section id="([^"]+)">/g)].map((m) => m[1]);
-    expect(ids).toEqual(['verdict', 'incidents', 'run', 'contract', 'counts', 'class-violation', 'reads', 'runtime-map', 'charts', 'faults', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
+    expect(ids).toEqual(['verdict', 'incidents', 'charts', 'faults', 'run', 'contract', 'counts', 'class-violation', 'reads', 'runtime-map', 'class-rf1', 'class-async-ack', 'class-beyond-budget', 'class-info', 'epochs', 'retries']);
     expect(html).toContain('<div class="banner b-FAILED"><p class="verdict">FAILED <span class="exit">exit code 1</span></p>');
     for (const cls of ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info']) expect(section(html, `class-${cls}`)).toMatch(/<p class="howto">[A-Z][^<]{40,}<\/p>/);
     expect(section(html, 'class-rf1')).toContain('replication factor 1');

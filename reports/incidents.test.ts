@@ -74,11 +74,11 @@ describe('incidents', () => {
     expect(results.incidents.reduce((s, i) => s + i.count, 0)).toBe(INCIDENTS_FIXTURE.findings.length);
     const sentence = firstViolationSentence(results.incidents);
     expect(sentence).toBe(
-      'First violation (incident #2): 3 violations (lost) of sync3/0 between 0:04.1 and 0:04.9, missing after the crash of n1 (fault f2 at 0:05.0); the runtime map went n1@e3 → n2@e4 at 0:06.0.',
+      'First violation (incident #2): 3 violations (3 lost acknowledged writes) of sync3/0 between 0:04.1 and 0:04.9, missing after the crash of n1 (fault f2 at 0:05.0); the runtime map went n1@e3 → n2@e4 at 0:06.0.',
     );
     const html = renderHtmlReport(db, results);
     const banner = html.slice(html.indexOf('<div class="banner'), html.indexOf('</div>', html.indexOf('<div class="banner')));
-    expect(banner).toContain('<a href="#incident-2">First violation (incident #2): 3 violations (lost) of sync3/0');
+    expect(banner).toContain('<a href="#incident-2">First violation (incident #2): 3 violations (3 lost acknowledged writes) of sync3/0');
     const section = html.slice(html.indexOf('<section id="incidents">'), html.indexOf('</section>', html.indexOf('<section id="incidents">')));
     expect(section).toContain('4 incidents of 7 findings.');
     expect(section.match(/<details id="incident-\d">/g)).toHaveLength(4);

@@ -2,7 +2,9 @@ import type Database from 'better-sqlite3';
 import type { FindingClass, FindingKind } from '../ledger/history-rules.js';
 import { FINDING_CLASSES, PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-rules.js';
 import { KeyLogReader } from '../ledger/key-log.js';
-import { fmtClock } from './html-kit.js';
+import { incidentLine } from './incident-text.js';
+
+export { causeText, firstViolationSentence, incidentLine } from './incident-text.js';
 
 /**
  * Losses told as incidents (issue 11): the verifier's findings (every class) grouped by what
@@ -46,6 +48,18 @@ export interface IncidentTransition {
   to: { active: string | null; epoch: number; atMs: number } | null;
 }
 
+/** One finding of an incident: a key's (key and write), a read's (also `read`) or a partition's (key and write null). */
+export interface IncidentFinding {
+  class: FindingClass;
+  kind: FindingKind;
+  key: string | null;
+  write: string | null;
+  read?: string;
+}
+
+/** Findings an incident lists inline ({@link Incident.firstFindings}); the report shows as many. */
+export const INCIDENT_FINDINGS_LISTED = 20;
+
 /** One incident of results.json `incidents`. */
 export interface Incident {
   /** 1-based, in the order of the incidents' first instants. */
@@ -66,8 +80,15 @@ export interface Incident {
   /** The last fault that started at or before the window's start (or the cause's instant). */
   faultBefore: { fault: string; faultId: number; kind: string; nodes: string[]; startMs: number } | null;
   transition: IncidentTransition | null;
-  /** One finding of it (the earliest), whose key the report drills into. */
-  example: { class: FindingClass; kind: FindingKind; key: string | null; write: string | null; read?: string };
+  /** One finding of it (the worst class, then the earliest), whose key the report drills into. */
+  example: IncidentFinding;
+  /**
+   * Its first findings, at most {@link INCIDENT_FINDINGS_LISTED}: the worst class first (violations),
+   * then by instant (as the window), then ledger order; findings without an instant last. The
+   * report lists these inline; results.json `findings` tags each of its findings with its
+   * incident (`incident`).
+   */
+  firstFindings: IncidentFinding[];
   /** The incident in one line (what the report lists). */
   line: string;
 }
@@ -232,8 +253,10 @@ interface Group {
   kinds: Partial<Record<FindingKind, number>>;
   from: number | null;
   to: number | null;
-  example: Incident['example'];
+  example: IncidentFinding;
   exampleAt: number;
+  /** The first findings by class, then instant, at most INCIDENT_FINDINGS_LISTED. */
+  first: Array<{ f: IncidentFinding; at: number }>;
 }
 
 interface FindingRow {
@@ -259,21 +282,37 @@ const PAGE = 5_000;
  * last), then store, partition, cause; ids 1.. in that order.
  */
 export function buildIncidents(db: Database.Database): Incident[] {
+  return groupFindings(db, new Set()).incidents;
+}
+
+/**
+ * {@link buildIncidents}, and the incident of each finding asked for: `tag` holds rowids of the
+ * ledger's findings table (results.json's, at most 1,000 per class), `incidentOf` maps each of
+ * them to its incident's id. Memory: the groups and the tagged rowids, never every finding.
+ */
+export function groupFindings(db: Database.Database, tag: ReadonlySet<number>): { incidents: Incident[]; incidentOf: Map<number, number> } {
   const facts = new IncidentFacts(db);
   const groups = new Map<string, Group>();
+  const tagged = new Map<number, Group>();
   const page = db.prepare('SELECT rowid, class, kind, store, key, write, partition, read, detail FROM findings WHERE rowid > ? ORDER BY rowid LIMIT ?');
   for (let after = 0; ; ) {
     const rows = page.all(after, PAGE) as FindingRow[];
     if (rows.length === 0) break;
     after = rows[rows.length - 1].rowid;
-    for (const f of rows) place(facts, groups, f);
+    for (const f of rows) {
+      const g = place(facts, groups, f);
+      if (tag.has(f.rowid)) tagged.set(f.rowid, g);
+    }
   }
   const ordered = [...groups.values()].sort((a, b) => {
     const ta = a.from ?? a.cause.atMs ?? Infinity;
     const tb = b.from ?? b.cause.atMs ?? Infinity;
     return ta - tb || a.store.localeCompare(b.store) || (a.partition ?? -1) - (b.partition ?? -1) || causeKey(a.cause).localeCompare(causeKey(b.cause));
   });
-  return ordered.map((g, i) => finish(facts, g, i + 1));
+  const ids = new Map<Group, number>(ordered.map((g, i) => [g, i + 1]));
+  const incidentOf = new Map<number, number>();
+  for (const [rowid, g] of tagged) incidentOf.set(rowid, ids.get(g)!);
+  return { incidents: ordered.map((g, i) => finish(facts, g, i + 1)), incidentOf };
 }
 
 function causeKey(c: IncidentCause): string {
@@ -289,7 +328,7 @@ function causeKey(c: IncidentCause): string {
   }
 }
 
-function place(facts: IncidentFacts, groups: Map<string, Group>, f: FindingRow): void {
+function place(facts: IncidentFacts, groups: Map<string, Group>, f: FindingRow): Group {
   const d = parse(f.detail);
   const k = f.key === null ? undefined : facts.key(f.store, f.key);
   const partition = f.partition ?? k?.partition ?? null;
@@ -328,9 +367,10 @@ function place(facts: IncidentFacts, groups: Map<string, Group>, f: FindingRow):
   const id = `${f.store}\u0000${partition ?? ''}\u0000${causeKey(cause)}`;
   let g = groups.get(id);
   if (g === undefined) {
-    g = { store: f.store, partition, cause, count: 0, classes: {}, kinds: {}, from: null, to: null, example: exampleOf(f), exampleAt: at ?? Infinity };
+    g = { store: f.store, partition, cause, count: 0, classes: {}, kinds: {}, from: null, to: null, example: exampleOf(f), exampleAt: at ?? Infinity, first: [] };
     groups.set(id, g);
   }
+  keepFirst(g.first, exampleOf(f), at ?? Infinity);
   g.count++;
   g.classes[f.class] = (g.classes[f.class] ?? 0) + 1;
   g.kinds[f.kind] = (g.kinds[f.kind] ?? 0) + 1;
@@ -344,10 +384,27 @@ function place(facts: IncidentFacts, groups: Map<string, Group>, f: FindingRow):
     g.example = exampleOf(f);
     g.exampleAt = at ?? Infinity;
   }
+  return g;
 }
 
-function exampleOf(f: FindingRow): Incident['example'] {
-  const e: Incident['example'] = { class: f.class, kind: f.kind, key: f.key, write: f.write };
+/** a before b in an incident's list: the worse class, then the earlier instant (a tie keeps ledger order). */
+function listedBefore(a: { f: IncidentFinding; at: number }, b: { f: IncidentFinding; at: number }): boolean {
+  const worse = (CLASS_RANK.get(a.f.class) ?? 9) - (CLASS_RANK.get(b.f.class) ?? 9);
+  return worse < 0 || (worse === 0 && a.at < b.at);
+}
+
+/** Keeps the INCIDENT_FINDINGS_LISTED first of a group's findings by {@link listedBefore} (rows come in ledger order). */
+function keepFirst(list: Array<{ f: IncidentFinding; at: number }>, f: IncidentFinding, at: number): void {
+  const x = { f, at };
+  if (list.length >= INCIDENT_FINDINGS_LISTED && !listedBefore(x, list[list.length - 1])) return;
+  let i = list.length;
+  while (i > 0 && listedBefore(x, list[i - 1])) i--;
+  list.splice(i, 0, x);
+  if (list.length > INCIDENT_FINDINGS_LISTED) list.pop();
+}
+
+function exampleOf(f: FindingRow): IncidentFinding {
+  const e: IncidentFinding = { class: f.class, kind: f.kind, key: f.key, write: f.write };
   if (f.read !== null) e.read = f.read;
   return e;
 }
@@ -366,9 +423,6 @@ function worstClass(classes: Partial<Record<FindingClass, number>>): FindingClas
   for (const c of FINDING_CLASSES) if ((classes[c] ?? 0) > 0) return c;
   return 'info';
 }
-
-const sec = (ms: number | null | undefined): string => (typeof ms === 'number' ? fmtClock(ms) : '?');
-const owner = (s: { active: string | null; epoch: number } | null | undefined): string => (s === null || s === undefined ? '?' : `${s.active ?? '(none)'}@e${s.epoch}`);
 
 function finish(facts: IncidentFacts, g: Group, id: number): Incident {
   const start = g.from ?? g.cause.atMs;
@@ -391,64 +445,10 @@ function finish(facts: IncidentFacts, g: Group, id: number): Incident {
     faultBefore,
     transition,
     example: g.example,
+    firstFindings: g.first.map((x) => x.f),
     line: '',
   };
   inc.line = incidentLine(inc);
   return inc;
 }
 
-/** What an incident's findings are, in words: "1,388 lost writes (1,388 violation)". */
-function whatText(inc: Incident): string {
-  const kinds = Object.entries(inc.kinds)
-    .map(([k, n]) => `${n} ${k}`)
-    .join(', ');
-  const classes = FINDING_CLASSES.filter((c) => (inc.classes[c] ?? 0) > 0)
-    .map((c) => `${inc.classes[c]} ${c}`)
-    .join(', ');
-  return `${kinds} (${classes})`;
-}
-
-/** The incident's cause in words. */
-export function causeText(c: IncidentCause): string {
-  switch (c.kind) {
-    case 'crash':
-      return `missing after the crash of ${c.node ?? '?'} (fault ${c.fault ?? '?'} at ${sec(c.atMs)})`;
-    case 'ownership-change':
-      return `missing after the ownership change to ${c.node ?? '(none)'} at epoch ${c.epoch ?? '?'} (${sec(c.atMs)})`;
-    case 'epoch':
-      return `acknowledged by ${c.node ?? '?'} at epoch ${c.epoch ?? '?'}`;
-    case 'runtime-map':
-      return `the runtime map itself (${c.findingKind ?? '?'} at ${sec(c.atMs)})`;
-    default:
-      return 'with no crash or ownership change after them';
-  }
-}
-
-/**
- * An incident in one line: store/partition, what, the cause, the window of the acks (reads,
- * samples), the fault before it, the runtime-map transition. Times are run time (m:ss.s).
- */
-export function incidentLine(inc: Incident): string {
-  const where = `${inc.store}/${inc.partition ?? '?'}`;
-  const window = inc.windowMs === null ? '' : sec(inc.windowMs.from) === sec(inc.windowMs.to) ? `; at ${sec(inc.windowMs.from)}` : `; from ${sec(inc.windowMs.from)} to ${sec(inc.windowMs.to)}`;
-  const fault = inc.faultBefore === null ? '; no fault before' : `; fault before: ${inc.faultBefore.fault} ${inc.faultBefore.kind} of ${inc.faultBefore.nodes.join(', ')} at ${sec(inc.faultBefore.startMs)}`;
-  const t = inc.transition;
-  const map =
-    t === null ? '' : t.to === null ? `; runtime map stayed ${owner(t.from)}` : `; runtime map ${owner(t.from)} → ${owner(t.to)} at ${sec(t.to.atMs)}`;
-  return `#${inc.id} ${where}: ${whatText(inc)}, ${causeText(inc.cause)}${window}${fault}${map}`;
-}
-
-/**
- * The verdict banner's sentence: the first violation incident (by first instant), or null when
- * there is none.
- */
-export function firstViolationSentence(incidents: readonly Incident[]): string | null {
-  const first = incidents.find((i) => (i.classes.violation ?? 0) > 0);
-  if (first === undefined) return null;
-  const n = first.classes.violation ?? 0;
-  const kinds = Object.keys(first.kinds).join(', ');
-  const window = first.windowMs === null ? '' : sec(first.windowMs.from) === sec(first.windowMs.to) ? ` at ${sec(first.windowMs.from)}` : ` between ${sec(first.windowMs.from)} and ${sec(first.windowMs.to)}`;
-  const t = first.transition;
-  const map = t?.to ? `; the runtime map went ${owner(t.from)} → ${owner(t.to)} at ${sec(t.to.atMs)}` : '';
-  return `First violation (incident #${first.id}): ${n} violation${n === 1 ? '' : 's'} (${kinds}) of ${first.store}/${first.partition ?? '?'}${window}, ${causeText(first.cause)}${map}.`;
-}

@@ -112,10 +112,11 @@ describe('buildResults', () => {
       ],
       findings: [
         // the runtime map's findings of a store first, then its keys in natural order
-        { class: 'violation', kind: 'false-healthy', store: 'sync3', key: null, write: null, partition: 0 },
-        { class: 'violation', kind: 'stale-read', store: 'sync3', key: 'a', write: null, read: 'ra' },
-        { class: 'violation', kind: 'lost', store: 'sync3', key: 'b', write: 'b.2' },
-        { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1' },
+        // each tagged with its incident (below: ids in time order)
+        { class: 'violation', kind: 'false-healthy', store: 'sync3', key: null, write: null, partition: 0, incident: 1 },
+        { class: 'violation', kind: 'stale-read', store: 'sync3', key: 'a', write: null, read: 'ra', incident: 3 },
+        { class: 'violation', kind: 'lost', store: 'sync3', key: 'b', write: 'b.2', incident: 4 },
+        { class: 'rf1', kind: 'lost', store: 'rf1', key: 'c', write: 'c.1', incident: 2 },
       ],
       incidents: expect.any(Array),
       availability: { verdict: 'OK', boundMs: 5000, measured: false, stalls: [] },
@@ -193,6 +194,28 @@ describe('buildResults', () => {
     expect(violations.slice(0, 4).map((f) => [f.kind, f.key])).toEqual([['false-healthy', null], ['stale-read', 'a'], ['lost', 'b'], ['lost', 'z00000']]);
     expect(violations[FINDINGS_PER_CLASS - 1].key).toBe('z00996');
     expect(r.findings.filter((f) => f.class === 'rf1')).toHaveLength(1);
+  });
+
+  it('lists an incident\'s first 20 findings (violations first, then by time) and tags results.json\'s findings with their incident', () => {
+    const db = ledger(FINDINGS_PER_CLASS + 5);
+    const r = buildResults(db, verifyLedger(db));
+    // b.2 (acked at 22 ms) and the z keys (acked at 12 ms) by n1 at epoch 1, all missing after n1's kill
+    const crash = r.incidents.find((i) => i.store === 'sync3' && i.cause.kind === 'crash')!;
+    expect(crash.count).toBe(FINDINGS_PER_CLASS + 6);
+    expect(crash.firstFindings).toHaveLength(20);
+    // the earliest acks first (the z keys at 12 ms, in ledger order); b.2 at 22 ms is not among them
+    expect(crash.firstFindings.slice(0, 3)).toEqual([
+      { class: 'violation', kind: 'lost', key: 'z00000', write: 'z00000.1' },
+      { class: 'violation', kind: 'lost', key: 'z00001', write: 'z00001.1' },
+      { class: 'violation', kind: 'lost', key: 'z00002', write: 'z00002.1' },
+    ]);
+    expect(crash.firstFindings.map((f) => f.key)).not.toContain('b');
+    // results.json holds 1,000 violations: the two of other incidents and 998 of this one
+    expect(r.findings.filter((f) => f.incident === crash.id)).toHaveLength(FINDINGS_PER_CLASS - 2);
+    expect(r.findings.every((f) => typeof f.incident === 'number' && r.incidents[f.incident - 1].store === f.store)).toBe(true);
+    // a one-finding incident lists that one
+    const rf1 = r.incidents.find((i) => i.class === 'rf1')!;
+    expect(rf1.firstFindings).toEqual([{ class: 'rf1', kind: 'lost', key: 'c', write: 'c.1' }]);
   });
 
   it('is reproduced byte for byte by a second verification', () => {

@@ -5,7 +5,7 @@ import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
-import { buildIncidents, type Incident } from './incidents.js';
+import { groupFindings, type Incident } from './incidents.js';
 import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
 import type { ScenarioRecord } from '../harness/scenario/scenario.js';
@@ -19,9 +19,11 @@ export const FINDINGS_PER_CLASS = 1_000;
 /**
  * One finding as results.json lists it (DESIGN.md §7, history-format.md `expected`): a key's
  * finding names its key and write; a read finding also the read (`write` the value read, null
- * when absent); a partition finding the partition (key and write null).
+ * when absent); a partition finding the partition (key and write null). `incident`: the id of
+ * the incident it belongs to (results.json `incidents`), so that an incident's full list is the
+ * findings with its id (as far as the 1,000 per class go).
  */
-export type ResultFinding = RuleFinding;
+export type ResultFinding = RuleFinding & { incident?: number };
 
 /** One store's line in results.json. */
 export interface ResultStore {
@@ -260,20 +262,22 @@ export function buildResults(db: Database.Database, v: Verification): Results {
     .all() as { status: string; n: number }[];
   for (const r of retryRows) retries[r.status] = r.n;
 
-  const findings: ResultFinding[] = [];
   // key order: shorter names first, so that k9 comes before k10 (natural order of k<n> names)
   const byClass = db.prepare(
-    'SELECT class, kind, store, key, write, partition, read FROM findings WHERE class = ? ORDER BY store, key IS NOT NULL, partition, length(key), key, kind, write, read LIMIT ?',
+    'SELECT rowid, class, kind, store, key, write, partition, read FROM findings WHERE class = ? ORDER BY store, key IS NOT NULL, partition, length(key), key, kind, write, read LIMIT ?',
   );
-  type Row = { class: FindingClass; kind: FindingKind; store: string; key: string | null; write: string | null; partition: number | null; read: string | null };
-  for (const cls of FINDING_CLASSES) {
-    for (const f of byClass.all(cls, FINDINGS_PER_CLASS) as Row[]) {
-      const out: ResultFinding = { class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write };
-      if (f.partition !== null) out.partition = f.partition;
-      if (f.read !== null) out.read = f.read;
-      findings.push(out);
-    }
-  }
+  type Row = { rowid: number; class: FindingClass; kind: FindingKind; store: string; key: string | null; write: string | null; partition: number | null; read: string | null };
+  const rows: Row[] = [];
+  for (const cls of FINDING_CLASSES) rows.push(...(byClass.all(cls, FINDINGS_PER_CLASS) as Row[]));
+  const { incidents, incidentOf } = groupFindings(db, new Set(rows.map((f) => f.rowid)));
+  const findings: ResultFinding[] = rows.map((f) => {
+    const out: ResultFinding = { class: f.class, kind: f.kind, store: f.store, key: f.key, write: f.write };
+    if (f.partition !== null) out.partition = f.partition;
+    if (f.read !== null) out.read = f.read;
+    const incident = incidentOf.get(f.rowid);
+    if (incident !== undefined) out.incident = incident;
+    return out;
+  });
 
   const results: Results = {
     verdict: v.verdict,
@@ -302,7 +306,7 @@ export function buildResults(db: Database.Database, v: Verification): Results {
       summary: { ...s.summary },
     })),
     findings,
-    incidents: buildIncidents(db),
+    incidents,
     availability: findStalls(db),
     retries,
   };

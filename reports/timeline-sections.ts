@@ -32,6 +32,7 @@ function chartDiv(id: string, hasLines: boolean): string {
 /** Charts over time: writes/s, latency, statuses, epochs; fault bands and phase lines. */
 export const chartsSection: HtmlSection = {
   id: 'charts',
+  nav: 'Charts',
   title: 'Charts over time',
   render: (ctx) => {
     const { data } = timelineOf(ctx);
@@ -113,6 +114,7 @@ export function stallsHtml(r: Results): string {
 
 export const faultTimelineSection: HtmlSection = {
   id: 'faults',
+  nav: 'Faults',
   title: 'Fault timeline',
   render: ({ db, results: r }) => {
     const f = r.failover;
@@ -185,6 +187,7 @@ export function transitionTable(list: readonly Transition[]): string {
 /** Per-partition runtime-map history: an overview, then each partition's changes. */
 export const epochHistorySection: HtmlSection = {
   id: 'epochs',
+  nav: 'Epochs',
   title: 'Per-partition epoch history',
   render: (ctx) => {
     const { histories } = timelineOf(ctx);
@@ -220,6 +223,7 @@ ${details.join('\n')}`;
 /** Client attempts by status, per store, with the run's totals (results.retries). */
 export const retriesSection: HtmlSection = {
   id: 'retries',
+  nav: 'Attempts',
   title: 'Client attempts by status',
   render: (ctx) => {
     const { statusesByStore } = timelineOf(ctx);

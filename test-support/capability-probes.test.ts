@@ -36,7 +36,7 @@ describe('locateSharedCases', () => {
 describe('needs (capabilities decided once by global-setup)', () => {
   it('skips with the reason in the title exactly when the capability is missing', () => {
     const caps = capabilities();
-    for (const name of ['iptables', 'docker', 'tmpfs', 'sharedCases', 'targetRuntime', 'etcd', 'redis'] as const) {
+    for (const name of ['iptables', 'docker', 'tmpfs', 'sharedCases', 'targetRuntime', 'etcd', 'redis', 'chromium'] as const) {
       const n = needs(name);
       expect(n.reason).toBe(caps[name]);
       expect(n.skip).toBe(caps[name] !== null);

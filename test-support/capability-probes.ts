@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The capabilities a test may need. */
-export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases' | 'targetRuntime' | 'etcd' | 'redis';
+export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases' | 'targetRuntime' | 'etcd' | 'redis' | 'chromium';
 
 /**
  * Per capability: null when this machine has it, else the one-line reason it does not (what is
@@ -31,6 +31,8 @@ export interface Capabilities {
   etcd: string | null;
   /** The Redis + Sentinel target can run here (redis-server, redis-sentinel; and targetRuntime). */
   redis: string | null;
+  /** Debian's Chromium answers at /usr/bin/chromium (the report's browser test drives it headless). */
+  chromium: string | null;
 }
 
 // what global-setup provides and test files inject (vitest's typed provide/inject)
@@ -121,14 +123,23 @@ async function probeTargets(): Promise<Pick<Capabilities, 'targetRuntime' | 'etc
   };
 }
 
+/** The system's Chromium (reports/browser.ts): installed, and it answers `--version` within 30 s. */
+async function probeChromium(): Promise<string | null> {
+  const { CHROMIUM_PATH, chromiumMissing } = await import('../reports/browser.js');
+  const missing = chromiumMissing();
+  if (missing !== null) return missing;
+  const r = await execa(CHROMIUM_PATH, ['--version'], { reject: false, timeout: 30_000 });
+  return r.exitCode === 0 ? null : `${CHROMIUM_PATH} --version failed: ${firstLine(r)}`;
+}
+
 /**
  * Decides every capability (global-setup calls this once per run). Never throws for a missing
  * capability; throws (one line) only for a misconfiguration (ZARIS_CASES_DIR not a folder).
  */
 export async function probeCapabilities(): Promise<Capabilities> {
   const cases = locateSharedCases();
-  const [iptables, docker, tmpfs, targets] = await Promise.all([probeIptables(), probeDocker(), probeTmpfs(), probeTargets()]);
-  return { iptables, docker, tmpfs, sharedCases: cases.reason, casesDir: cases.dir, ...targets };
+  const [iptables, docker, tmpfs, targets, chromium] = await Promise.all([probeIptables(), probeDocker(), probeTmpfs(), probeTargets(), probeChromium()]);
+  return { iptables, docker, tmpfs, sharedCases: cases.reason, casesDir: cases.dir, ...targets, chromium };
 }
 
 /** What each capability is needed for, for the loud lines at the start of a run. */
@@ -140,4 +151,5 @@ export const NEEDED_FOR: Record<CapabilityName, string> = {
   targetRuntime: 'the target process runtime tests',
   etcd: 'the etcd target tests',
   redis: 'the Redis + Sentinel target tests',
+  chromium: "the report's browser test (reports/report-browser.test.ts)",
 };
