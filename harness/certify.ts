@@ -66,6 +66,8 @@ export interface CertifyOptions {
   target?: TargetName;
   /** redis-sentinel only: Redis's min-replicas-to-write (`REDIS_MIN_REPLICAS=`; default 1). */
   redisMinReplicas?: number;
+  /** TARGET=nats-jetstream: reads during the run (NATS_READS=1; TargetSettings.natsReads). */
+  natsReads?: boolean;
   /** Length of the fault phase, ms. */
   durationMs: number;
   seed: number;
@@ -255,6 +257,10 @@ async function makeTargetRuntime(target: Target, kind: CertifyOptions['runtime']
     throw new UsageError((e as Error).message);
   }
   const why = await target.unavailableReason(sel.kind);
+  // RUNTIME=auto picked docker, but the target runs only as processes here: the process runtime instead
+  if (why && kind === 'auto' && sel.kind === 'docker' && (await target.unavailableReason('process')) === null) {
+    return { runtime: new TargetProcessRuntime({ runTag, partitions: await processPartitions() }), reason: `auto: TARGET=${target.name} cannot run on docker (${why}), so process` };
+  }
   if (why) throw new UsageError(`TARGET=${target.name} cannot run on the ${sel.kind} runtime here: ${why}`);
   return { runtime: await sel.create(), reason: sel.reason };
 }
@@ -284,7 +290,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   if (!isTargetName(targetName)) throw new UsageError(`unknown TARGET "${String(targetName)}": expected ${TARGET_NAMES.join(', ')}`);
   let target: Target | null;
   try {
-    target = await createTarget(targetName, { redisMinReplicas: o.redisMinReplicas });
+    target = await createTarget(targetName, { redisMinReplicas: o.redisMinReplicas, natsReads: o.natsReads });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -434,7 +440,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
     const runNodes = planned ? planned.nodeCount : nodeCount;
     const nodeIds = nodeIdsOf(runNodes);
     // run meta (CONTRACT.md): written now, and again once the cluster declared its lease and the client its options
-    const runConfig: RunConfig = { target: targetName, durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE, spares: spareIds };
+    const runConfig: RunConfig = { target: targetName, ...(target?.scope ? { scope: target.scope } : {}), durationMs: planned ? planned.durationMs : o.durationMs, seed, runtime: runtime.kind, runtimeReason: reason, faults: runKinds, faultPreset: planned ? planned.preset : (o.faultPreset ?? 'random'), nodes: runNodes, beyondBudget: planned ? planned.beyondBudget : beyondBudget, replay: o.replay ?? null, scenario: scenarioRec ? scenarioRec.name : null, stores, rate: o.rate, writersPerStore: o.writersPerStore, keysPerWriter: o.keysPerWriter, escalationTimeoutMs, evictionTimeoutMs, selfTestBug: selfTestBug ?? null, asyncLagMaxMs, stallBoundMs, leaseMs: null, clientOptions: null, multiKeyLongTailRetryThresholdsMs: DEFAULT_BATCH_GET_TABLE, spares: spareIds };
     ledger.setMeta(META.runConfig, JSON.stringify(runConfig));
 
     // seed 004 in certification (the Zaris store only): the multi-key retry policy set on one store
@@ -677,6 +683,8 @@ type RunWatch = ClusterProbe & Pick<ClusterWatch, 'start' | 'stop' | 'crashStart
 export interface RunConfig extends RunRulesConfig {
   /** The store under test (TARGET=). */
   target: TargetName;
+  /** Targets that declare it: what a run of the target tests and does not test (results.json `scope`). */
+  scope?: { tested: string[]; notTested: string[] };
   durationMs: number;
   seed: number;
   runtime: RuntimeKind;

@@ -5,9 +5,9 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import ms from 'ms';
 import { parseFaults as parseFaultSelection, ScheduleError, FAULT_KINDS, PRESET_NAMES } from './nemesis/schedule.js';
 import { UsageError, USAGE_EXIT_CODE } from './usage-error.js';
-import { SELF_TEST_BUGS, type SelfTestBug } from '../nodes/cluster-config.js';
 import { TARGET_NAMES } from './targets/targets.js';
 import type { TargetName } from './targets/target.js';
+import { SELF_TEST_BUGS, type SelfTestBug } from '../nodes/cluster-config.js';
 
 /** Exit code of a harness error (DESIGN.md §5). */
 const HARNESS_ERROR = 3;
@@ -64,6 +64,7 @@ export function buildCli(): Command {
     .command('certify')
     .description('run the store under faults, verify, write results.json, junit.xml and report.html')
     .addOption(new Option('--target <name>', 'the store under test').choices([...TARGET_NAMES]).default('zaris'))
+    .addOption(new Option('--nats-reads', 'nats-jetstream: reads of each key during the run, judged as linearizable (off: the contract judged is at-least-once durability only)'))
     .addOption(new Option('--redis-min-replicas <n>', "redis-sentinel: Redis's min-replicas-to-write (0 = Redis's own default: an isolated master acknowledges on)").argParser(parseIntArg('--redis-min-replicas', 0)))
     .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
     .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
@@ -82,7 +83,7 @@ export function buildCli(): Command {
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--stall <duration>', 'longest a node may stay silent (or a partition Unavailable) with no fault touching it before it is a stall finding (availability)').argParser(parseDuration).default(5_000, '5s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { target: TargetName; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; spares?: number; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
+    .action(async (opts: { target: TargetName; natsReads?: boolean; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; spares?: number; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
       let scenario;
       if (opts.scenario !== undefined) {
         // a scenario names its cluster, faults and timings: the same options beside it are a mistake
@@ -118,6 +119,7 @@ export function buildCli(): Command {
       const out = await certify({
         target: opts.target,
         ...(opts.redisMinReplicas !== undefined ? { redisMinReplicas: opts.redisMinReplicas } : {}),
+        ...(opts.natsReads ? { natsReads: true } : {}),
         durationMs: opts.duration,
         seed,
         runtime: opts.runtime,

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { verifyLedger } from '../harness/verifier/verifier.js';
 import { uplotAssets } from './chart-script.js';
-import { HTML_SECTIONS, renderHtmlReport } from './html-report.js';
+import { HTML_SECTIONS, renderHtmlReport, scopeHtml } from './html-report.js';
+import type { Results } from './results.js';
 import { buildResults } from './results.js';
 import { closeLedgers, EVIL_NODE, EVIL_STATUS, ledger, ownMarkup, render, section, timelineData } from './test-support/report-ledger.js';
 import { importHistory } from '../ledger/history-import.js';
@@ -178,5 +179,20 @@ describe('renderHtmlReport', () => {
     const db = ledger();
     const html = renderHtmlReport(db, buildResults(db, verifyLedger(db)), [...HTML_SECTIONS, { id: 'extra', title: 'Extra', render: () => '<p>extra</p>' }]);
     expect(html).toContain('<section id="extra">\n<h2>Extra</h2>\n<p>extra</p>\n</section>');
+  });
+});
+
+describe('the report of a stream target', () => {
+  it('shows the whole-store read and what the run tested and could not, escaped; nothing for other runs', () => {
+    const r = {
+      readback: { complete: true, stream: { messages: 3, firstSeq: 1, lastSeq: 3 }, read: 3, keys: 3, duplicates: 0, duplicateSamples: [], anomalies: 0, replicas: { n1: { messages: 3, firstSeq: 1, lastSeq: 3 } }, ms: 100 },
+      scope: { tested: ['acks <survive>'], notTested: ['power & kernel failures'] },
+    } as unknown as Results;
+    const html = scopeHtml(r);
+    expect(html).toContain('<h3>Final read of the whole store</h3>');
+    expect(html).toContain('stream read back whole: 3 of 3 messages (sequences 1..3), 3 keys, 0 duplicates, 0 anomalies, in 0.1 s');
+    expect(html).toContain('<h3>What this run tested</h3>\n<ul><li>acks &lt;survive&gt;</li></ul>');
+    expect(html).toContain('<h3>What it could not test</h3>\n<ul><li>power &amp; kernel failures</li></ul>');
+    expect(scopeHtml({} as Results)).toBe('');
   });
 });

@@ -18,6 +18,7 @@ import { whatHappened } from './what-happened.js';
 
 export type { HtmlSection, ReportContext } from './html-kit.js';
 export { esc } from './html-kit.js';
+export { scopeHtml } from './run-sections.js';
 export { DrillDetails, evidenceText, FAULT_WINDOW_MS, WRITES_PER_KEY } from './drill-down.js';
 export { CLASS_HELP, DRILL_DOWN_PER_CLASS, INCIDENTS_DRILLED } from './finding-groups.js';
 export { partitionEvidenceText } from './finding-sections.js';

@@ -7,7 +7,7 @@ import type { History, HistoryWrite } from '../ledger/history-format.js';
 import { validateHistory } from '../ledger/history-format.js';
 import { verifyLedger } from '../harness/verifier/verifier.js';
 import { importHistory } from '../ledger/history-import.js';
-import { buildResults, describeMembership, FINDINGS_PER_CLASS, formatResults, nearestRank, writeResultsJson } from './results.js';
+import { buildResults, describeMembership, FINDINGS_PER_CLASS, formatResults, nearestRank, readbackOf, writeResultsJson } from './results.js';
 
 const work = mkdtempSync(join(tmpdir(), 'zaris-certify-results-'));
 afterAll(() => rmSync(work, { recursive: true, force: true }));
@@ -234,5 +234,23 @@ describe('nearestRank', () => {
     expect(nearestRank([7], 0.95)).toBe(7);
     expect(nearestRank([1, 2, 3, 4], 0.5)).toBe(2);
     expect(nearestRank([1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20], 0.95)).toBe(19);
+  });
+});
+
+describe('a stream target\'s final read in results.json', () => {
+  it('is the last final-readback event of the ledger, or null', async () => {
+    const Sqlite = (await import('better-sqlite3')).default;
+    const db = new Sqlite(':memory:');
+    try {
+      db.exec('CREATE TABLE events (t_ms REAL NOT NULL, kind TEXT NOT NULL, detail TEXT)');
+      expect(readbackOf(db)).toBeNull();
+      const ins = db.prepare('INSERT INTO events (t_ms, kind, detail) VALUES (?, ?, ?)');
+      ins.run(10, 'final-readback', JSON.stringify({ complete: false, read: 3 }));
+      ins.run(20, 'final-readback', JSON.stringify({ complete: true, read: 7 }));
+      ins.run(30, 'phase', JSON.stringify({ phase: 'seal' }));
+      expect(readbackOf(db)).toEqual({ complete: true, read: 7 });
+    } finally {
+      db.close();
+    }
   });
 });

@@ -5,6 +5,8 @@ import { META } from '../ledger/schema.js';
 import type { ClassSummary, FindingClass, FindingKind, Verdict, Verification, WriteCounts } from '../harness/verifier/verifier.js';
 import { FINDING_CLASSES, FINDING_KINDS, selfTestBugOf } from '../harness/verifier/verifier.js';
 import { runConfigOf } from '../harness/verifier/run-facts.js';
+import { FINAL_READBACK_EVENT } from '../harness/targets/final-readback.js';
+import type { FinalReadback } from '../harness/targets/target.js';
 import { groupFindings, type Incident } from './incidents.js';
 import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
@@ -152,6 +154,16 @@ export interface Results {
   adminRequests?: ResultAdminRequest[];
   /** Membership changes (issue 14): present when the run made one, or ran with membership kinds. */
   membership?: ResultMembership;
+  /** A target that declares it (run config `scope`): what the run tested and what it could not. */
+  scope?: { tested: string[]; notTested: string[] };
+  /** A stream target's final read of the whole store (ledger event `final-readback`): counts, duplicates, each node's copy. */
+  readback?: FinalReadback;
+}
+
+/** The last whole-store final read a ledger records (event {@link FINAL_READBACK_EVENT}), or null. */
+export function readbackOf(db: Database.Database): FinalReadback | null {
+  const row = db.prepare('SELECT detail FROM events WHERE kind = ? AND json_valid(detail) ORDER BY t_ms DESC, rowid DESC LIMIT 1').get(FINAL_READBACK_EVENT) as { detail: string } | undefined;
+  return row ? (JSON.parse(row.detail) as FinalReadback) : null;
 }
 
 /**
@@ -314,6 +326,10 @@ export function buildResults(db: Database.Database, v: Verification): Results {
   if (typeof client === 'object' && client !== null && !Array.isArray(client)) results.clientOptions = client as Record<string, unknown>;
   const bug = selfTestBugOf(db);
   if (bug) results.selfTestBug = bug;
+  const scope = runConfigOf(db).scope as Results['scope'] | undefined;
+  if (scope && Array.isArray(scope.tested) && Array.isArray(scope.notTested)) results.scope = { tested: scope.tested.map(String), notTested: scope.notTested.map(String) };
+  const readback = readbackOf(db);
+  if (readback) results.readback = readback;
   const sc = scenarioOf(db, results);
   if (sc) results.scenario = sc;
   const counters = nodeCounterTotals(db);

@@ -1,6 +1,7 @@
 import { META } from '../ledger/schema.js';
 import type { HtmlSection } from './html-kit.js';
 import { esc, fmtClock, fmtMs, htmlTable, metaValue, parseJson } from './html-kit.js';
+import { describeReadback } from '../harness/targets/final-readback.js';
 import type { Results } from './results.js';
 
 /**
@@ -97,7 +98,7 @@ ${table(
   'num',
 )}
 <h3>Faults injected</h3>
-${table(Object.keys(r.faults), [Object.values(r.faults)], 'num')}${adminHtml(r)}`;
+${table(Object.keys(r.faults), [Object.values(r.faults)], 'num')}${adminHtml(r)}${scopeHtml(r)}`;
   },
 };
 
@@ -106,6 +107,20 @@ ${table(Object.keys(r.faults), [Object.values(r.faults)], 'num')}${adminHtml(r)}
  * Migrating answers (the nodes' counters), then every admin request the nemesis made, in time order.
  * Empty when the run made none and sampled no counter.
  */
+/**
+ * A stream target's whole-store final read (counts, duplicates, each node's copy) and what the
+ * run tested and could not test (the target's scope). Empty for a run with neither.
+ */
+export function scopeHtml(r: Results): string {
+  const out: string[] = [];
+  if (r.readback) out.push(`<h3>Final read of the whole store</h3>\n<p>${esc(describeReadback(r.readback))}</p>`);
+  if (r.scope) {
+    const list = (xs: string[]): string => `<ul>${xs.map((x) => `<li>${esc(x)}</li>`).join('')}</ul>`;
+    out.push(`<h3>What this run tested</h3>\n${list(r.scope.tested)}\n<h3>What it could not test</h3>\n${list(r.scope.notTested)}`);
+  }
+  return out.length === 0 ? '' : `\n${out.join('\n')}`;
+}
+
 function adminHtml(r: Results): string {
   const out: string[] = [];
   const n = (v: number | null | undefined): string | number => (v === null || v === undefined ? 'not exported' : v);

@@ -4,6 +4,7 @@ import { contractFromRunConfig } from './contracts.js';
 import { declarationOf } from './target.js';
 import { EtcdTarget } from './etcd/etcd-target.js';
 import { RedisSentinelTarget } from './redis/redis-target.js';
+import { NatsJetStreamTarget } from './nats/nats-target.js';
 import { zarisContract } from './zaris-contract.js';
 
 const ZARIS_STORES = [
@@ -32,6 +33,8 @@ describe("the targets' declarations", () => {
     expect(redis).toEqual(declarationOf(new RedisSentinelTarget().contract));
     const unsafe = contractFromRunConfig({ target: 'redis-sentinel', clientOptions: { minReplicasToWrite: 0, minReplicasMaxLagS: 1 } }, [{ name: 'redis', replicationFactor: 3, ackMode: 'async' }], false);
     expect(unsafe.leaseMs.value).toBeNull();
+    expect(contractFromRunConfig({ target: 'nats-jetstream' }, [{ name: 'nats', replicationFactor: 3, ackMode: 'sync' }], false)).toEqual(declarationOf(new NatsJetStreamTarget().contract));
+    expect(contractFromRunConfig({ target: 'nats-jetstream', clientOptions: { reads: true } }, [{ name: 'nats', replicationFactor: 3, ackMode: 'sync' }], false)).toEqual(declarationOf(new NatsJetStreamTarget({ reads: true }).contract));
     expect(contractFromRunConfig({ target: 'etcd' }, [{ name: 'etcd', replicationFactor: 3, ackMode: 'sync' }], false)).toEqual(declarationOf(new EtcdTarget().contract));
     // no target in the run config: a Zaris run from before targets
     expect(contractFromRunConfig({ asyncLagMaxMs: 500, leaseMs: 2500 }, ZARIS_STORES, false)).toEqual(zarisContract({ stores: ZARIS_STORES, asyncLagMs: 500, leaseMs: 2500 }));

@@ -8,6 +8,7 @@ import { letterContract, type Contract } from '../../ledger/contract.js';
 import { DEFAULT_ASYNC_LAG_MS } from '../../ledger/schema.js';
 import { etcdContract } from './etcd/etcd-contract.js';
 import { exampleContract } from './example/example-contract.js';
+import { natsContract } from './nats/nats-contract.js';
 import { redisContract } from './redis/redis-contract.js';
 import { declarationOf } from './target.js';
 import { zarisContract, type ZarisStoreSpec } from './zaris-contract.js';
@@ -47,6 +48,8 @@ export function contractFromRunConfig(cfg: Record<string, unknown>, stores: read
       );
     case 'example-kv':
       return declarationOf(exampleContract());
+    case 'nats-jetstream':
+      return declarationOf(natsContract({ store: stores[0]?.name ?? 'nats', replicas: stores[0]?.replicationFactor ?? 3, reads: client.reads === true }));
     default: {
       const letter = letterContract({ asyncLagMaxMs: lag, leaseMs: lease }, stores);
       return target === null ? letter : { ...letter, target };

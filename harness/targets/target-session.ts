@@ -12,8 +12,9 @@ import { finalReadAll } from '../final-reads.js';
 import { Workload } from '../workload.js';
 import { WorldError } from '../runtime/runtime-errors.js';
 import { TargetDriver } from './target-driver.js';
-import type { Target, TargetClient, TargetCluster, TargetRuntime } from './target.js';
+import type { FinalReader, Target, TargetClient, TargetCluster, TargetRuntime } from './target.js';
 import { TargetWatch } from './target-watch.js';
+import { describeReadback, FINAL_READBACK_EVENT } from './final-readback.js';
 
 /** The bound on one operation of the workload's adapter, ms (etcd3's and ioredis's are per call). */
 export const TARGET_OPERATION_TIMEOUT_MS = 5_000;
@@ -70,6 +71,8 @@ export async function startTargetSession(o: TargetSessionOptions): Promise<Targe
   const { target, ledger, clock } = o;
   const t0 = clock.now();
   const cluster = await o.runtime.start({ runDir: o.runDir, target, nodeIds: target.nodeIds });
+  // the store's own setup (NATS: its stream), before the harness waits for Healthy
+  if (target.prepare) await target.prepare(cluster);
   ledger.registerTopology({
     nodes: cluster.nodes.map((n) => ({ id: n.id, host: n.host, clientPort: Object.values(cluster.ports)[0] ?? 0, clusterPort: Object.values(cluster.ports)[1] ?? 0, preferredPrimary: false })),
     stores: target.contract.stores.map((s) => ({ name: s.name, replicationFactor: s.replicationFactor, ackMode: s.ackMode, segments: s.segments })),
@@ -108,6 +111,9 @@ export async function startTargetSession(o: TargetSessionOptions): Promise<Targe
       keysPerWriter: o.keysPerWriter,
       ratePerSec: o.rate,
       random: o.random,
+      ...(target.workload?.writesPerKey ? { writesPerKey: target.workload.writesPerKey } : {}),
+      ...(target.workload?.readFraction !== undefined ? { readFraction: target.workload.readFraction } : {}),
+      ...(target.workload?.batchReadFraction !== undefined ? { batchReadFraction: target.workload.batchReadFraction } : {}),
       ...(o.readsOff ? { readFraction: 0, batchReadFraction: 0 } : {}),
     });
     workload.onAck(watch.onAck);
@@ -117,7 +123,7 @@ export async function startTargetSession(o: TargetSessionOptions): Promise<Targe
       watch,
       workload,
       clientOptions: { library: target.clientLibrary, operationTimeoutMs: TARGET_OPERATION_TIMEOUT_MS, ...(target.options ?? {}) },
-      finalReads: () => finalReadsThrough(j, ledger, clock),
+      finalReads: () => (target.finalReader ? finalReadsWhole(target.finalReader(cluster, { now: () => clock.now(), operationTimeoutMs: TARGET_OPERATION_TIMEOUT_MS }), ledger, clock, o.log) : finalReadsThrough(j, ledger, clock)),
       close,
     };
   } catch (e) {
@@ -139,4 +145,21 @@ export function finalReadsThrough(client: TargetClient, ledger: Ledger, clock: R
       return r && r.key === key && r.outcome === 'ok' ? r.value : undefined;
     });
   }, 2_000);
+}
+
+/**
+ * The end phase's final reads through a target's {@link FinalReader} (a stream target): one read
+ * of the whole store, recorded as the ledger event {@link FINAL_READBACK_EVENT}, then every key of
+ * the ledger answered from it (harness/final-reads.ts: a key the read could not tell stays
+ * unreadable, the verifier's unverified). Closes the reader. Returns the number of keys.
+ */
+export async function finalReadsWhole(reader: FinalReader, ledger: Pick<Ledger, 'keysPage' | 'finalRead' | 'flush' | 'event'>, clock: Pick<RunClock, 'now'>, log: (line: string) => void = () => undefined): Promise<number> {
+  try {
+    const r = await reader.readAll();
+    ledger.event(clock.now(), FINAL_READBACK_EVENT, r);
+    log(describeReadback(r));
+    return await finalReadAll(ledger, clock, async (store, keys) => keys.map((k) => reader.valueOf(store, k)), 2_000, r.complete ? 0 : 1_000);
+  } finally {
+    await reader.close().catch(() => undefined);
+  }
 }

@@ -25,7 +25,7 @@ import type { BinaryRunner } from './installed.js';
 import { checkContract, ContractError, type Contract, type ContractStore } from '../../ledger/contract.js';
 
 /** The names `make certify TARGET=` accepts. */
-export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel' | 'example-kv';
+export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel' | 'nats-jetstream' | 'example-kv';
 
 // ---------------------------------------------------------------------------------------------
 // Nodes: launch and addresses
@@ -309,6 +309,73 @@ export function checkTargetContract(c: TargetContract): void {
 }
 
 // ---------------------------------------------------------------------------------------------
+// Stores that are logs, not key-value maps (NATS JetStream)
+
+/**
+ * How the workload writes a target's keys when the store is not a key-value map (optional; the
+ * workload's defaults otherwise: harness/workload.ts). A stream target writes every key once
+ * (`writesPerKey` 1..1: each publish its own key, so that the final read of a key is "present" or
+ * "absent" in the stream and the verifier's per-key rules judge each publish on its own).
+ */
+export interface TargetWorkloadShape {
+  /** Writes per key before it retires (inclusive bounds). */
+  writesPerKey?: { min: number; max: number };
+  /** Fraction of writes followed by a single read of the key written (0..1). */
+  readFraction?: number;
+  /** Fraction of writes followed by a batch read of the writer's current keys (0..1). */
+  batchReadFraction?: number;
+}
+
+/**
+ * What a whole-store read back found (a stream target's final read: every message of the stream,
+ * each with its sequence and value id). Recorded in the ledger (event `final-readback`) and in
+ * results.json (`readback`). Counts are messages unless named otherwise.
+ */
+export interface FinalReadback {
+  /** True when every message up to `lastSeq` was read; false: keys not found are unknown (unverified), not absent. */
+  complete: boolean;
+  /** The stream's state when the read began, as its leader reported it. */
+  stream: { messages: number; firstSeq: number; lastSeq: number };
+  /** Messages read. */
+  read: number;
+  /** Distinct workload keys found. */
+  keys: number;
+  /** Messages whose value id had already been read (at-least-once: allowed, counted). */
+  duplicates: number;
+  /** Up to 20 value ids read more than once, with their sequences. */
+  duplicateSamples: Array<{ id: string; seqs: number[] }>;
+  /** Messages that name no workload key (wrong subject) or carry no value id of their key: each an unexpected value. */
+  anomalies: number;
+  /** Each node's own copy of the stream at the read, when its monitoring endpoint answered. */
+  replicas: Record<string, { messages: number; firstSeq: number; lastSeq: number } | null>;
+  /** How long the read took, ms. */
+  ms: number;
+  /** Why the read stopped early, when `complete` is false. */
+  reason?: string;
+}
+
+/**
+ * A target's final reader (optional; without one the final reads go key by key through a client
+ * adapter): reads the whole store once after the heal, then answers each key from what it read.
+ */
+export interface FinalReader {
+  /** Reads everything (bounded; never throws for the store's errors: an incomplete read says so). */
+  readAll(): Promise<FinalReadback>;
+  /**
+   * A key's final value after {@link readAll}: its value id, null when surely absent (the read
+   * was complete), undefined when unknown (the read was incomplete and did not find it).
+   */
+  valueOf(store: string, key: string): string | null | undefined;
+  close(): Promise<void>;
+}
+
+/** What a run of a target tests and does not test, in words, for results.json (`scope`) and the report. */
+export interface TargetScope {
+  tested: string[];
+  notTested: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
 // The target
 
 /**
@@ -347,6 +414,17 @@ export interface Target {
   sampler(cluster: TargetCluster): OwnershipSampler;
   /** The outcome rules of the store's client for an error a write met (pure; tested on its own). */
   classifyError(error: unknown): ErrorOutcome;
+  /**
+   * Optional: run once after every node is up and before the harness waits for Healthy (NATS:
+   * creates the replicated stream). @throws Error (one line) when the store cannot be set up.
+   */
+  prepare?(cluster: TargetCluster): Promise<void>;
+  /** Optional: how the workload writes this store (a stream: each key written once). */
+  readonly workload?: TargetWorkloadShape;
+  /** Optional: the whole-store final reader (a stream read back after the heal). */
+  finalReader?(cluster: TargetCluster, opts: ClientOptions): FinalReader;
+  /** Optional: what a run of this target tests and what it cannot (results.json `scope`, the report). */
+  readonly scope?: TargetScope;
   /**
    * Fault kinds this target cannot express, each with a one-line reason (e.g. a single-node store:
    * `partition`); absent: it takes every kind but {@link ZARIS_ONLY_FAULTS}. certify refuses a kind

@@ -7,7 +7,7 @@
 import type { Target, TargetName } from './target.js';
 
 /** Every TARGET name, the default first. */
-export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel', 'example-kv'];
+export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel', 'nats-jetstream', 'example-kv'];
 
 /** Settings of the targets a run may change (CLI options, Makefile variables). */
 export interface TargetSettings {
@@ -17,6 +17,12 @@ export interface TargetSettings {
    * after Sentinel promoted another node (the verifier then finds violations).
    */
   redisMinReplicas?: number;
+  /**
+   * nats-jetstream: the workload also reads each key during the run (NATS_READS=1; default off),
+   * and the verifier judges those reads as linearizable, which JetStream's documentation claims
+   * but its at-least-once contract for publishes does not cover (docs/targets.md).
+   */
+  natsReads?: boolean;
 }
 
 /** Is `name` a TARGET name? */
@@ -26,13 +32,14 @@ export function isTargetName(name: string): name is TargetName {
 
 /**
  * The {@link Target} of a name, or null for `zaris` (which runs on the Zaris runtimes). A target's
- * module (and its client library: etcd3 with gRPC, ioredis) is loaded only when that target is
+ * module (and its client library: etcd3 with gRPC, ioredis, nats) is loaded only when that target is
  * asked for: loaded at start they cost every Zaris run ~40 MB of RSS (measured: a bare Node 39 MB,
  * etcd3 65 MB, ioredis 62 MB; DESIGN.md §8, harness RSS <= 200 MB).
  * @throws RangeError for a setting the target does not take or a value out of range (the
  *   promise rejects).
  */
 export async function createTarget(name: TargetName, s: TargetSettings = {}): Promise<Target | null> {
+  if (s.natsReads && name !== 'nats-jetstream') throw new RangeError(`NATS_READS applies to TARGET=nats-jetstream only, not ${name}`);
   if (s.redisMinReplicas !== undefined && name !== 'redis-sentinel') throw new RangeError(`REDIS_MIN_REPLICAS applies to TARGET=redis-sentinel only, not ${name}`);
   switch (name) {
     case 'zaris':
@@ -46,5 +53,7 @@ export async function createTarget(name: TargetName, s: TargetSettings = {}): Pr
       return new (await import('./redis/redis-target.js')).RedisSentinelTarget({ minReplicasToWrite: s.redisMinReplicas });
     case 'example-kv':
       return new (await import('./example/example-target.js')).ExampleKvTarget();
+    case 'nats-jetstream':
+      return new (await import('./nats/nats-target.js')).NatsJetStreamTarget({ reads: s.natsReads === true });
   }
 }

@@ -36,6 +36,7 @@ export async function startTargetCluster(target: Target, nodeIds: readonly strin
   };
   try {
     const cluster = await runtime.start({ runDir, target, nodeIds });
+    if (target.prepare) await target.prepare(cluster);
     client = target.client(cluster, { now: testNow, operationTimeoutMs: opts.operationTimeoutMs ?? 3_000 });
     sampler = target.sampler(cluster);
     return { runtime, cluster, client, sampler, runDir, close };
