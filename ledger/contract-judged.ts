@@ -121,7 +121,7 @@ export function judgedRules(c: Contract, run: JudgedRun): JudgedRule[] {
       rule: 'replication-lag',
       judged: r.replicationLag && async.length > 0,
       value: lag,
-      meaning: lag === null ? 'not judged: no async lag bound declared' : async.length === 0 ? 'not judged: no async store' : `an async replica in sync but ${lag} ms behind its active with no fault in the way is a violation`,
+      meaning: lag === null ? 'not judged: no async lag bound declared' : async.length === 0 ? 'not judged: no async store' : `an async replica in sync but ${lag} ms behind its active with no fault in the way, and no node of the partition seen stalled, is a violation`,
       source: c.asyncLagMs.source,
     },
     {

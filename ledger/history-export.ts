@@ -5,6 +5,7 @@ import type { HistoryFault, HistoryFinalRead, HistoryOwnership, HistoryRead, His
 import { DEFAULT_ASYNC_LAG_MS, META, writeId, type WritesRow } from './schema.js';
 import { iterateKeyLog } from './key-log.js';
 import { parseContract, type Contract } from './contract.js';
+import { observedNodeStalls } from './node-stalls.js';
 
 /** Bytes buffered before a write to the file. */
 const FLUSH_BYTES = 1 << 20;
@@ -159,7 +160,7 @@ export function runOfLedger(db: Database.Database, fallback?: Contract): History
  * extension fields status, attempts, trace (writes) and kind (reads) are kept. Order: stores and
  * nodes as stored, partitions by (store, partition), faults by id, ownership by time (then as
  * recorded), writes by (key_id, seq), reads by (key_id, invoke, as recorded), final reads by
- * key_id.
+ * key_id; the extension `stalls` from `node_samples` (ledger/node-stalls.ts) when there are any.
  * @returns the number of writes exported.
  * @throws Error (one line) when the ledger is inconsistent (an `ok` write without ack, a JSON
  *   column that is not JSON) or the file cannot be written.
@@ -255,7 +256,11 @@ export function exportHistory(db: Database.Database, outPath: string, fallbackCo
       if (r.unreadable) read.unreadable = true;
       out.write(`${i++ ? ',' : ''}\n${j(read)}`);
     }
-    out.write(']}\n');
+    out.write(']');
+    // extension: the stretches nodes were observed not running (the replication-lag rule's excuse)
+    const stalls = observedNodeStalls(db);
+    if (stalls.length > 0) out.write(`,\n"stalls":${j(stalls)}`);
+    out.write('}\n');
     out.flush();
     out.close();
   } catch (e) {

@@ -213,6 +213,19 @@ export interface History {
   /** v2 only. */
   reads?: HistoryRead[];
   finalReads: HistoryFinalRead[];
+  /**
+   * v2 extension: stretches the harness observed a node not running (silent to its requests, or
+   * its own event loop blocked at least 500 ms; ledger/node-stalls.ts), closed [start, end] in ms.
+   * The replication-lag rule does not judge a window one of them meets. Absent: none observed.
+   */
+  stalls?: HistoryStall[];
+}
+
+/** v2 extension `stalls[]`: a node observed not running over [start, end], ms. */
+export interface HistoryStall {
+  node: string;
+  start: number;
+  end: number;
 }
 
 /** A history that is not valid; the message is one line naming the bad field. */
@@ -298,7 +311,8 @@ function optNodeList(v: unknown, nodes: ReadonlySet<string>, where: string, allo
  * an unreadable final read has value null. v2 also: `run` (status, beyondBudget, asyncLagMaxMs
  * required; the extension `contract` as ledger/contract.ts checks it); a fault's `effective` not
  * before its `start`, `isolated` on partition faults only; samples' `node`, `inSync`, `revisions`,
- * `replicas` name declared nodes; `ack.copies` an integer >= 0; reads (value only on `ok`).
+ * `replicas` name declared nodes; `ack.copies` an integer >= 0; reads (value only on `ok`); the
+ * extension `stalls` (a declared node, `end` not before `start`).
  * @throws HistoryFormatError whose one-line message names the bad field, e.g.
  *   `writes[3].outcome must be ok, fail or info`.
  */
@@ -539,7 +553,18 @@ export function validateHistory(raw: unknown): History {
   });
 
   const history: History = { format, nodes, stores, partitions, faults, ownership, writes, finalReads };
-  return v2 ? { ...history, run, reads } : history;
+  if (!v2) return history;
+  const out: History = { ...history, run, reads };
+  if (r.stalls !== undefined) {
+    out.stalls = arr(r.stalls, 'stalls').map((x, i): HistoryStall => {
+      const w = `stalls[${i}]`;
+      const o = obj(x, w);
+      const stall = { node: nodeRef(o.node, nodeSet, `${w}.node`), start: time(o.start, `${w}.start`), end: time(o.end, `${w}.end`) };
+      if (stall.end < stall.start) bad(`${w}.end must not be before its start`);
+      return stall;
+    });
+  }
+  return out;
 }
 
 /**

@@ -3,6 +3,7 @@ import Database from 'better-sqlite3';
 import type { History } from './history-format.js';
 import { HISTORY_FORMAT_V2 } from './history-format.js';
 import { applySchema, META, SCHEMA_VERSION } from './schema.js';
+import { insertNodeStalls } from './node-stalls.js';
 
 /** Meta key an imported ledger carries: the format it was imported from (`zaris-history/1` or `/2`). */
 export const META_HISTORY_FORMAT = 'history_format';
@@ -21,7 +22,8 @@ export const UNKNOWN_PARTITION = -1;
  *   the ack_* columns, the extensions status / attempts / trace kept;
  * - faults: id = position + 1, the history's id kept in detail `{"historyId": …}`; v2:
  *   effective_ms, isolated;
- * - samples from `ownership` (v2: node, in_sync, revisions, replicas as JSON);
+ * - samples from `ownership` (v2: node, in_sync, revisions, replicas as JSON); node_samples from
+ *   the extension `stalls` (ledger/node-stalls.ts insertNodeStalls);
  * - reads (v2): rid = position + 1, the read's id kept in `reads.id`, the value resolved to
  *   (value_key_id, value_seq) by write id among the same key's writes;
  * - final_reads: the value resolved the same way; a value naming no write of that key stays
@@ -89,6 +91,12 @@ function fill(db: Database.Database, h: History): void {
   for (const s of h.ownership) {
     insSample.run(s.t, s.store, s.partition, s.active, s.epoch, s.health, s.replicatedRevision, s.node ?? null, json(s.inSync), json(s.revisions), json(s.replicas));
     seen(s.t);
+  }
+
+  // extension: the stalls as node_samples that read back as the same stretches
+  if (h.stalls !== undefined) {
+    insertNodeStalls(db, h.stalls);
+    for (const st of h.stalls) seen(st.end);
   }
 
   // keys in order of first appearance; per key: write id -> seq

@@ -39,7 +39,7 @@
 import type { History, HistoryFault, HistoryOwnership, HistoryRead, HistoryStore, HistoryWrite } from './history-format.js';
 import { HISTORY_FORMAT_V2 } from './history-format.js';
 import { contractRules, letterContract, type ContractRules } from './contract.js';
-import { earliestAllDown, firstIndex, intersectIntervals, mergeIntervals } from './intervals.js';
+import { earliestAllDown, firstIndex, intersectIntervals, mergeIntervals, stalledDuring } from './intervals.js';
 
 /** Finding classes, in report order (DESIGN.md §5, history-format.md). */
 export const FINDING_CLASSES = ['violation', 'rf1', 'async-ack', 'beyond-budget', 'info'] as const;
@@ -621,7 +621,7 @@ class Judge {
 
   /**
    * replication-lag at sample s (time T): s has revisions; no fault on a replica is in effect
-   * within [T - lag, T]; every sample of the partition in that window shows s's active and epoch;
+   * within [T - lag, T] and no stall (extension `stalls`) of a replica or the active meets it; every sample of the partition in that window shows s's active and epoch;
    * and a member of s.inSync holds a revision below the active's revision in the latest sample at
    * or before T - lag.
    */
@@ -639,6 +639,8 @@ class Judge {
     if (!s.inSync.some((m) => s.revisions![m] !== undefined && s.revisions![m] < target)) return false;
     for (let i = lo; i < hi; i++) if (samples[i].active !== s.active || samples[i].epoch !== s.epoch) return false;
     const replicas = s.replicas ?? this.replicasOf(s.store, s.partition);
+    // a node of the partition observed not running in the window (extension `stalls`) excuses it
+    if (stalledDuring(this.h.stalls ?? [], [...replicas, s.active], from, T)) return false;
     return !this.h.faults.some((f) => f.nodes.some((n) => replicas.includes(n)) && inEffectDuring(f, from, T));
   }
 }

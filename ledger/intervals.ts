@@ -53,3 +53,11 @@ export function earliestAllDown(lists: Array<Array<[number, number]>>, t: number
   for (const x of candidates) if (lists.every((list) => inside(list, x))) return x;
   return null;
 }
+
+/**
+ * Whether a stall (a node observed not running over the closed [start, end], ms; history
+ * extension `stalls`, ledger/node-stalls.ts) of one of `nodes` meets the closed window [from, to].
+ */
+export function stalledDuring(stalls: ReadonlyArray<{ node: string; start: number; end: number }>, nodes: readonly (string | null)[], from: number, to: number): boolean {
+  return stalls.some((s) => nodes.includes(s.node) && s.start <= to && s.end >= from);
+}

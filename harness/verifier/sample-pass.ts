@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { PartitionFindingKind } from '../../ledger/history-rules.js';
+import { observedNodeStalls, stalledDuring } from '../../ledger/node-stalls.js';
 import { crashInstant, pkey, type RunFacts } from './run-facts.js';
 import { lifeAt } from './total-loss.js';
 
@@ -90,7 +91,8 @@ function meets(intervals: Array<[number, number]>, from: number, to: number): bo
  * partition: our total-amnesia reading, `losses`), epoch-regression (a
  * node's own samples whose epoch goes down), false-healthy (Healthy while the in-sync set lacks a
  * replica of the sample's partition map), replication-lag (async stores: a sample s at T with
- * revisions, no fault on a replica in effect within [T - lag, T], every sample of that window at
+ * revisions, no fault on a replica in effect within [T - lag, T] and no replica observed not
+ * running in it (ledger/node-stalls.ts: silent, or its event loop blocked), every sample of that window at
  * s's active and epoch, and an in-sync member below the active's revision in the latest sample at
  * or before T - lag). Memory: per partition, the samples of one lag window and its epochs.
  * `losses`: `store\0partition` -> the starts of its total losses (runs past the fault budget).
@@ -108,6 +110,7 @@ export function scanSamples(db: Database.Database, facts: RunFacts, losses: Read
     .prepare('SELECT t_ms, active, epoch, health, node, in_sync, revisions, replicas FROM samples WHERE store = ? AND partition = ? ORDER BY t_ms, rowid')
     .raw(true);
   const lag = facts.gates.asyncLagMs ?? 0;
+  const stalls = observedNodeStalls(db);
   const intervalCache = new Map<string, Array<[number, number]>>();
   const faultsOn = (nodes: readonly string[]): Array<[number, number]> => {
     const k = nodes.join('\u0000');
@@ -154,6 +157,8 @@ export function scanSamples(db: Database.Database, facts: RunFacts, losses: Read
         if (behind === undefined) continue;
         if (window.some((x) => x.t >= from && (x.active !== s.active || x.epoch !== s.epoch))) continue;
         if (meets(faultsOn(s.replicas ?? base), from, T)) continue;
+        // a node of the partition observed not running (silent, or its loop blocked) in the window
+        if (stalledDuring(stalls, [...(s.replicas ?? base), s.active], from, T)) continue;
         found.set('replication-lag', { tMs: T, active: s.active, epoch: s.epoch, member: behind, revision: s.revisions[behind], activeRevision: target, referenceMs: ref!.t, lagMs: lag });
         return;
       }

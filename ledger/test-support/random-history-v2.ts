@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { History, HistoryFault, HistoryOwnership, HistoryRead, HistoryRun, HistoryWrite, WriteOp } from '../history-format.js';
+import type { History, HistoryFault, HistoryStall, HistoryOwnership, HistoryRead, HistoryRun, HistoryWrite, WriteOp } from '../history-format.js';
 
 // ---------------------------------------------------------------------------------------------
 // Random zaris-history/2 documents that reach every rule of the v2 verifier: single-writer keys
@@ -92,6 +92,8 @@ const keyArb = fc.record({
   final: fc.constantFrom('model', 'model', 'model', 'model', 'model', 'loss', 'loss', 'unreadable', 'missing', 'garbage', 'failed'),
 });
 
+const stallArb = fc.record({ node: nodeArb, start: fc.nat(5000), dur: fc.nat(1200) });
+
 /** A random v2 plan. */
 export const planV2Arb = fc.record({
   run: runArb,
@@ -100,6 +102,8 @@ export const planV2Arb = fc.record({
   keys: fc.array(keyArb, { minLength: 1, maxLength: 6 }),
   faults: fc.array(faultArb, { maxLength: 6 }),
   samples: fc.array(sampleArb, { maxLength: 16 }),
+  /** The extension `stalls` (nodes observed not running); none in about four plans of five. */
+  stalls: fc.oneof({ weight: 4, arbitrary: fc.constant([]) }, { weight: 1, arbitrary: fc.array(stallArb, { minLength: 1, maxLength: 2 }) }),
 });
 /** What {@link planV2Arb} generates. */
 export type PlanV2 = typeof planV2Arb extends fc.Arbitrary<infer T> ? T : never;
@@ -223,5 +227,14 @@ export function buildV2(plan: PlanV2): History {
     if (s.replicas !== undefined && s.replicas.length > 0) o.replicas = s.replicas;
     return o;
   });
-  return { format: 'zaris-history/2', run, nodes: NODES_V2, stores: STORES, partitions: PARTITIONS, faults, ownership, writes, reads, finalReads };
+  const h: History = { format: 'zaris-history/2', run, nodes: NODES_V2, stores: STORES, partitions: PARTITIONS, faults, ownership, writes, reads, finalReads };
+  // stalls as an export writes them: one node's merged, by node then start
+  const stalls: HistoryStall[] = [];
+  for (const x of [...plan.stalls].sort((a, b) => (a.node < b.node ? -1 : a.node > b.node ? 1 : 0) || a.start - b.start)) {
+    const top = stalls[stalls.length - 1];
+    if (top !== undefined && top.node === x.node && x.start <= top.end) top.end = Math.max(top.end, x.start + x.dur);
+    else stalls.push({ node: x.node, start: x.start, end: x.start + x.dur });
+  }
+  if (stalls.length > 0) h.stalls = stalls;
+  return h;
 }
