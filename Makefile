@@ -1,6 +1,7 @@
 # zaris-certify: every target installs (npm ci) and builds (tsc) on first use.
 #   make certify DURATION=4h [TARGET=zaris|etcd|redis-sentinel|nats-jetstream|example-kv] [SEED=42] [RUNTIME=auto|process|docker] [FAULTS=kill,...,membership|preset:<name>] [NODES=3|5] [SPARES=0..3]
 #                [REDIS_MIN_REPLICAS=0|1|2] (TARGET=redis-sentinel: Redis's min-replicas-to-write, default 1)
+#                [PATRONI_SYNC=off|strict] (TARGET=postgres-patroni: asynchronous replication, or Patroni's synchronous_mode_strict; default off)
 #                [NATS_READS=1] (TARGET=nats-jetstream: reads during the run, judged as linearizable; default off)
 #                [BEYOND_BUDGET=1] [REPLAY=runs/<dir>] [RATE=3000] [ESCALATION=10s] [ASYNC_LAG=1s] [STALL=5s] [BUG=lose-on-promotion]
 #                [SCENARIO=scenarios/<name>.yaml]
@@ -51,6 +52,7 @@ test: build
 certify: build
 	@args=(--duration "$${DURATION:-60s}" --runtime "$${RUNTIME:-auto}" --target "$${TARGET:-zaris}"); \
 	if [ -n "$${REDIS_MIN_REPLICAS:-}" ]; then args+=(--redis-min-replicas "$$REDIS_MIN_REPLICAS"); fi; \
+	if [ -n "$${PATRONI_SYNC:-}" ]; then args+=(--patroni-sync "$$PATRONI_SYNC"); fi; \
 	case "$${NATS_READS:-}" in 1|true|yes) args+=(--nats-reads);; esac; \
 	if [ -n "$${SEED:-}" ]; then args+=(--seed "$$SEED"); fi; \
 	if [ -n "$${FAULTS:-}" ]; then args+=(--faults "$$FAULTS"); fi; \

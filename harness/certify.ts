@@ -66,6 +66,8 @@ export interface CertifyOptions {
   target?: TargetName;
   /** redis-sentinel only: Redis's min-replicas-to-write (`REDIS_MIN_REPLICAS=`; default 1). */
   redisMinReplicas?: number;
+  /** postgres-patroni only: `off` or `strict` (`PATRONI_SYNC=`; default off). */
+  patroniSync?: string;
   /** TARGET=nats-jetstream: reads during the run (NATS_READS=1; TargetSettings.natsReads). */
   natsReads?: boolean;
   /** Length of the fault phase, ms. */
@@ -290,7 +292,7 @@ export async function certify(o: CertifyOptions): Promise<CertifyOutcome> {
   if (!isTargetName(targetName)) throw new UsageError(`unknown TARGET "${String(targetName)}": expected ${TARGET_NAMES.join(', ')}`);
   let target: Target | null;
   try {
-    target = await createTarget(targetName, { redisMinReplicas: o.redisMinReplicas, natsReads: o.natsReads });
+    target = await createTarget(targetName, { redisMinReplicas: o.redisMinReplicas, natsReads: o.natsReads, patroniSync: o.patroniSync });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -65,6 +65,7 @@ export function buildCli(): Command {
     .description('run the store under faults, verify, write results.json, junit.xml and report.html')
     .addOption(new Option('--target <name>', 'the store under test').choices([...TARGET_NAMES]).default('zaris'))
     .addOption(new Option('--nats-reads', 'nats-jetstream: reads of each key during the run, judged as linearizable (off: the contract judged is at-least-once durability only)'))
+    .addOption(new Option('--patroni-sync <mode>', "postgres-patroni: off (asynchronous replication, the default) or strict (Patroni's synchronous_mode_strict)"))
     .addOption(new Option('--redis-min-replicas <n>', "redis-sentinel: Redis's min-replicas-to-write (0 = Redis's own default: an isolated master acknowledges on)").argParser(parseIntArg('--redis-min-replicas', 0)))
     .addOption(new Option('--duration <duration>', 'length of the fault phase (e.g. 60s, 10m, 4h)').argParser(parseDuration).default(60_000, '60s'))
     .addOption(new Option('--seed <n>', 'seed of the fault schedule and workload').argParser(parseIntArg('--seed', 0)))
@@ -83,7 +84,7 @@ export function buildCli(): Command {
     .addOption(new Option('--async-lag <duration>', 'how long the store may leave an acknowledged async write unreplicated with nothing in the way').argParser(parseDuration).default(1_000, '1s'))
     .addOption(new Option('--stall <duration>', 'longest a node may stay silent (or a partition Unavailable) with no fault touching it before it is a stall finding (availability)').argParser(parseDuration).default(5_000, '5s'))
     .addOption(new Option('--self-test-bug <bug>', 'start the store with a deliberate bug (self-test: the verdict must be FAILED)').choices([...SELF_TEST_BUGS]))
-    .action(async (opts: { target: TargetName; natsReads?: boolean; redisMinReplicas?: number; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; spares?: number; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
+    .action(async (opts: { target: TargetName; natsReads?: boolean; redisMinReplicas?: number; patroniSync?: string; selfTestBug?: SelfTestBug; duration: number; seed?: number; runtime: 'auto' | 'process' | 'docker'; faults?: string; nodes?: string; spares?: number; beyondBudget: boolean; replay?: string; scenario?: string; runsDir: string; rate: number; writers: number; keys: number; escalation: number; asyncLag: number; stall: number }, cmd: Command) => {
       let scenario;
       if (opts.scenario !== undefined) {
         // a scenario names its cluster, faults and timings: the same options beside it are a mistake
@@ -119,6 +120,7 @@ export function buildCli(): Command {
       const out = await certify({
         target: opts.target,
         ...(opts.redisMinReplicas !== undefined ? { redisMinReplicas: opts.redisMinReplicas } : {}),
+        ...(opts.patroniSync !== undefined ? { patroniSync: opts.patroniSync } : {}),
         ...(opts.natsReads ? { natsReads: true } : {}),
         durationMs: opts.duration,
         seed,

@@ -1,4 +1,4 @@
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { execa, type ResultPromise } from 'execa';
 import { IptablesPartitioner, newRunTag } from '../runtime/iptables.js';
@@ -7,6 +7,7 @@ import type { ClockMode, Grudge } from '../runtime/runtime.js';
 import { makeTempDir } from '../sweep.js';
 import { SETPRIV } from './installed.js';
 import { LoopbackSourceNat, nodeGid } from './loopback-snat.js';
+import { groupPids, killGroup, signalGroup } from './node-group.js';
 import { TARGET_NO_CLOCK, type NodeLaunch, type NodeProcessSpec, type Target, type TargetCluster, type TargetRuntime } from './target.js';
 
 /** Options of {@link TargetProcessRuntime}. */
@@ -171,6 +172,7 @@ export class TargetProcessRuntime implements TargetRuntime {
     const n = this.slot(nodeId);
     if (!this.isUp(nodeId)) throw new Error(`node ${nodeId} is not running`);
     for (const p of n.procs) p.proc.kill('SIGSTOP');
+    this.signalNode(n, 'SIGSTOP');
     n.paused = true;
     // a signal takes effect when the kernel next schedules the process: on a loaded machine a
     // request sent right after kill() returned was still answered (etcd-client test, ~1 run in 4)
@@ -180,6 +182,7 @@ export class TargetProcessRuntime implements TargetRuntime {
   async resume(nodeId: string): Promise<void> {
     const n = this.slot(nodeId);
     if (n.procs.length === 0) throw new Error(`node ${nodeId} is not running`);
+    this.signalNode(n, 'SIGCONT');
     for (const p of n.procs) if (p.alive) p.proc.kill('SIGCONT');
     n.paused = false;
   }
@@ -239,7 +242,9 @@ export class TargetProcessRuntime implements TargetRuntime {
       const logPath = this.logPath(nodeId, i, spec);
       const port = this.cluster.ports[spec.readyPort];
       if (port === undefined) throw new Error(`node ${nodeId}: process ${spec.name} names ready port "${spec.readyPort}", which the target does not have`);
-      const proc = execa(SETPRIV, ['--regid', String(n.gid), '--clear-groups', '--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args], {
+      if (spec.user) await giveTo(this.dataRoot!, n.dataDir, spec.user);
+      const user = spec.user ? ['--reuid', spec.user] : [];
+      const proc = execa(SETPRIV, [...user, '--regid', String(n.gid), '--clear-groups', '--pdeathsig', 'SIGKILL', '--', spec.command, ...spec.args], {
         cwd: n.dataDir,
         stdin: 'ignore',
         stdout: { file: logPath, append: true },
@@ -265,6 +270,11 @@ export class TargetProcessRuntime implements TargetRuntime {
     }
   }
 
+  /** Sends `signal` to every process of the node's group id (launches with `wholeNode` only). */
+  private signalNode(n: NodeSlot, signal: NodeJS.Signals): void {
+    if (n.launch.wholeNode) signalGroup(n.gid, signal);
+  }
+
   private async terminate(nodeId: string, signal: 'SIGKILL' | 'SIGTERM'): Promise<void> {
     const n = this.slot(nodeId);
     const live = n.procs.filter((p) => p.alive);
@@ -273,13 +283,26 @@ export class TargetProcessRuntime implements TargetRuntime {
         if (n.paused && signal === 'SIGTERM') p.proc.kill('SIGCONT');
         p.proc.kill(signal);
       }
+      if (signal === 'SIGKILL' || n.paused) this.signalNode(n, signal === 'SIGKILL' ? 'SIGKILL' : 'SIGCONT');
       const grace = signal === 'SIGTERM' ? setTimeout(() => live.forEach((p) => p.proc.kill('SIGKILL')), this.opts.stopGraceMs ?? 5_000) : null;
       await Promise.all(live.map((p) => p.exited));
       if (grace) clearTimeout(grace);
     }
+    if (n.launch.wholeNode) {
+      // what the started processes left behind (a postmaster in a session of its own) goes too
+      const deadline = Date.now() + (signal === 'SIGTERM' ? (this.opts.stopGraceMs ?? 5_000) : 0);
+      while (groupPids(n.gid).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
+      await killGroup(n.gid);
+    }
     n.procs = [];
     n.paused = false;
   }
+}
+
+/** Lets `user` reach the data root and own the node's data folder (a store that refuses to run as root). */
+async function giveTo(dataRoot: string, dataDir: string, user: string): Promise<void> {
+  chmodSync(dataRoot, 0o711);
+  await execa('chown', ['-R', `${user}:`, dataDir]);
 }
 
 /**

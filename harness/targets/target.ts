@@ -25,7 +25,7 @@ import type { BinaryRunner } from './installed.js';
 import { checkContract, ContractError, type Contract, type ContractStore } from '../../ledger/contract.js';
 
 /** The names `make certify TARGET=` accepts. */
-export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel' | 'nats-jetstream' | 'example-kv';
+export type TargetName = 'zaris' | 'etcd' | 'redis-sentinel' | 'nats-jetstream' | 'postgres-patroni' | 'example-kv';
 
 // ---------------------------------------------------------------------------------------------
 // Nodes: launch and addresses
@@ -76,6 +76,11 @@ export interface NodeProcessSpec {
   env?: Record<string, string>;
   /** The named port (a key of the target's ports) that accepts TCP once the process is up. */
   readyPort: string;
+  /**
+   * The user the process runs as (process runtime; default the harness's own). PostgreSQL refuses
+   * to run as root: the runtime then gives the node's data folder to that user before each start.
+   */
+  user?: string;
 }
 
 /** How one node starts. A restart starts the same processes again with the same data folder. */
@@ -87,6 +92,13 @@ export interface NodeLaunch {
    * stores that rewrite their own config (Redis, Sentinel) keep what they wrote across restarts.
    */
   files?: Array<{ path: string; content: string }>;
+  /**
+   * Signals reach every process of the node (process runtime: every process with the node's
+   * group id), not only the processes started: for stores whose processes start children in a
+   * session of their own (Patroni starts the PostgreSQL postmaster with setsid), so that a kill or
+   * a pause of the node takes its whole database down with it.
+   */
+  wholeNode?: boolean;
 }
 
 /**

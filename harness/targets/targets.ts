@@ -7,7 +7,7 @@
 import type { Target, TargetName } from './target.js';
 
 /** Every TARGET name, the default first. */
-export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel', 'nats-jetstream', 'example-kv'];
+export const TARGET_NAMES: readonly TargetName[] = ['zaris', 'etcd', 'redis-sentinel', 'nats-jetstream', 'postgres-patroni', 'example-kv'];
 
 /** Settings of the targets a run may change (CLI options, Makefile variables). */
 export interface TargetSettings {
@@ -23,6 +23,11 @@ export interface TargetSettings {
    * but its at-least-once contract for publishes does not cover (docs/targets.md).
    */
   natsReads?: boolean;
+  /**
+   * postgres-patroni: PATRONI_SYNC (default `off`, asynchronous replication); `strict` sets
+   * Patroni's synchronous_mode and synchronous_mode_strict.
+   */
+  patroniSync?: string;
 }
 
 /** Is `name` a TARGET name? */
@@ -40,6 +45,7 @@ export function isTargetName(name: string): name is TargetName {
  */
 export async function createTarget(name: TargetName, s: TargetSettings = {}): Promise<Target | null> {
   if (s.natsReads && name !== 'nats-jetstream') throw new RangeError(`NATS_READS applies to TARGET=nats-jetstream only, not ${name}`);
+  if (s.patroniSync !== undefined && name !== 'postgres-patroni') throw new RangeError(`PATRONI_SYNC applies to TARGET=postgres-patroni only, not ${name}`);
   if (s.redisMinReplicas !== undefined && name !== 'redis-sentinel') throw new RangeError(`REDIS_MIN_REPLICAS applies to TARGET=redis-sentinel only, not ${name}`);
   switch (name) {
     case 'zaris':
@@ -53,6 +59,9 @@ export async function createTarget(name: TargetName, s: TargetSettings = {}): Pr
       return new (await import('./redis/redis-target.js')).RedisSentinelTarget({ minReplicasToWrite: s.redisMinReplicas });
     case 'example-kv':
       return new (await import('./example/example-target.js')).ExampleKvTarget();
+    case 'postgres-patroni':
+      if (s.patroniSync !== undefined && s.patroniSync !== 'off' && s.patroniSync !== 'strict') throw new RangeError(`PATRONI_SYNC must be off or strict, got ${s.patroniSync}`);
+      return new (await import('./postgres/patroni-target.js')).PostgresPatroniTarget({ sync: s.patroniSync });
     case 'nats-jetstream':
       return new (await import('./nats/nats-target.js')).NatsJetStreamTarget({ reads: s.natsReads === true });
   }
