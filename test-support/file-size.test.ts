@@ -29,7 +29,6 @@ const KNOWN_OVERSIZE: Readonly<Record<string, number>> = {
   'ledger/history-rules.ts': 702,
   'harness/verifier/chunk-scan.ts': 696,
   'ledger/ledger-writer.ts': 575,
-  'ledger/history-format.ts': 558,
   'harness/runtime/docker-nodes.ts': 571,
 };
 
