@@ -39,9 +39,9 @@ function hits(rel: string, text: string, re: RegExp): string[] {
 
 /** What may not appear in a document, each with why. */
 const FORBIDDEN: ReadonlyArray<{ what: string; re: RegExp }> = [
-  { what: 'a commit hash (or any run of 7-40 hex digits: word the figure otherwise)', re: /\b[0-9a-f]{7,40}\b/ },
-  { what: 'a machine path', re: /\/work\// },
-  { what: 'a branch or session word', re: /insync|helper/i },
+  { what: 'commit hash (nor any run of 7-40 hex digits: word the figure otherwise)', re: /\b[0-9a-f]{7,40}\b/ },
+  { what: 'machine path', re: /\/work\// },
+  { what: 'branch or session word', re: /insync|helper/i },
 ];
 
 /** Relative link targets of a Markdown text: `[text](target)` and `<img src="target">`, anchors and URLs left out. */
@@ -77,7 +77,7 @@ describe('the user documents', () => {
   });
 
   for (const { what, re } of FORBIDDEN) {
-    it(`name no ${what}`, () => {
+    it(`contain no ${what}`, () => {
       expect(docs.flatMap((d) => hits(d, read(d), re))).toEqual([]);
     });
   }
