@@ -600,7 +600,7 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
   },
   {
     // make power-sim RUNS=100 SEED=20261130, run 398 (the correct store; the run-69 kind of the
-    // README's "Certification power"): a lag-crash cut the leader n2 (heir of async3/0) off, its
+    // first power measurement): a lag-crash cut the leader n2 (heir of async3/0) off, its
     // active n1 crashed meanwhile; 500 ms after the heal n2 still suspected n3 - silent during the
     // cut, not yet heard again - and promoted itself over n3, the in-sync member holding more of
     // n1's log ("possession at 4873.9 ms: n2 serves async3/0 in a new tenure (e3 n2 Degraded
