@@ -367,14 +367,14 @@ function keyOn(pkey: string, skip = 0): string {
   for (let i = 0; ; i++) if (partitionOfSegment(segmentOf(`k${i}`, st.segments), partitionCount(CONFIG)) === Number(p) && skip-- === 0) return `k${i}`;
 }
 
-describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync set to it (insync helper, bug 2)', () => {
+describe('NodeCore: a killed owner\'s queued request does not shrink the in-sync set to it (bug 2)', () => {
   /**
    * An async partition whose active A is not the leader L, with k1 written and replicated; then A
    * is cut off (its messages queue in the link) for `cutMs`, acknowledges k2 alone, and so asks the
    * leader to drop its lagging replicas (queued); A is killed, the cut heals, the queued messages
    * arrive, and only then the leader learns A's death (NodeLeft, probe refused). The make sim
    * simulation cannot play this (a crash breaks its links and drops what they carried), hence
-   * this bus. Both tests fail on main 85fbb34: the queued drops commit in-sync = [A], the
+   * this bus. Both tests fail on the store before this fix: the queued drops commit in-sync = [A], the
    * partition goes Unavailable and is regenerated empty (map version 2), k1 gone.
    */
   function killedOwnerAfterCut(cutMs: number): { bus: Bus; leader: NodeCore; pkey: string; owner: string; key: string; dropShrankToOwner: boolean } {

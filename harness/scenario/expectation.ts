@@ -31,7 +31,7 @@ export function judgeScenario(rec: ScenarioRecord, verdict: string, summary: Rea
 }
 
 /**
- * The exit code of a scenario run (README): 0 when the expectation held; otherwise the verdict's
+ * The exit code of a scenario run (docs/scenarios.md): 0 when the expectation held; otherwise the verdict's
  * code (1 FAILED, 2 INCONCLUSIVE), and 1 when the verdict itself was CERTIFIED.
  */
 export function scenarioExitCode(held: boolean, verdictExitCode: number): number {

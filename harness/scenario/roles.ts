@@ -1,7 +1,7 @@
 import type { FaultTarget, FaultTrigger } from '../nemesis/schedule.js';
 
 /**
- * The small languages of a scenario step (README "Writing a scenario"): who a fault hits
+ * The small languages of a scenario step (docs/scenarios.md): who a fault hits
  * (`target`, `peer`, `to`) and what it waits for (`after`). Roles are resolved against the live
  * cluster when the step starts; `as NAME` binds the node found, which later steps reuse by NAME.
  *

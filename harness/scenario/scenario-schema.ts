@@ -17,7 +17,7 @@ export const VERDICTS = ['CERTIFIED', 'FAILED', 'INCONCLUSIVE'] as const;
 const duration = { type: 'string', pattern: DURATION_PATTERN };
 
 /**
- * The JSON schema (draft 2020-12) of a scenario file (YAML; README "Writing a scenario"; issue 13).
+ * The JSON schema (draft 2020-12) of a scenario file (YAML; docs/scenarios.md; issue 13).
  * It checks the shape and the value formats; what needs the whole file (a target role, a step
  * named in `after`, a node beyond the cluster, fields that only fit some faults) is checked after
  * it by scenario.ts, with the same one-line errors naming the step and field.

@@ -10,8 +10,8 @@ import { crashInstant, pkey, type FaultFact, type RunFacts } from './run-facts.j
  * - "down" (history-format.md v2, with our reading of its end): from a kill/stop's crash instant
  *   c until the first sample of the partition after the fault's end that lists the node in
  *   `in_sync` and, when that sample carries `revisions`, records a revision for it (a member
- *   listed without one is the committed entry naming the node's dead incarnation: since e6f1fe9
- *   the harness records no revision for it, harness/cluster-watch.ts); without in-sync sets in
+ *   listed without one is the committed entry naming the node's dead incarnation: the harness
+ *   records no revision for it, harness/cluster-watch.ts); without in-sync sets in
  *   the partition's samples: until caughtUp, else end; no end: forever.
  * - total loss (our reading, only when run_config.beyondBudget): an instant at which every node
  *   that was ever a replica of the partition (partitions.replicas and every sample's replicas)

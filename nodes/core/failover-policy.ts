@@ -196,8 +196,8 @@ export function promoteDecision(e: RuntimeEntry, deposed: Member | null, v: Fail
   // went silent is not counted, but suspicion alone is no proof of silence). A member merely
   // suspected may hold more of the deposed owner's log than any live one: a leader just back from
   // a cut suspects every peer it did not hear through the cut, and promoted itself over an
-  // in-sync member no fault had touched (make power-sim SEED=20261130 run 69 of commit e1aa62f's
-  // schedules, traced: n1 back 258 ms from a cut, its link to n2 not yet up again, counted the
+  // in-sync member no fault had touched (make power-sim SEED=20261130 run 69 of the dense schedules
+  // of the time, traced: n1 back 258 ms from a cut, its link to n2 not yet up again, counted the
   // restarted n3 for its majority, suspected n2 and promoted itself holding revision 82 while n2
   // held 92 of the crashed owner's log). The member answers, or is confirmed down within the
   // escalation window, so the failover is delayed, never stopped.

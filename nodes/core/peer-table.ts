@@ -125,7 +125,7 @@ export class PeerTable {
   /**
    * Leader: may the member be relied on as the one copy left in an in-sync set: ourselves, or a
    * live incarnation heard freshly ({@link freshlyHeard}). A shrink of the in-sync set must keep
-   * at least one such member (bug found by the insync helper: a killed owner's queued req-drop
+   * at least one such member (a bug found by a NodeCore test: a killed owner's queued req-drop
    * left in-sync = [that dead owner], then the partition was regenerated empty).
    */
   confirmable(m: Member, now: number): boolean {

@@ -4,7 +4,7 @@ import { runSimulation } from './failover-sim.js';
 import { cutLeaderCrashScheduleArb } from './test-support/insync-schedules.js';
 
 /**
- * The kind of make sim run 1346 as a property (insync helper): a leader split away with a
+ * The kind of make sim run 1346 as a property: a leader split away with a
  * minority while an active owner on the other side crashes never leaves an in-sync set that loses
  * what a surviving replica held (runSimulation throws a SimViolation naming the invariant, the
  * sim seed and the last events otherwise). The same 30 schedules every run (fast-check sample,

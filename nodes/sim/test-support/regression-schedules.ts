@@ -399,7 +399,7 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
     },
   },
   {
-    // Every certify run on main was FAILED by under-replicated-ack: n1 (active of sync3/0) was cut
+    // Every certify run of the store then was FAILED by under-replicated-ack: n1 (active of sync3/0) was cut
     // off from what its replicas sent; it asked the leader to drop them as lagging, one by one,
     // and once its in-sync set was n1 alone, the writes it had admitted while a replica was still
     // in sync were acknowledged with copies 1 (DESIGN.md §2: never on the active's copy alone).
@@ -568,15 +568,15 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
     },
   },
   {
-    // make sim RUNS=2000 SEED=4040, run 939, the reason the insync fixes were reverted once (main
-    // ran it clean by its timing). No store bug: async3/k8#35 was retried through a split and n1's
+    // make sim RUNS=2000 SEED=4040, run 939, the reason the in-sync fixes were reverted once (the
+    // store before them ran it clean by its timing). No store bug: async3/k8#35 was retried through a split and n1's
     // crash and acknowledged by n2 (epoch 14) at 23,773.9 ms; 30 ms later a lag-crash cut n2 off
     // with the write's rep still on its 40 ms link to n1, and n2 crashed. An allowed async-ack loss
     // (history-format.md v2 async-ack 4: a fault on the acking node within the lag bound after the
     // ack), but the simulation's lost check ran that bound from the write's first invoke, >= 1.5 s
     // earlier ("lost at 27827.0 ms: ... an async write whose replication no fault disrupted within
     // 1000 ms"). The check now runs it from the invoke to the ack plus the bound. Kept as a
-    // regression of the insync fixes' timing, which reach this state.
+    // regression of the in-sync fixes' timing, which reach this state.
     name: 'an async write acknowledged 30 ms before its owner is cut off and crashed is an allowed loss, judged from its ack (run 939)',
     schedule: {
       seed: -2147483633,
@@ -600,7 +600,7 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
   },
   {
     // make power-sim RUNS=100 SEED=20261130, run 398 (the correct store; the run-69 kind of the
-    // README's "Certification power"): a lag-crash cut the leader n2 (heir of async3/0) off, its
+    // first power measurement): a lag-crash cut the leader n2 (heir of async3/0) off, its
     // active n1 crashed meanwhile; 500 ms after the heal n2 still suspected n3 - silent during the
     // cut, not yet heard again - and promoted itself over n3, the in-sync member holding more of
     // n1's log ("possession at 4873.9 ms: n2 serves async3/0 in a new tenure (e3 n2 Degraded
@@ -656,8 +656,8 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
     },
   },
   {
-    // make power-sim RUNS=100 SEED=20261130, run 69 of the dense schedules of commit e1aa62f (the
-    // README's "Certification power"; the generator has changed since, this is that schedule): the
+    // make power-sim RUNS=100 SEED=20261130, run 69 of the dense schedules of the time (the
+    // first power measurement; the generator has changed since, this is that schedule): the
     // leader n1, heir of async3/2, was cut off by a lag-crash while the active n3 crashed; 258 ms
     // after the heal its link to n2 was not up again, so it suspected n2, counted the restarted n3
     // for its fresh majority, and promoted itself at revision 82 while n2, in sync and untouched by
@@ -688,8 +688,8 @@ export const REGRESSION_SCHEDULES: ReadonlyArray<{
     },
   },
   {
-    // make power-sim RUNS=100 SEED=20261201, run 186 (the correct store, with the insync fixes; main
-    // ran it clean by its timing): n2, active of async3/1, cut off, acknowledged async3/k0#113
+    // make power-sim RUNS=100 SEED=20261201, run 186 (the correct store, with the in-sync fixes; the
+    // store before them ran it clean by its timing): n2, active of async3/1, cut off, acknowledged async3/k0#113
     // within its lease; the leader n3 confirmed n2 down and promoted itself from reports in which
     // n1 and n3 held the same prefix of n2's log, but its proposal reached only n3 before a split
     // around n3. After the heal, n2's catch-up answer brought n1 the write; n3 refused the same
