@@ -39,6 +39,9 @@ export function writeSql(op: WriteRequest['op']): string {
  * timeline), asked again every 500 ms and after every failed operation. Each write is sent once
  * (no retries); outcomes: pg-outcome.ts.
  */
+/** Connections that already carry the no-op 'error' listener (a pooled one is handed out many times). */
+const guarded = new WeakSet<pg.PoolClient>();
+
 export class PgClient implements TargetClient {
   private readonly pools = new Map<string, pg.Pool>();
   private leader: { node: string; timeline: number } | null = null;
@@ -67,9 +70,9 @@ export class PgClient implements TargetClient {
       pool.on('error', () => undefined);
       this.pools.set(n.id, pool);
     }
-    this.timer = setInterval(() => void this.refresh(), 500);
+    this.timer = setInterval(() => void this.refresh().catch(() => undefined), 500);
     this.timer.unref();
-    void this.refresh();
+    void this.refresh().catch(() => undefined);
   }
 
   /** Asks Patroni for the leader (one refresh at a time). */
@@ -93,7 +96,14 @@ export class PgClient implements TargetClient {
 
   private async connect(node: string): Promise<pg.PoolClient> {
     try {
-      return await this.pools.get(node)!.connect();
+      const c = await this.pools.get(node)!.connect();
+      // a checked-out connection whose socket dies emits 'error' on itself (the pool only
+      // listens to idle ones): the query under way rejects with it, which is what counts
+      if (!guarded.has(c)) {
+        guarded.add(c);
+        c.on('error', () => undefined);
+      }
+      return c;
     } catch (e) {
       throw new NotSentError(NO_CONNECTION, e);
     }
@@ -124,7 +134,7 @@ export class PgClient implements TargetClient {
       return { outcome: 'ok', status: 'OK', ack, attempts: [{ n: 1, node: l.node, status: 'OK', epoch: tl, startMs: sentAt, endMs }] };
     } catch (e) {
       conn?.release(true);
-      void this.refresh();
+      void this.refresh().catch(() => undefined);
       const o = classifyPgError(e);
       const attempts: TargetAttempt[] = [{ n: 1, node: l.node, status: o.status, epoch: l.timeline, startMs: sentAt, endMs: this.opts.now() }];
       return { outcome: o.outcome, status: o.status, attempts };
@@ -152,7 +162,7 @@ export class PgClient implements TargetClient {
       });
     } catch (e) {
       conn?.release(true);
-      void this.refresh();
+      void this.refresh().catch(() => undefined);
       const o = classifyPgError(e);
       return keys.map((key) => ({ key, outcome: o.outcome, status: o.status, node: l.node, value: null }));
     }
