@@ -25,7 +25,7 @@ describe('createTarget', () => {
 
   it('knows every TARGET name and no other', () => {
     expect(TARGET_NAMES.every(isTargetName)).toBe(true);
-    expect(TARGET_NAMES).toEqual(['zaris', 'etcd', 'redis-sentinel', 'nats-jetstream', 'example-kv']);
+    expect(TARGET_NAMES).toEqual(['zaris', 'etcd', 'redis-sentinel', 'nats-jetstream', 'postgres-patroni', 'example-kv']);
     expect(isTargetName('cassandra')).toBe(false);
   });
 });
