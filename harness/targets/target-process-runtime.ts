@@ -261,7 +261,7 @@ export class TargetProcessRuntime implements TargetRuntime {
       n.procs.push(rp);
       // from the node's own address: a client cut of this node must not hold up its restart
       try {
-        await waitForPort(n.host, port, readyTimeoutMs, () => !rp.alive, `${nodeId} (${spec.name})`, logPath, n.host);
+        await waitForPort(n.host, port, spec.readyTimeoutMs ?? readyTimeoutMs, () => !rp.alive, `${nodeId} (${spec.name})`, logPath, n.host);
       } catch (e) {
         // a node half started is down (its processes killed), so that its start can be made again
         await this.terminate(nodeId, 'SIGKILL');

@@ -81,6 +81,11 @@ export interface NodeProcessSpec {
    * to run as root: the runtime then gives the node's data folder to that user before each start.
    */
   user?: string;
+  /**
+   * How long the runtime waits for readyPort to accept connections, ms (default: the runtime's own,
+   * 20 s on the process runtime). Patroni opens its REST API only after PostgreSQL's crash recovery.
+   */
+  readyTimeoutMs?: number;
 }
 
 /** How one node starts. A restart starts the same processes again with the same data folder. */

@@ -174,6 +174,8 @@ export class PostgresPatroniTarget implements Target {
           args: [path.join(ctx.dataDir, 'patroni.yml')],
           env: { HOME: ctx.dataDir, LANG: 'C.UTF-8', PGPASSFILE: path.join(ctx.dataDir, 'pgpass') },
           readyPort: 'patroni',
+          // after a kill, PostgreSQL's crash recovery runs before Patroni answers (20 s was too short once)
+          readyTimeoutMs: 90_000,
           user: 'postgres',
         },
       ],
