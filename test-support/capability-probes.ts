@@ -9,7 +9,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 /** The capabilities a test may need. */
-export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases' | 'targetRuntime' | 'etcd' | 'redis' | 'chromium' | 'nats';
+export type CapabilityName = 'iptables' | 'docker' | 'tmpfs' | 'sharedCases' | 'targetRuntime' | 'etcd' | 'redis' | 'chromium' | 'nats' | 'patroni';
 
 /**
  * Per capability: null when this machine has it, else the one-line reason it does not (what is
@@ -35,6 +35,8 @@ export interface Capabilities {
   chromium: string | null;
   /** The NATS JetStream target can run here (nats-server; and targetRuntime). */
   nats: string | null;
+  /** The PostgreSQL + Patroni target can run here (postgresql-15, patroni, etcd-server; and targetRuntime). */
+  patroni: string | null;
 }
 
 // what global-setup provides and test files inject (vitest's typed provide/inject)
@@ -114,16 +116,18 @@ export function locateSharedCases(env: NodeJS.ProcessEnv = process.env, repoRoot
 }
 
 /** The targets' own answers (harness/targets: the Debian packages each needs), process runtime. */
-async function probeTargets(): Promise<Pick<Capabilities, 'targetRuntime' | 'etcd' | 'redis' | 'nats'>> {
+async function probeTargets(): Promise<Pick<Capabilities, 'targetRuntime' | 'etcd' | 'redis' | 'nats' | 'patroni'>> {
   const { processRuntimeMissing } = await import('../harness/targets/installed.js');
   const { EtcdTarget } = await import('../harness/targets/etcd/etcd-target.js');
   const { RedisSentinelTarget } = await import('../harness/targets/redis/redis-target.js');
   const { NatsJetStreamTarget } = await import('../harness/targets/nats/nats-target.js');
+  const { PostgresPatroniTarget } = await import('../harness/targets/postgres/patroni-target.js');
   return {
     targetRuntime: processRuntimeMissing(),
     etcd: await new EtcdTarget().unavailableReason('process'),
     redis: await new RedisSentinelTarget().unavailableReason('process'),
     nats: await new NatsJetStreamTarget().unavailableReason('process'),
+    patroni: await new PostgresPatroniTarget().unavailableReason('process'),
   };
 }
 
@@ -157,4 +161,5 @@ export const NEEDED_FOR: Record<CapabilityName, string> = {
   redis: 'the Redis + Sentinel target tests',
   chromium: "the report's browser test (reports/report-browser.test.ts)",
   nats: 'the NATS JetStream target tests',
+  patroni: 'the PostgreSQL + Patroni target tests',
 };
