@@ -1,9 +1,12 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { LaunchContext, TargetCluster } from '../target.js';
 import { ownershipOf } from './patroni-ownership.js';
 import { leaderOf, parsePatroniView, revisionOf } from './patroni-nodes.js';
 import { PATRONI_DEFAULT_MAXIMUM_LAG_ON_FAILOVER } from './patroni-contract.js';
-import { PostgresPatroniTarget } from './patroni-target.js';
+import { PATRONI_SUPERVISOR, PostgresPatroniTarget } from './patroni-target.js';
 
 const nodes = [{ id: 'n1', host: '127.9.7.11' }, { id: 'n2', host: '127.9.7.12' }, { id: 'n3', host: '127.9.7.13' }];
 const ports = { etcd: 2379, etcdPeer: 2380, patroni: 8008, postgres: 5432 };
@@ -44,13 +47,30 @@ describe('PostgreSQL + Patroni target', () => {
     expect(l.wholeNode).toBe(true);
     expect(l.processes.map((p) => [p.name, p.command, p.readyPort, p.user])).toEqual([
       ['etcd', '/usr/bin/etcd', 'etcd', undefined],
-      ['patroni', '/usr/bin/patroni', 'patroni', 'postgres'],
+      ['patroni', '/bin/sh', 'patroni', 'postgres'],
     ]);
+    // Patroni under a restart-on-failure loop, as Debian's service unit runs it
+    expect(l.processes[1].args).toEqual(['-c', PATRONI_SUPERVISOR, 'patroni', '/usr/bin/patroni', '/data/n2/patroni.yml']);
     const etcd = l.processes[0].args;
     expect(etcd[etcd.indexOf('--initial-cluster') + 1]).toBe('n1=http://127.9.7.11:2380,n2=http://127.9.7.12:2380,n3=http://127.9.7.13:2380');
     expect(etcd[etcd.indexOf('--listen-client-urls') + 1]).toBe('http://127.9.7.13:2379');
     expect(l.processes[1].readyTimeoutMs).toBe(90_000);
     expect(() => new PostgresPatroniTarget().launch('n7', ctx)).toThrow(/unknown node n7/);
+  });
+
+  it('the restart loop starts the command again after a failure and stops at a clean exit', async () => {
+    const { execa } = await import('execa');
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-patroni-loop-'));
+    try {
+      // fails twice (exit 1), then exits 0: three runs, then the loop ends with 0
+      const script = path.join(dir, 'flaky');
+      writeFileSync(script, `#!/bin/sh\necho run >> "$1.count"\n[ "$(wc -l < "$1.count")" -ge 3 ]\n`, { mode: 0o755 });
+      const r = await execa('/bin/sh', ['-c', PATRONI_SUPERVISOR, 'patroni', script, path.join(dir, 'c')], { timeout: 20_000 });
+      expect(r.exitCode).toBe(0);
+      expect(readFileSync(path.join(dir, 'c.count'), 'utf8').trim().split('\n')).toHaveLength(3);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('refuses the docker runtime in one line; a missing binary names what to install', async () => {

@@ -15,6 +15,13 @@ export const PG_BIN_DIR = '/usr/lib/postgresql/15/bin';
 export const PATRONI_BINARY = '/usr/bin/patroni';
 export const PATRONI_ETCD_BINARY = '/usr/bin/etcd';
 
+/**
+ * The shell loop Patroni runs under (`sh -c LOOP patroni <binary> <config>`): started again 1 s
+ * after it exits with a failure, until it exits cleanly, like systemd's Restart=on-failure in
+ * Debian's patroni.service. A kill of the node reaches the loop and Patroni alike (one group).
+ */
+export const PATRONI_SUPERVISOR = 'until "$1" "$2"; do sleep 1; done';
+
 /** PATRONI_SYNC: `off` (asynchronous replication, the default) or `strict`. */
 export type PatroniSync = 'off' | 'strict';
 
@@ -170,8 +177,10 @@ export class PostgresPatroniTarget implements Target {
         },
         {
           name: 'patroni',
-          command: PATRONI_BINARY,
-          args: [path.join(ctx.dataDir, 'patroni.yml')],
+          // Restarted when it fails, as Debian's patroni.service does (Restart=on-failure): Patroni 3.0
+          // exits at start-up when no etcd member grants it a lease (a node restarted inside a partition)
+          command: '/bin/sh',
+          args: ['-c', PATRONI_SUPERVISOR, 'patroni', PATRONI_BINARY, path.join(ctx.dataDir, 'patroni.yml')],
           env: { HOME: ctx.dataDir, LANG: 'C.UTF-8', PGPASSFILE: path.join(ctx.dataDir, 'pgpass') },
           readyPort: 'patroni',
           // after a kill, PostgreSQL's crash recovery runs before Patroni answers (20 s was too short once)
