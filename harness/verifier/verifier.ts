@@ -4,11 +4,12 @@ import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
 import { writeId, type RulesVersion } from '../../ledger/schema.js';
 import { contractJudged, type ContractJudged } from '../../ledger/contract-judged.js';
 import { hasTable, KeyLogReader } from '../../ledger/key-log.js';
-import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
+import { ChunkScanner, type ChunkResult, type KeyCandidate, type ScanContext } from './chunk-scan.js';
 import { LossClassifier, type AckRow } from './loss-classifier.js';
 import { loadRunFacts, pkey, runConfigOf, type RunFacts } from './run-facts.js';
 import { scanSamples, type PartitionFinding, type SampleFacts } from './sample-pass.js';
 import { ParallelScan, parallelScanPossible } from './parallel-scan.js';
+import type { ReadFindingRow } from './read-checks.js';
 import { DownTimeline, lifeAt } from './total-loss.js';
 
 export { FINDING_CLASSES, FINDING_KINDS } from '../../ledger/history-rules.js';
