@@ -3,7 +3,7 @@
  * each key judged (key-judge.ts) and, under the v2 rules, its reads checked (read-checks.ts).
  */
 import type Database from 'better-sqlite3';
-import type { KeyFindingKind } from '../../ledger/history-rules.js';
+import type { KeyFindingKind } from '../../ledger/history-findings.js';
 import { unpackRows } from '../../ledger/column-pack.js';
 import { hasTable, KW_FIELDS, loadStrings } from '../../ledger/key-log.js';
 import { DELETE_BIT, FAIL, hasSeq, INDETERMINATE, KEY_UDF, keyKind, makeKeyStep, OK, registerScanFunctions, TimeArena, type KeyFacts, type KeyRules, type KeyStep } from './key-judge.js';

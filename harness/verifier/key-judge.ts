@@ -3,7 +3,7 @@
  * `writes` table's SQL and the packed key_log form) and the key's own finding from them.
  */
 import type Database from 'better-sqlite3';
-import type { KeyFindingKind } from '../../ledger/history-rules.js';
+import type { KeyFindingKind } from '../../ledger/history-findings.js';
 import { lifeAt } from './total-loss.js';
 
 /** Outcome codes of a write row as `zaris_key` receives them (plus {@link DELETE_BIT} for a delete). */

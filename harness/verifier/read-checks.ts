@@ -3,7 +3,7 @@
  * phantom, stale), the `reads` table's through `zaris_read` in SQL and the packed ones in JS.
  */
 import type Database from 'better-sqlite3';
-import type { ReadFindingKind } from '../../ledger/history-rules.js';
+import type { ReadFindingKind } from '../../ledger/history-findings.js';
 import { unpackRows } from '../../ledger/column-pack.js';
 import { KR_FIELDS, KR_TEXT, parseExtra } from '../../ledger/key-log.js';
 import { FAIL, hasSeq, outcomeOf, type KeyFacts, type TimeArena } from './key-judge.js';
