@@ -7,9 +7,6 @@ import Database from 'better-sqlite3';
 import { hasTable } from './key-log.js';
 import { HOT_TABLES, KeyPacker } from './key-packer.js';
 
-// the packer's home is key-packer.ts; ledger-writer.ts still imports it from here
-export { KeyPacker } from './key-packer.js';
-
 /**
  * The seal (DESIGN.md §4, issue 11: the end of a long run stays short, the ledger small): the hot
  * path's appended rows (packed `write_batches`, and the `invokes` / `completions` / `read_log`
