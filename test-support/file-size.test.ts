@@ -25,7 +25,6 @@ const MAX_LINES = 500;
 const KNOWN_OVERSIZE: Readonly<Record<string, number>> = {
   'harness/nemesis/nemesis.ts': 1211,
   'harness/certify.ts': 781,
-  'harness/runtime/docker-nodes.ts': 571,
 };
 
 /** Lines of a text as `wc -l` counts them: its newline characters. */
