@@ -84,6 +84,16 @@ const ALL_EPISODES: Readonly<Partial<Record<EpisodeName, number>>> = {
 };
 
 /**
+ * The default mix's lead, played first while the cluster is still calm after the boot: a
+ * lag-crash (an async owner killed while its heir lags), the state a promotion between unequal
+ * copies needs. Played later, after the opening's faults, its replicas are often still catching
+ * up or out of the in-sync set, so no promotion has to choose: a 3-minute run of the default mix
+ * with `no-possession-proof` and only the aimed lag-crash ended INCONCLUSIVE (the bug never acted),
+ * while the promotion preset, which leads with it, caught the bug in 10 of 10 runs.
+ */
+const DEFAULT_LEAD: readonly EpisodeName[] = ['lag-crash'];
+
+/**
  * The default mix's aimed episodes, played once each at the end of the opening: one
  * for each state a class of store bug acts in (a promotion between unequal copies, a catch-up
  * from the op log, a deposed async owner coming back after acknowledging past its lease).
@@ -92,7 +102,7 @@ const DEFAULT_AIMED: readonly EpisodeName[] = ['lag-crash', 'resync-crash', 'zom
 
 /** The presets, by name. */
 export const PRESETS: Readonly<Record<PresetName, Preset>> = {
-  random: { name: 'random', description: 'every kind of episode by weight, opening with one episode aimed at each bug class (the default)', bugs: [], kinds: FAULT_KINDS, episodes: ALL_EPISODES, aimed: DEFAULT_AIMED },
+  random: { name: 'random', description: 'every kind of episode by weight, opening with one episode aimed at each bug class (the default)', bugs: [], kinds: FAULT_KINDS, episodes: ALL_EPISODES, lead: DEFAULT_LEAD, aimed: DEFAULT_AIMED },
   promotion: {
     name: 'promotion',
     description: 'failovers of active owners: kills, long pauses and isolations, a second fault while or right after a replica catches up, during a failback',

@@ -314,7 +314,7 @@ describe('planSchedule', () => {
 });
 
 /** Digest of seed 42, 60 s, every kind, escalation 10 s, eviction 60 s, 3 nodes, PARTS. */
-const GOLDEN_DIGEST_SEED_42 = '5b701a961391b36315eeed85d54f9233c189721d68770fac3bcafb13a416207a';
+const GOLDEN_DIGEST_SEED_42 = 'c2c4ae8e05f3f3ce0b7ebf4b804ba8125816deb1a1245bf624be1b2cba59744f';
 
 describe('digest and replay', () => {
   it('the digest does not depend on JSON key order; replay gives the same schedule', () => {
@@ -373,7 +373,9 @@ describe('digest and replay', () => {
       return i;
     };
     const k = idx((f) => f.kind === 'kill');
-    const p = idx((f) => f.kind === 'partition');
+    // a partition with no peer (the default mix's lead lag-crash opens with a one-way cut, whose peer
+    // the bridge case would be refused for first)
+    const p = idx((f) => f.kind === 'partition' && (f as { peer?: unknown }).peer === undefined);
     const c = idx((f) => f.kind === 'clock');
     const w = idx((f) => f.kind === 'power');
     const edit = (f: (s: Record<string, any>) => void): string => {
