@@ -30,16 +30,18 @@
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
-import type { ClusterSnapshot, PartitionSnapshot } from './budget.js';
+import type { ClusterSnapshot } from './budget.js';
 import { budgetCheck, noteOut } from './budget-gate.js';
-import { catchingUpNodes, nodeCaughtUp, unhealthyPartitions } from './cluster-queries.js';
+import { unhealthyPartitions } from './cluster-queries.js';
 import { fetchSnapshot, noteCatchUp, watchLoop } from './cluster-readback.js';
 import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
+import { resolveTarget } from './live-targets.js';
 import type { FaultCounts, HealResult, NemesisOptions } from './nemesis-types.js';
-import { oneLine, PlayerState, sleep, type Holding, type Started, type Unresolved } from './player-state.js';
+import { oneLine, PlayerState, sleep, type Holding, type Started } from './player-state.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
 import type { StuckFault } from './stuck-faults.js';
-import { ADMIN_KINDS, describeTarget, isMembershipKind, leaveCandidates, type FaultKind, type FaultTarget, type PlannedFault, type RecordedKind } from './schedule.js';
+import { ADMIN_KINDS, describeTarget, isMembershipKind, type FaultKind, type PlannedFault, type RecordedKind } from './schedule.js';
+import { describeEvent, waitTrigger } from './triggers.js';
 
 const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
 
@@ -209,7 +211,7 @@ export class Nemesis {
     try {
       await sleep(this.ps.phaseStart + f.atMs - this.ps.o.clock.now(), stop);
       if (stop.aborted) return;
-      const triggered = f.after ? await this.waitTrigger(f, stop) : undefined;
+      const triggered = f.after ? await waitTrigger(this.ps, f, stop) : undefined;
       if (stop.aborted) return;
       if (triggered && (triggered.trigger === 'missed' || triggered.trigger === 'unreachable') && (f.after!.onMiss ?? (this.ps.o.schedule.scenario !== undefined ? 'skip' : 'start')) === 'skip') {
         return skip(triggered.trigger === 'missed' ? `${describeEvent(f)} did not happen within ${f.after!.waitMs} ms` : `it waits on fault ${f.after!.fault}, which never started`);
@@ -255,98 +257,6 @@ export class Nemesis {
   }
 
   /**
-   * Waits for a fault's trigger (bounded by its waitMs). Returns how it went, for the fault's
-   * detail (`trigger`: `unreachable` when the fault it waits on never started, `missed` when the
-   * event did not come in time, `aborted`).
-   */
-  private async waitTrigger(f: PlannedFault, stop: AbortSignal): Promise<Record<string, unknown>> {
-    const t = f.after!;
-    const deadline = this.ps.o.clock.now() + t.waitMs;
-    const ref = t.fault === undefined ? undefined : this.ps.status[t.fault];
-    const nodeOf = (): string | undefined => t.node ?? (t.name !== undefined ? this.ps.bindings.get(t.name) : undefined);
-    // node-caught-up: the node must be seen down, frozen or behind after the wait began
-    let sawBehind = false;
-    // promoted: the partition's active when the wait began (from the first snapshot seen)
-    let baseline: string | null | undefined;
-    // handoff-started, failback: the snapshot looked at last, and how the handoff was seen
-    let prevSnap: ClusterSnapshot | null = null;
-    let seen: 'in-progress' | 'committed' | undefined;
-    const fired = (): boolean => {
-      const s = this.ps.snap;
-      switch (t.event) {
-        case 'catching-up':
-          // from its restart on (a fast catch-up must not make the trigger wait for nothing)
-          return ref !== undefined && ref.restarted;
-        case 'caught-up':
-          return ref !== undefined && ref.caughtUp;
-        case 'ended':
-          return ref !== undefined && ref.ended;
-        case 'started':
-          return ref !== undefined && ref.started;
-        case 'failback':
-        case 'handoff-started': {
-          if (s === null) return false;
-          const to = t.event === 'handoff-started' ? nodeOf() : undefined;
-          if (t.event === 'handoff-started' && (t.node !== undefined || t.name !== undefined) && to === undefined) return false;
-          const wanted = (p: PartitionSnapshot, n: string): boolean =>
-            (t.store === undefined || (p.store === t.store && p.partition === t.partition)) && (to === undefined || n === to) && (ref === undefined || ref.nodes.includes(n));
-          if (s.partitions.some((p) => p.handoffTo !== null && wanted(p, p.handoffTo))) {
-            seen = 'in-progress';
-            return true;
-          }
-          // A handoff to a caught-up node commits in tens of ms (the store's handoff-ready round:
-          // runs/20261130T184018Z-1, 35 ms), mostly between two polls: a partition whose active
-          // moved since the previous snapshot to another node while the old active is still in
-          // sync was handed off (a failover moves away from an active that left the in-sync set).
-          const prev = prevSnap;
-          prevSnap = s;
-          if (prev === null || prev === s) return false;
-          const moved = s.partitions.some((p) => {
-            const q = prev.partitions.find((x) => x.store === p.store && x.partition === p.partition);
-            return q !== undefined && q.active !== null && p.active !== null && p.active !== q.active && p.inSync.includes(q.active) && wanted(p, p.active);
-          });
-          if (moved) seen = 'committed';
-          return moved;
-        }
-        case 'node-caught-up': {
-          const n = nodeOf();
-          if (n === undefined || s === null) return false;
-          const caught = this.ps.o.runtime.isUp(n) && !this.ps.held.has(n) && nodeCaughtUp(s, n);
-          if (!caught) sawBehind = true;
-          return sawBehind && caught;
-        }
-        case 'promoted': {
-          if (s === null) return false;
-          const p = s.partitions.find((x) => x.store === t.store && x.partition === t.partition);
-          if (p === undefined) return false;
-          if (baseline === undefined) {
-            baseline = p.active;
-            return false;
-          }
-          return p.active !== null && p.active !== baseline;
-        }
-        case 'suspected': {
-          const n = nodeOf();
-          return n !== undefined && s !== null && (s.suspected ?? []).includes(n);
-        }
-      }
-      return false;
-    };
-    const t0 = this.ps.o.clock.now();
-    for (;;) {
-      if (ref !== undefined && ref.skipped && !ref.started) return { event: t.event, fault: t.fault, trigger: 'unreachable' };
-      if (fired()) {
-        const waited = Math.round(this.ps.o.clock.now() - t0);
-        await sleep(t.delayMs, stop);
-        return { event: t.event, fault: t.fault, waitedMs: waited, ...(seen !== undefined ? { handoff: seen } : {}) };
-      }
-      if (stop.aborted) return { event: t.event, fault: t.fault, trigger: 'aborted' };
-      if (this.ps.o.clock.now() >= deadline) return { event: t.event, fault: t.fault, trigger: 'missed', waitedMs: t.waitMs };
-      await this.ps.nextChange(Math.min(this.ps.o.pollMs, Math.max(1, deadline - this.ps.o.clock.now())), stop);
-    }
-  }
-
-  /**
    * One attempt to start fault `index`: a fresh snapshot, the target, the budget, then record and
    * apply. `final` skips are not retried (no such node, impossible topology).
    */
@@ -378,13 +288,13 @@ export class Nemesis {
         plan = buildPartition(topology, nodes, { rng });
       } else {
         if (nodes.length < (topology === 'halves' ? 3 : 2)) return { skip: `a ${topology} partition needs at least ${topology === 'halves' ? 3 : 2} nodes`, final: true };
-        const node = this.resolve(f.target, index, rng, nodes, snap, detail, f.except);
+        const node = resolveTarget(this.ps, f.target, index, rng, nodes, snap, detail, f.except);
         if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut off' };
         if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
         let other: string | undefined;
         if (f.peer) {
           const d: Record<string, unknown> = {};
-          const p = this.resolve(f.peer.target, index, rng, nodes.filter((n) => n !== node), snap, d, f.peer.except);
+          const p = resolveTarget(this.ps, f.peer.target, index, rng, nodes.filter((n) => n !== node), snap, d, f.peer.except);
           if (typeof p !== 'string') return { skip: `the other end: ${p?.why ?? 'no node'}` };
           if (p === node) return { skip: `the other end resolved to ${node} itself` };
           if (!nodes.includes(p)) return { skip: `target ${p} is not a node of the cluster`, final: true };
@@ -409,7 +319,7 @@ export class Nemesis {
 
     if (f.kind === 'client-cut') {
       const cutNow = new Set([...this.ps.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined));
-      const node = this.resolve(f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail, f.except);
+      const node = resolveTarget(this.ps, f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail, f.except);
       if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut the client from' };
       if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
       if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
@@ -428,7 +338,7 @@ export class Nemesis {
     if (f.kind === 'clock') {
       const modes = rt.clockModes();
       if (modes === null) return { skip: 'clock faults are not enabled in this run', final: true };
-      const node = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+      const node = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
       if (typeof node !== 'string') return { skip: node?.why ?? 'no node for a clock fault' };
       if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
       if (!usable(node)) return { skip: `target ${node} is ${this.ps.held.get(node) ?? 'down'}` };
@@ -456,7 +366,7 @@ export class Nemesis {
 
     // crash (kill, stop, power) and pause: one node, or several for a power failure
     if (isAdminKind(f.kind)) return this.startAdmin(index, f, rng, nodes, snap, detail);
-    const first = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+    const first = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
     if (typeof first !== 'string') return { skip: first?.why ?? 'no eligible node (every node is down or held by another fault)' };
     if (!nodes.includes(first)) return { skip: `target ${first} is not a node of the cluster`, final: true };
     if (!usable(first)) return { skip: `target ${first} is already ${this.ps.held.get(first) ?? 'down'}` };
@@ -499,121 +409,6 @@ export class Nemesis {
   }
 
   /**
-   * The node a target names now, or why there is none. When the role has no answer (no leader
-   * known, nobody catching up, no failback), a random node of `candidates` stands in (noted in
-   * `detail.fallback`), but in a scenario (strict targets): there the fault waits (like a budget
-   * refusal) and is skipped if the role never answers. `except` (scenarios): names whose bound
-   * nodes the target must not be.
-   */
-  private resolve(t: FaultTarget, index: number, rng: Prng, candidates: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>, except?: readonly string[]): string | Unresolved | null {
-    const strict = this.ps.o.schedule.scenario !== undefined;
-    const excluded = new Set((except ?? []).map((n) => this.ps.bindings.get(n)).filter((n): n is string => n !== undefined));
-    const pool = candidates.filter((n) => !excluded.has(n));
-    const random = (why?: string): string | Unresolved | null => {
-      if (why && strict) return { why };
-      if (why) detail.fallback = `${why}: random node`;
-      return pool.length === 0 ? null : rng.pick(pool);
-    };
-    const one = (n: string | null | undefined, why: string): string | Unresolved | null => {
-      if (n === null || n === undefined) return random(why);
-      if (excluded.has(n)) return strict ? { why: `${describeTarget(t)} is ${n}, which it must not be (${(except ?? []).filter((x) => this.ps.bindings.get(x) === n).join(', ')})` } : random(why);
-      return n;
-    };
-    const st = this.ps.status[index];
-    const part = (store: string, partition: number): PartitionSnapshot | undefined => snap?.partitions.find((p) => p.store === store && p.partition === partition);
-    switch (t.role) {
-      case 'node':
-        return one(t.node, `node ${t.node}`);
-      case 'random':
-        return random();
-      case 'leader':
-        return one(snap?.leader, 'no leader known');
-      case 'active': {
-        st.partition = { store: t.store, partition: t.partition };
-        return one(part(t.store, t.partition)?.active, `no active owner of ${t.store}/${t.partition} known`);
-      }
-      case 'preferred': {
-        st.partition = { store: t.store, partition: t.partition };
-        return one(part(t.store, t.partition)?.replicas[0], `partition ${t.store}/${t.partition} not known`);
-      }
-      case 'bound':
-        return one(this.ps.bindings.get(t.name), `nothing is bound to ${t.name} (the fault that binds it never started)`);
-      case 'replica': {
-        st.partition = { store: t.store, partition: t.partition };
-        const p = part(t.store, t.partition);
-        const rs = (p?.inSync ?? []).filter((n) => n !== p?.active && pool.includes(n));
-        return rs.length > 0 ? rng.pick(rs) : random(`no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''}`);
-      }
-      case 'heir': {
-        // the first in-sync member other than the active in partition-map order (schedule.ts). Only
-        // the aimed episodes (lag-crash, resync-crash, zombie-crash) name it, and a random node
-        // stands in for none of them: without an in-sync heir the fault waits, like a budget
-        // refusal, and is skipped if none comes (a stand-in makes the episode miss its aim)
-        st.partition = { store: t.store, partition: t.partition };
-        const p = part(t.store, t.partition);
-        const h = (p?.replicas ?? []).find((n) => n !== p?.active && p?.inSync.includes(n) && pool.includes(n));
-        return h ?? { why: `no in-sync replica of ${t.store}/${t.partition} but its owner${excluded.size > 0 ? ' and the excluded' : ''} (an aimed target waits for one)` };
-      }
-      case 'catching-up': {
-        const cs = snap ? catchingUpNodes(snap).filter((n) => pool.includes(n)) : [];
-        return cs.length > 0 ? rng.pick(cs) : random('no replica catching up');
-      }
-      case 'failback': {
-        const hs = snap ? [...new Set(snap.partitions.map((p) => p.handoffTo).filter((n): n is string => n !== null && !excluded.has(n)))].sort() : [];
-        return hs.length > 0 ? rng.pick(hs) : random('no failback under way');
-      }
-      case 'same': {
-        const n = this.ps.status[t.fault]?.nodes[0];
-        return one(n, `fault ${t.fault} hit no node`);
-      }
-      case 'active-over': {
-        const x = this.ps.status[t.fault]?.nodes[0];
-        const ps = (snap?.partitions ?? []).filter((p) => p.replicationFactor > 1 && p.active !== null && !excluded.has(p.active) && (x === undefined || (p.replicas.includes(x) && p.active !== x)));
-        if (ps.length === 0) return random(`no partition with an owner over ${x ?? `fault ${t.fault}'s node`}`);
-        // a partition where that node still catches up, when there is one (the dangerous moment)
-        const behind = x === undefined ? [] : ps.filter((p) => !p.inSync.includes(x));
-        const p = rng.pick(behind.length > 0 ? behind : ps);
-        if (behind.length > 0) detail.behind = x;
-        st.partition = { store: p.store, partition: p.partition };
-        return p.active;
-      }
-      case 'outside': {
-        // a running node the member set does not list (a spare, a node that left)
-        const ms = snap?.members;
-        if (!ms) return { why: 'the cluster reports no member set (metadata members)' };
-        const listed = new Set(ms.members.map((m) => m.id));
-        const out = pool.filter((n) => !listed.has(n));
-        if (out.length === 0) return { why: `no running node outside the member set (${ms.members.map((m) => m.id).join(', ')}): nobody to join` };
-        return rng.pick(out);
-      }
-      case 'member': {
-        // a member whose leave keeps at least the voters' count of members (schedule.ts leaveCandidates)
-        const ms = snap?.members;
-        if (!ms) return { why: 'the cluster reports no member set (metadata members)' };
-        const cands = leaveCandidates(ms.members, this.ps.o.schedule.nodeCount, this.ps.joined).filter((n) => pool.includes(n));
-        if (cands.length === 0) {
-          const pending = ms.members.filter((m) => m.state !== 'member');
-          return { why: pending.length > 0 ? `a membership change is pending (${pending.map((m) => `${m.id} ${m.state}`).join(', ')})` : `${ms.members.length} members: a leave would leave fewer than ${this.ps.o.schedule.nodeCount}` };
-        }
-        // mostly a member that owns partitions now: its leave moves ownership by the fenced
-        // handoff, the step where a move can lose acknowledged writes (a spare that joined owns
-        // none: draining it only copies; with it preferred, a planted bug that names the new owner
-        // active before its copy is in sync went unnoticed in 2 of 4 runs of 150 s), else the node
-        // that joined last half of the time, else any candidate
-        const owners = cands.filter((n) => snap?.partitions.some((p) => p.active === n));
-        if (owners.length > 0 && rng.chance(0.75)) return rng.pick(owners);
-        return this.ps.joined.some((n) => cands[0] === n) && rng.chance(0.5) ? cands[0] : rng.pick(cands);
-      }
-      case 'active-of': {
-        const of = this.ps.status[t.fault]?.partition;
-        if (of === undefined) return random(`fault ${t.fault} was about no partition`);
-        st.partition = of;
-        return one(part(of.store, of.partition)?.active, `no active owner of ${of.store}/${of.partition} known`);
-      }
-    }
-  }
-
-  /**
    * An ownership change on demand (handoff, regenerate): resolves the node to hand to, sends the
    * admin request through the probe, and records it as a ledger event `admin` (not a fault: it
    * must lose nothing). A refusal (a change in flight, the node not in sync) is retried like a
@@ -628,7 +423,7 @@ export class Nemesis {
     const st = this.ps.status[index];
     let command: string;
     if (f.kind === 'handoff') {
-      const to = this.resolve(f.target, index, rng, nodes, snap, detail, f.except);
+      const to = resolveTarget(this.ps, f.target, index, rng, nodes, snap, detail, f.except);
       if (typeof to !== 'string') return { skip: to?.why ?? 'no node to hand off to' };
       if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
       command = `handoff ${store}/${partition} to ${to}`;
@@ -670,7 +465,7 @@ export class Nemesis {
     } else {
       // a node outside the member set can join while it runs: down or frozen it cannot take copies
       const usable = (n: string): boolean => this.ps.o.runtime.isUp(n) && !this.ps.held.has(n);
-      const to = this.resolve(f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
+      const to = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
       if (typeof to !== 'string') return { skip: to?.why ?? `no node to ${f.kind}` };
       if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
       node = to;
@@ -790,28 +585,5 @@ export class Nemesis {
       st.ended = true;
       this.ps.poke();
     }
-  }
-
-  // ------------------------------------------------------------------ watching
-
-}
-
-/** One phrase for a fault's trigger event (skip reasons): `step cut-a ended`, `promoted sync3/0`, ... */
-export function describeEvent(f: PlannedFault): string {
-  const t = f.after;
-  if (!t) return 'no event';
-  const who = t.node ?? t.name;
-  const part = t.store !== undefined ? ` ${t.store}/${t.partition}` : '';
-  switch (t.event) {
-    case 'node-caught-up':
-      return `caught-up ${who}`;
-    case 'suspected':
-      return `suspected ${who}`;
-    case 'promoted':
-      return `promoted${part}`;
-    case 'handoff-started':
-      return `handoff-started${part}${who !== undefined ? ` to ${who}` : ''}`;
-    default:
-      return `${t.event} of fault ${t.fault ?? '?'}`;
   }
 }
