@@ -13,7 +13,8 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { afterAll, describe, expect, it } from 'vitest';
 import { needs } from '../test-support/capabilities.js';
-import { certify, type CertifyOptions } from './certify.js';
+import { certify } from './certify.js';
+import type { CertifyOptions } from './certify/options.js';
 import { INJECT_ENV, parseInjections } from './runtime/injected-runtime-errors.js';
 import { hasStackTrace, ledgerEvents, leftovers, missingReports, runTagOf } from './test-support/run-leftovers.js';
 

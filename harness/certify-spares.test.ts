@@ -4,7 +4,7 @@ import path from 'node:path';
 import { execa } from 'execa';
 import { describe, expect, it } from 'vitest';
 import { distPath } from './dist-path.js';
-import { MAX_SPARES, spareIdsOf } from './certify.js';
+import { MAX_SPARES, spareIdsOf } from './certify/plan.js';
 import { UsageError } from './usage-error.js';
 
 describe('certify: spare nodes (issue 14, SPARES=)', () => {

@@ -2,7 +2,8 @@ import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { execa } from 'execa';
-import { certify, type CertifyOptions } from './certify.js';
+import { certify } from './certify.js';
+import type { CertifyOptions } from './certify/options.js';
 import { ratioStats, roundOrder } from './bench-stats.js';
 
 /**

@@ -1,7 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CommanderError } from 'commander';
 import { buildCli } from './cli.js';
-import { certify, type CertifyOptions } from './certify.js';
+import { certify } from './certify.js';
+import type { CertifyOptions } from './certify/options.js';
 import { UsageError } from './usage-error.js';
 
 /** The certify command's options that reach certify() before anything starts. */

@@ -2,9 +2,9 @@ import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createRunDir } from './certify.js';
+import { createRunDir } from './certify/setup.js';
 
-describe('createRunDir (harness/certify.ts)', () => {
+describe('createRunDir (harness/certify/setup.ts)', () => {
   it('never hands out a directory twice: same-second runs of one seed get -2, -3 (make power JOBS=4)', () => {
     const runs = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-rundir-'));
     try {

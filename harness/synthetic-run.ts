@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { createPrng } from './nemesis/prng.js';
 import { applySchema, META, SCHEMA_VERSION } from '../ledger/schema.js';
-import { KeyPacker } from '../ledger/seal.js';
+import { KeyPacker } from '../ledger/key-packer.js';
 import { BATCH_FMT, packBatch, toMicros } from '../ledger/write-batches.js';
 
 /**
@@ -39,8 +39,8 @@ export interface SyntheticRun {
   progress?: (fraction: number) => void;
   /**
    * Pack the batches while the run is written, as the ledger's worker does during a run
-   * (ledger/seal.ts KeyPacker.step after each second of run time); default true. The CPU time it
-   * took is returned (packCpuMs).
+   * (ledger/key-packer.ts KeyPacker.step after each second of run time); default true. The CPU
+   * time it took is returned (packCpuMs).
    */
   packWhileRunning?: boolean;
   /**

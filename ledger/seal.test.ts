@@ -5,9 +5,10 @@ import Database from 'better-sqlite3';
 import fc from 'fast-check';
 import { afterAll, describe, expect, it } from 'vitest';
 import { allReads, allWrites, type ReadsRow } from './key-log.js';
-import { SqliteLedger } from './ledger-writer.js';
+import { SqliteLedger } from './sqlite-ledger.js';
 import type { WritesRow } from './schema.js';
-import { KeyPacker, needsSeal, sealLedgerFile } from './seal.js';
+import { KeyPacker } from './key-packer.js';
+import { needsSeal, sealLedgerFile } from './seal.js';
 import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_FIELDS, READ_KINDS, toMicros } from './write-batches.js';
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'zaris-certify-seal-test-'));

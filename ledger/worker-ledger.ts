@@ -2,18 +2,18 @@ import { isMainThread, MessageChannel, parentPort, receiveMessageOnPort, Worker,
 import { distPath } from './checkout.js';
 import { parseWriteId } from './schema.js';
 import { CMP_FIELDS, INV_FIELDS, OPS, OUTCOMES, RD_ABSENT, RD_FIELDS, RD_TEXT, READ_KINDS, toMicros } from './write-batches.js';
-import {
-  SqliteLedger,
-  type FaultStart,
-  type Invoked,
-  type KeyRow,
-  type Ledger,
-  type ReadRecord,
-  type SampleRow,
-  type NodeSampleRow,
-  type StatsRow,
-  type WriteCompletion,
-  type WriteOp,
+import { SqliteLedger } from './sqlite-ledger.js';
+import type {
+  FaultStart,
+  Invoked,
+  KeyRow,
+  Ledger,
+  ReadRecord,
+  SampleRow,
+  NodeSampleRow,
+  StatsRow,
+  WriteCompletion,
+  WriteOp,
 } from './ledger-writer.js';
 
 /** Calls queued on the main thread and applied, in order, by the worker (the rarer rows). */

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FindingClass } from '../harness/verifier/verifier.js';
-import { FINDING_CLASSES } from '../ledger/history-rules.js';
+import { FINDING_CLASSES } from '../ledger/history-findings.js';
 import type { KeyLogReader } from '../ledger/key-log.js';
 import type { WritesRow } from '../ledger/schema.js';
 import { writeId } from '../ledger/schema.js';

@@ -1,5 +1,5 @@
 import type { FindingClass } from '../harness/verifier/verifier.js';
-import { PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-rules.js';
+import { PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-findings.js';
 import { INCIDENT_FINDINGS_LISTED } from './incidents.js';
 import type { ResultFinding, Results } from './results.js';
 

@@ -1,5 +1,5 @@
-import type { FindingKind } from '../ledger/history-rules.js';
-import { FINDING_CLASSES } from '../ledger/history-rules.js';
+import type { FindingKind } from '../ledger/history-findings.js';
+import { FINDING_CLASSES } from '../ledger/history-findings.js';
 import { fmtClock } from './html-kit.js';
 import type { Incident, IncidentCause } from './incidents.js';
 

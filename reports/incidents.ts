@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
-import type { FindingClass, FindingKind } from '../ledger/history-rules.js';
-import { FINDING_CLASSES, PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-rules.js';
+import type { FindingClass, FindingKind } from '../ledger/history-findings.js';
+import { FINDING_CLASSES, PARTITION_FINDING_KINDS, READ_FINDING_KINDS } from '../ledger/history-findings.js';
 import { KeyLogReader } from '../ledger/key-log.js';
 import { incidentLine } from './incident-text.js';
 

@@ -11,7 +11,7 @@ import { groupFindings, type Incident } from './incidents.js';
 import { findStalls, type Availability } from '../harness/verifier/stalls.js';
 import { judgeScenario, type ScenarioResult } from '../harness/scenario/expectation.js';
 import type { ScenarioRecord } from '../harness/scenario/scenario.js';
-import type { RuleFinding } from '../ledger/history-rules.js';
+import type { RuleFinding } from '../ledger/history-findings.js';
 import { nodeCounterTotals, type NodeCounterTotals } from './node-metrics.js';
 import type { ContractJudged } from '../ledger/contract-judged.js';
 

@@ -1,5 +1,5 @@
 import type { FindingClass } from '../harness/verifier/verifier.js';
-import { FINDING_CLASSES } from '../ledger/history-rules.js';
+import { FINDING_CLASSES } from '../ledger/history-findings.js';
 import { fmtClock } from './html-kit.js';
 import { firstViolationIncident, firstViolationSentence } from './incident-text.js';
 import type { Results } from './results.js';

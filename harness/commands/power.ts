@@ -2,7 +2,8 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type Database from 'better-sqlite3';
 import { SELF_TEST_BUGS, type SelfTestBug } from '../../nodes/cluster-config.js';
-import type { CertifyOptions, CertifyOutcome } from '../certify.js';
+import type { CertifyOutcome } from '../certify.js';
+import type { CertifyOptions } from '../certify/options.js';
 import { PRESET_FOR_BUG, PRESETS, type PresetName } from '../nemesis/schedule.js';
 import { openRunLedger } from './run-ledger.js';
 

@@ -2,7 +2,8 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { CertifyOptions, CertifyOutcome } from '../certify.js';
+import type { CertifyOutcome } from '../certify.js';
+import type { CertifyOptions } from '../certify/options.js';
 import type { Results } from '../../reports/results.js';
 import { UsageError } from '../usage-error.js';
 import { runScenarios, scenarioFiles } from './scenarios.js';

@@ -1,6 +1,7 @@
 import { mkdirSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import type { CertifyOptions, CertifyOutcome } from '../certify.js';
+import type { CertifyOutcome } from '../certify.js';
+import type { CertifyOptions } from '../certify/options.js';
 import { describeExpectation, loadScenario, type Scenario } from '../scenario/scenario.js';
 import { UsageError } from '../usage-error.js';
 

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import Database from 'better-sqlite3';
 import { applySchema } from '../../ledger/schema.js';
-import { DEFAULT_STORES } from '../certify.js';
+import { DEFAULT_STORES } from '../certify/options.js';
 import { parseScenario } from '../scenario/scenario.js';
 import { ddmin, recordedItems, subsetScenario, type ShrinkConfig } from './shrink.js';
 

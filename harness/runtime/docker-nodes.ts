@@ -1,14 +1,18 @@
+/**
+ * DockerNodes, the node machinery every docker runtime shares: the cluster's start and close, a
+ * node's (re)start, kill, stop, pause and resume, and the grudge and client cut of the moment.
+ */
 import { randomBytes } from 'node:crypto';
-import { appendFileSync, mkdirSync } from 'node:fs';
-import net from 'node:net';
-import { networkInterfaces } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { ContainerRuntimeClient, StartedTestContainer } from 'testcontainers';
 import { ensureNodeImage, repoRootFrom } from '../docker/node-image.js';
-import { demuxDockerLog } from './docker-log.js';
+import { nodeContainer, oneLine, saveLogAndRemove, sleep, tcpAccepts, type ContainerSpec, type Dockerode, type NodeSlot } from './docker-container.js';
+import { runInNetns } from './docker-netns.js';
+import { createRunNetwork } from './docker-network.js';
 import { NODE_LABEL, OWNER_LABEL, ownerToken, RUN_LABEL } from './docker-owner.js';
 import { grudgeDrops, healScript, partitionScript } from './docker-partition.js';
-import { gatewayAddress, nodeAddress, pickFreeSubnet, RUN_SUBNET_PREFIX } from './docker-subnet.js';
+import { gatewayAddress, nodeAddress } from './docker-subnet.js';
 import { sweepDockerLeftovers } from './docker-sweep.js';
 import type { Grudge } from './runtime.js';
 import { loadTestcontainers, type TestcontainersModule } from './testcontainers-loader.js';
@@ -27,74 +31,6 @@ export interface DockerNodesOptions {
   runTag?: string;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
-}
-
-/** What one node's container runs: built by the subclass for each (re)start of the node. */
-export interface ContainerSpec {
-  command: string[];
-  env: Record<string, string>;
-  /** Text copied into the container before it starts (absolute target paths). */
-  contents?: Array<{ content: string; target: string }>;
-  /** Host files copied into the container before it starts (absolute target paths). */
-  files?: Array<{ source: string; target: string }>;
-  /** Host folders mounted into the container. */
-  binds?: Array<{ source: string; target: string; mode: 'ro' | 'rw' }>;
-  /** Ports (on the node's address) that must accept TCP from the host before the node is ready. */
-  readyPorts: number[];
-}
-
-type NodeState = 'up' | 'paused' | 'down';
-
-interface NodeSlot {
-  id: string;
-  host: string;
-  state: NodeState;
-  /** Container of the current incarnation (set while state is up or paused). */
-  container?: StartedTestContainer;
-  /** Starts so far; the n-th container of a node is its incarnation n. */
-  incarnation: number;
-}
-
-type Dockerode = ContainerRuntimeClient['container']['dockerode'];
-
-/** Builds the GenericContainer subclass that can pin an address and run docker-init. */
-function nodeContainerClass(tc: TestcontainersModule) {
-  return class NodeContainer extends tc.GenericContainer {
-    /** Attaches the container to `network` at the fixed IPv4 `address` (IPAM config at create). */
-    withStaticAddress(network: string, address: string): this {
-      this.createOpts.NetworkingConfig = { EndpointsConfig: { [network]: { IPAMConfig: { IPv4Address: address } } } };
-      return this.withNetworkMode(network);
-    }
-    /** Runs docker-init as PID 1 so SIGTERM reaches the node and zombies are reaped. */
-    withInit(): this {
-      this.hostConfig.Init = true;
-      return this;
-    }
-  };
-}
-
-/** The first line of an error's message. */
-export function oneLine(e: unknown): string {
-  return String((e as Error)?.message ?? e).split('\n')[0];
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
-}
-
-/** Whether a TCP connection to host:port is accepted within timeoutMs. */
-function tcpAccepts(host: string, port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    const done = (v: boolean): void => {
-      clearTimeout(timer);
-      s.destroy();
-      resolve(v);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    s.once('connect', () => done(true));
-    s.once('error', () => done(false));
-  });
 }
 
 /**
@@ -229,49 +165,26 @@ export abstract class DockerNodes {
 
   /** Creates the run's network on the first free /24 (retrying when another run took it meanwhile). */
   private async createNetwork(client: ContainerRuntimeClient): Promise<string> {
-    const taken: string[] = [];
-    for (const n of await this.engine.listNetworks()) for (const c of n.IPAM?.Config ?? []) if (c.Subnet) taken.push(c.Subnet);
-    for (const addrs of Object.values(networkInterfaces())) for (const a of addrs ?? []) if (a.family === 'IPv4' && a.cidr) taken.push(a.cidr);
-    for (let attempt = 0; attempt < 8; attempt++) {
-      const subnet = pickFreeSubnet(taken, (process.pid + attempt * 37) % 256);
-      if (subnet === undefined) throw new Error(`no free /24 left in ${RUN_SUBNET_PREFIX}.0.0/16 for the run network`);
-      try {
-        const network = await client.network.create({
-          Name: this.networkName,
-          CheckDuplicate: true,
-          Driver: 'bridge',
-          IPAM: { Driver: 'default', Config: [{ Subnet: subnet, Gateway: gatewayAddress(subnet) }] },
-          Labels: this.labels({}),
-        });
-        this.networkId = network.id;
-        this.subnetCidr = subnet;
-        this.log(`network ${this.networkName} on ${subnet}`);
-        return subnet;
-      } catch (e) {
-        if (!/overlap/i.test(oneLine(e))) throw new Error(`cannot create network ${this.networkName}: ${oneLine(e)}`);
-        taken.push(subnet);
-      }
-    }
-    throw new Error(`cannot create network ${this.networkName}: every subnet tried overlapped another network`);
+    const { id, subnet } = await createRunNetwork(this.engine, client, this.networkName, this.labels({}));
+    this.networkId = id;
+    this.subnetCidr = subnet;
+    this.log(`network ${this.networkName} on ${subnet}`);
+    return subnet;
   }
 
   /** Creates and starts the node's next container, installs its partition rules, waits until its ready ports accept. */
   private async launch(id: string): Promise<void> {
     const s = this.slot(id);
     const spec = this.containerSpec(id);
-    const NodeContainer = nodeContainerClass(this.tc!);
-    let c = new NodeContainer(this.image)
-      .withName(this.containerName(id))
-      .withLabels(this.labels({ [NODE_LABEL]: id }))
-      .withAddedCapabilities('NET_ADMIN')
-      .withStaticAddress(this.networkName, s.host)
-      .withInit()
-      .withEnvironment(spec.env)
-      .withCommand(spec.command)
-      .withStartupTimeout(this.baseOpts.readyTimeoutMs ?? 30_000);
-    if (spec.contents && spec.contents.length > 0) c = c.withCopyContentToContainer(spec.contents);
-    if (spec.files && spec.files.length > 0) c = c.withCopyFilesToContainer(spec.files);
-    if (spec.binds && spec.binds.length > 0) c = c.withBindMounts(spec.binds);
+    const c = nodeContainer(this.tc!, {
+      image: this.image,
+      name: this.containerName(id),
+      labels: this.labels({ [NODE_LABEL]: id }),
+      network: this.networkName,
+      address: s.host,
+      spec,
+      startupTimeoutMs: this.baseOpts.readyTimeoutMs ?? 30_000,
+    });
     try {
       s.container = await c.start();
     } catch (e) {
@@ -339,16 +252,7 @@ export abstract class DockerNodes {
     s.container = undefined;
     s.state = 'down';
     if (ctr === undefined) return;
-    const handle = this.engine.getContainer(ctr.getId());
-    try {
-      const raw = (await handle.logs({ stdout: true, stderr: true, follow: false })) as unknown as Buffer;
-      appendFileSync(this.logPath(id), `--- zaris-certify: ${id} container ${ctr.getId().slice(0, 12)} incarnation ${s.incarnation}: ${why} ---\n`);
-      appendFileSync(this.logPath(id), demuxDockerLog(Buffer.from(raw)));
-    } finally {
-      await handle.remove({ force: true }).catch((e: unknown) => {
-        if (!/no such container|404|already in progress/i.test(oneLine(e))) throw e;
-      });
-    }
+    await saveLogAndRemove(this.engine, s, ctr, this.logPath(id), why);
   }
 
   private running(id: string, op: string): NodeSlot {
@@ -438,44 +342,17 @@ export abstract class DockerNodes {
   }
 
   /**
-   * Runs an `sh` script in the node container's network namespace: `docker exec` when it runs,
-   * a helper container (same image, `--network container:<id>`, NET_ADMIN, labelled with the
-   * run) when it is paused, since a frozen container cannot exec.
-   * @throws Error (one line) when the script fails.
+   * Runs an `sh` script in the running or paused node's network namespace (docker-netns.ts; a
+   * paused node's helper container is labelled with the run and the node).
+   * @throws Error (one line) when the node is down or the script fails.
    */
   private async runInNetns(id: string, script: string, what: string): Promise<void> {
     const s = this.running(id, what);
-    if (s.state === 'up') {
-      const ctr = s.container!;
-      let r: { exitCode: number; output: string };
-      try {
-        r = await ctr.exec(['sh', '-c', script]);
-      } catch (e) {
-        // the container stopped under us (it died on its own, or a kill began): its rules went
-        // with it, and its next container gets the grudge of the moment (launch)
-        if (s.container !== ctr || (s.state as NodeState) === 'down' || !(await this.engine.getContainer(ctr.getId()).inspect().then((i) => i.State.Running, () => false))) return;
-        throw new Error(`docker runtime: ${what} in ${id}: ${oneLine(e)}`);
-      }
-      if (r.exitCode !== 0) throw new Error(`docker runtime: ${what} in ${id} failed (exit ${r.exitCode}): ${r.output.trim().split('\n').pop() ?? ''}`);
-      return;
-    }
-    const helper = await this.engine.createContainer({
-      Image: this.image,
-      name: `${this.containerName(id)}-netns-${randomBytes(3).toString('hex')}`,
-      Cmd: ['sh', '-c', script],
-      Labels: this.labels({ [NODE_LABEL]: id, 'zaris-certify.role': 'netns-helper' }),
-      HostConfig: { NetworkMode: `container:${s.container!.getId()}`, CapAdd: ['NET_ADMIN'] },
+    await runInNetns(this.engine, s, script, what, {
+      image: this.image,
+      name: this.containerName(id),
+      labels: this.labels({ [NODE_LABEL]: id, 'zaris-certify.role': 'netns-helper' }),
     });
-    try {
-      await helper.start();
-      const r = (await helper.wait()) as { StatusCode: number };
-      if (r.StatusCode !== 0) {
-        const out = demuxDockerLog(Buffer.from((await helper.logs({ stdout: true, stderr: true })) as unknown as Buffer)).toString();
-        throw new Error(`docker runtime: ${what} in paused ${id} failed (exit ${r.StatusCode}): ${out.trim().split('\n').pop() ?? ''}`);
-      }
-    } finally {
-      await helper.remove({ force: true }).catch(() => undefined);
-    }
   }
 
   async partition(grudge: Grudge): Promise<void> {

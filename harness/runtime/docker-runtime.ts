@@ -1,5 +1,6 @@
 import { validateClusterConfig, type ClusterConfig, type NodeConfig } from '../../nodes/cluster-config.js';
-import { DockerNodes, type ContainerSpec, type DockerNodesOptions } from './docker-nodes.js';
+import type { ContainerSpec } from './docker-container.js';
+import { DockerNodes, type DockerNodesOptions } from './docker-nodes.js';
 import { CLOCK_EFFECT_MS, ClockFiles, CONTAINER_CLOCK_DIR, checkClockSetting, faketimeEnv, IMAGE_LIBFAKETIME, type ClockMode, type ClockSetting } from './faketime.js';
 import { nodeRoleFields, type ClusterStartOptions, type NodeEndpoint, type Runtime } from './runtime.js';
 

@@ -19,7 +19,7 @@ import { ALLOWED_CLASSES, SCENARIO_SCHEMA, VERDICTS } from './scenario-schema.js
  * (`scenario x.yaml: step "cut-a" (#2), duration: ...`), and nothing is started.
  */
 
-/** The stores a scenario may name by name (harness/certify.ts DEFAULT_STORES). */
+/** The stores a scenario may name by name (harness/certify/options.ts DEFAULT_STORES). */
 const NAMED_STORES: Record<string, StoreConfig> = {
   sync3: { name: 'sync3', replicationFactor: 3, ackMode: 'sync', segments: 64 },
   async3: { name: 'async3', replicationFactor: 3, ackMode: 'async', segments: 64 },

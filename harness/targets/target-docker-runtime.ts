@@ -1,6 +1,7 @@
 import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { DockerNodes, type ContainerSpec, type DockerNodesOptions } from '../runtime/docker-nodes.js';
+import type { ContainerSpec } from '../runtime/docker-container.js';
+import { DockerNodes, type DockerNodesOptions } from '../runtime/docker-nodes.js';
 import type { ClockMode } from '../runtime/runtime.js';
 import { makeTempDir } from '../sweep.js';
 import type { LaunchSpec } from './node-launcher.js';

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { FindingClass } from '../../ledger/history-rules.js';
+import type { FindingClass } from '../../ledger/history-findings.js';
 import { CrashTimeline, type CrashHit } from './crash-timeline.js';
 import { ReplicaTimeline } from './replica-timeline.js';
 import { SampleBlocks } from './sample-blocks.js';
@@ -99,7 +99,7 @@ export class LossClassifier {
     const replicas = this.replicasAt(store, partition, t);
     // 1. rf1: RF 1 and the node holding it crashed after the ack: a node of the partition's
     //    replicas, or (v2) the acking node itself, which held the only copy even when no sample
-    //    showed the map of its tenure yet (history-rules.ts, rf1Holders)
+    //    showed the map of its tenure yet (history-loss-rules.ts, classifyLostWrite)
     if (this.facts.stores.get(store)?.replicationFactor === 1 && (!this.facts.v2 || this.facts.gates.rf1)) {
       const holders = this.facts.v2 && l.ack_node !== null && !replicas.includes(l.ack_node) ? [...replicas, l.ack_node] : replicas;
       const hit = this.crashes.firstCrashOfAnyAtOrAfter(holders, t) ?? (this.facts.v2 ? this.laterHolderCrash(store, partition, t) : null);
@@ -135,7 +135,7 @@ export class LossClassifier {
   /**
    * The partition's replicas at instant t: v2, those of the latest sample at or before t that
    * carries them (the partition map of that moment, after a regeneration or a move); else the
-   * partition map at the start (history-rules.ts, `replicasAt`).
+   * partition map at the start (history-index.ts, `replicasAt`).
    */
   private replicasAt(store: string, partition: number, t: number): string[] {
     if (this.facts.v2) {

@@ -10,7 +10,7 @@ interface Runs {
 
 /**
  * The partition's replicas at an instant as the samples recorded them (v2: the partition map of
- * that moment, after a regeneration or a move; history-rules.ts, `replicasAt`): the `replicas` of
+ * that moment, after a regeneration or a move; history-index.ts, `replicasAt`): the `replicas` of
  * the latest sample at or before t that carries them (ties on t_ms: the last recorded), or
  * undefined when none does.
  *

@@ -1,5 +1,5 @@
 import type Database from 'better-sqlite3';
-import type { PartitionFindingKind } from '../../ledger/history-rules.js';
+import type { PartitionFindingKind } from '../../ledger/history-findings.js';
 import { observedNodeStalls, stalledDuring } from '../../ledger/node-stalls.js';
 import { crashInstant, pkey, type RunFacts } from './run-facts.js';
 import { lifeAt } from './total-loss.js';
@@ -181,7 +181,7 @@ export function scanSamples(db: Database.Database, facts: RunFacts, losses: Read
         else seen.lastMs = t;
       }
       if (node !== null) {
-        // a crash of the node between two of its samples starts a new view (history-rules.ts)
+        // a crash of the node between two of its samples starts a new view (history-map-rules.ts)
         let prev = nodeEpoch.get(node);
         if (prev !== undefined && crashedBetween(node, prev.t, t)) prev = undefined;
         if (prev !== undefined && epoch < prev.epoch && !found.has('epoch-regression')) found.set('epoch-regression', { node, fromEpoch: prev.epoch, toEpoch: epoch, tMs: t });

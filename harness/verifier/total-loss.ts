@@ -4,7 +4,7 @@ import { crashInstant, pkey, type FaultFact, type RunFacts } from './run-facts.j
 
 /**
  * When each node was down for a partition, and (runs allowed past the fault budget) when the
- * partition lost every copy at once: the SQL verifier's side of ledger/history-rules.ts
+ * partition lost every copy at once: the SQL verifier's side of ledger/history-index.ts
  * `downV2` / `lossStarts` / `lifeAt`.
  *
  * - "down" (history-format.md v2, with our reading of its end): from a kill/stop's crash instant

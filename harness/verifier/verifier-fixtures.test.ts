@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { SqliteLedger } from '../../ledger/ledger-writer.js';
+import { SqliteLedger } from '../../ledger/sqlite-ledger.js';
 import { META } from '../../ledger/schema.js';
 import { FIXTURES, ISSUE_10, type Fixture, type FixtureFinding } from '../../ledger/test-support/fixtures.js';
 import { analyzeHistoryFile, analyzeRunDir } from '../commands/analyze.js';

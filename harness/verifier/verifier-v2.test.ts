@@ -6,7 +6,8 @@ import fc from 'fast-check';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { validateHistory, type History } from '../../ledger/history-format.js';
 import { importHistory } from '../../ledger/history-import.js';
-import { judgeHistory, type Judgement, type RuleFinding } from '../../ledger/history-rules.js';
+import type { Judgement, RuleFinding } from '../../ledger/history-findings.js';
+import { judgeHistory } from '../../ledger/history-rules.js';
 import { buildV2, NODES_V2, planV2Arb } from '../../ledger/test-support/random-history-v2.js';
 import { verifyLedger, type Verification } from './verifier.js';
 

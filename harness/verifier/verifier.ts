@@ -1,18 +1,19 @@
 import type Database from 'better-sqlite3';
-import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-rules.js';
-import { FINDING_KINDS, REASONS } from '../../ledger/history-rules.js';
+import type { FindingClass, FindingKind, KeyFindingKind, Verdict } from '../../ledger/history-findings.js';
+import { FINDING_KINDS, REASONS } from '../../ledger/history-findings.js';
 import { writeId, type RulesVersion } from '../../ledger/schema.js';
 import { contractJudged, type ContractJudged } from '../../ledger/contract-judged.js';
 import { hasTable, KeyLogReader } from '../../ledger/key-log.js';
-import { ChunkScanner, type ChunkResult, type KeyCandidate, type ReadFindingRow, type ScanContext } from './chunk-scan.js';
+import { ChunkScanner, type ChunkResult, type KeyCandidate, type ScanContext } from './chunk-scan.js';
 import { LossClassifier, type AckRow } from './loss-classifier.js';
 import { loadRunFacts, pkey, runConfigOf, type RunFacts } from './run-facts.js';
 import { scanSamples, type PartitionFinding, type SampleFacts } from './sample-pass.js';
 import { ParallelScan, parallelScanPossible } from './parallel-scan.js';
+import type { ReadFindingRow } from './read-checks.js';
 import { DownTimeline, lifeAt } from './total-loss.js';
 
-export { FINDING_CLASSES, FINDING_KINDS } from '../../ledger/history-rules.js';
-export type { FindingClass, FindingKind, Verdict } from '../../ledger/history-rules.js';
+export { FINDING_CLASSES, FINDING_KINDS } from '../../ledger/history-findings.js';
+export type { FindingClass, FindingKind, Verdict } from '../../ledger/history-findings.js';
 
 /** Exit code of each verdict (DESIGN.md §5): 0 CERTIFIED, 1 FAILED, 2 INCONCLUSIVE. */
 export const VERDICT_EXIT_CODE: Readonly<Record<Verdict, 0 | 1 | 2>> = { CERTIFIED: 0, FAILED: 1, INCONCLUSIVE: 2 };

@@ -39,8 +39,20 @@ export function writeSql(op: WriteRequest['op']): string {
  * timeline), asked again every 500 ms and after every failed operation. Each write is sent once
  * (no retries); outcomes: pg-outcome.ts.
  */
-/** Connections that already carry the no-op 'error' listener (a pooled one is handed out many times). */
-const guarded = new WeakSet<pg.PoolClient>();
+/**
+ * The pools' connection class: a pg.Client that listens to its own 'error' events from the moment
+ * it is made. pg emits 'error' on a client whose socket dies or whose server sends a FATAL
+ * ("terminating connection due to unexpected postmaster exit") while no query is under way,
+ * including while it is still connecting, when the pool has no listener on it yet; unheard, that
+ * event is an uncaught exception that ends the run. The operation under way, if any, rejects with
+ * the error itself, which is what the outcome rules judge.
+ */
+export class GuardedPgClient extends pg.Client {
+  constructor(config?: string | pg.ClientConfig) {
+    super(config);
+    this.on('error', () => undefined);
+  }
+}
 
 export class PgClient implements TargetClient {
   private readonly pools = new Map<string, pg.Pool>();
@@ -63,6 +75,7 @@ export class PgClient implements TargetClient {
         user: 'postgres',
         database: 'postgres',
         max: 24,
+        Client: GuardedPgClient,
         connectionTimeoutMillis: 1_000,
         idleTimeoutMillis: 10_000,
         query_timeout: this.timeoutMs,
@@ -96,14 +109,7 @@ export class PgClient implements TargetClient {
 
   private async connect(node: string): Promise<pg.PoolClient> {
     try {
-      const c = await this.pools.get(node)!.connect();
-      // a checked-out connection whose socket dies emits 'error' on itself (the pool only
-      // listens to idle ones): the query under way rejects with it, which is what counts
-      if (!guarded.has(c)) {
-        guarded.add(c);
-        c.on('error', () => undefined);
-      }
-      return c;
+      return await this.pools.get(node)!.connect();
     } catch (e) {
       throw new NotSentError(NO_CONNECTION, e);
     }

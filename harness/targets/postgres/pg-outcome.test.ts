@@ -2,6 +2,8 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createTarget } from '../targets.js';
 import { classifyPgError, NO_CONNECTION, NotSentError } from './pg-outcome.js';
+import pg from 'pg';
+import { GuardedPgClient } from './pg-client.js';
 
 /** An error shaped like the ones pg 8 raises for a server message (DatabaseError: code, severity). */
 const serverError = (code: string, severity: string): Error => Object.assign(new Error(`server said ${code}`), { code, severity });
@@ -45,5 +47,16 @@ describe('PostgreSQL write outcomes', () => {
   it('PATRONI_SYNC is refused in one line on another target or with another value', async () => {
     await expect(createTarget('etcd', { patroniSync: 'strict' })).rejects.toThrow(/^PATRONI_SYNC applies to TARGET=postgres-patroni only, not etcd$/);
     await expect(createTarget('postgres-patroni', { patroniSync: 'on' as never })).rejects.toThrow(/^PATRONI_SYNC must be off or strict, got on$/);
+  });
+});
+
+describe("the adapter's connections", () => {
+  it("hear their own 'error' events from the moment they are made (an unheard one would end the run)", () => {
+    const fatal = Object.assign(new Error('terminating connection due to unexpected postmaster exit'), { code: '57P01', severity: 'FATAL' });
+    // a plain pg.Client without a listener throws the event out (the failure this guards against)
+    expect(() => new pg.Client({ host: '127.0.0.1' }).emit('error', fatal)).toThrow(/unexpected postmaster exit/);
+    const c = new GuardedPgClient({ host: '127.0.0.1' });
+    expect(c.listenerCount('error')).toBe(1);
+    expect(c.emit('error', fatal)).toBe(true);
   });
 });
