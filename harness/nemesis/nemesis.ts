@@ -29,14 +29,17 @@
  * `isolated` nodes count the voters only.
  */
 import { setMaxListeners } from 'node:events';
-import { NORMAL_CLOCK, type ClockSetting } from '../runtime/faketime.js';
+import { NORMAL_CLOCK } from '../runtime/faketime.js';
 import type { ClusterSnapshot } from './budget.js';
 import { budgetCheck, noteOut } from './budget-gate.js';
+import { clientCutFault } from './client-cut.js';
+import { clockFault } from './clock-fault.js';
 import { unhealthyPartitions } from './cluster-queries.js';
 import { fetchSnapshot, noteCatchUp, watchLoop } from './cluster-readback.js';
-import { buildPartition, isolatedNodes, unionGrudges, type PartitionPlan } from './grudge.js';
+import type { StartRequest } from './fault-handler.js';
 import { resolveTarget } from './live-targets.js';
 import type { FaultCounts, HealResult, NemesisOptions } from './nemesis-types.js';
+import { partitionFault } from './network-faults.js';
 import { oneLine, PlayerState, sleep, type Holding, type Started } from './player-state.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
 import type { StuckFault } from './stuck-faults.js';
@@ -248,7 +251,7 @@ export class Nemesis {
         throw e;
       }
       this.ps.begun(index, f.kind);
-      if (f.flap) await this.flap(started.holding, f, stop);
+      if (f.kind === 'partition') await partitionFault.hold!(this.ps, started.holding, f, stop);
       else await sleep(f.durationMs, stop);
       await this.end(started.holding);
     } finally {
@@ -280,89 +283,10 @@ export class Nemesis {
     const usable = (n: string): boolean => rt.isUp(n) && !this.ps.held.has(n);
     const check = budgetCheck(this.ps, f, snap, detail);
 
-    if (f.kind === 'partition') {
-      const topology = f.topology ?? 'isolate';
-      let plan: PartitionPlan;
-      if ((topology === 'halves' && f.target.role === 'random') || topology === 'bridge') {
-        if (nodes.length < 3) return { skip: `${topology} needs at least 3 nodes`, final: true };
-        plan = buildPartition(topology, nodes, { rng });
-      } else {
-        if (nodes.length < (topology === 'halves' ? 3 : 2)) return { skip: `a ${topology} partition needs at least ${topology === 'halves' ? 3 : 2} nodes`, final: true };
-        const node = resolveTarget(this.ps, f.target, index, rng, nodes, snap, detail, f.except);
-        if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut off' };
-        if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
-        let other: string | undefined;
-        if (f.peer) {
-          const d: Record<string, unknown> = {};
-          const p = resolveTarget(this.ps, f.peer.target, index, rng, nodes.filter((n) => n !== node), snap, d, f.peer.except);
-          if (typeof p !== 'string') return { skip: `the other end: ${p?.why ?? 'no node'}` };
-          if (p === node) return { skip: `the other end resolved to ${node} itself` };
-          if (!nodes.includes(p)) return { skip: `target ${p} is not a node of the cluster`, final: true };
-          other = p;
-          detail.peer = p;
-        }
-        plan = buildPartition(topology, nodes, { rng, node, direction: f.direction, ...(other !== undefined ? { other } : {}) });
-        detail.node = node;
-        st.nodes = [node];
-        if (f.peer?.bind !== undefined && other !== undefined) this.ps.bindings.set(f.peer.bind, other);
-      }
-      const refusal = check({ grudge: plan.grudge });
-      if (refusal) return { skip: refusal };
-      const isolated = isolatedNodes(nodes, plan.grudge, this.ps.o.voters);
-      Object.assign(detail, { topology, components: plan.components, bridge: plan.bridge, grudge: plan.grudge, isolated, ...(f.flap ? { flap: { ...f.flap, cycle: 0 } } : {}) });
-      if (st.nodes.length === 0) st.nodes = plan.cutOff;
-      const h: Holding = { startedMs: this.ps.o.clock.now(), untilMs: this.ps.o.clock.now() + f.durationMs, index, kind: 'partition', records: [], nodes: plan.cutOff, grudge: plan.grudge, installed: false };
-      this.ps.holdings.set(index, h);
-      const id = this.ps.record(h, { kind: 'partition', nodes: plan.cutOff, target, plannedMs, isolated, detail: JSON.stringify(detail) });
-      return { started: { holding: h, apply: () => this.install(h, id) } };
-    }
-
-    if (f.kind === 'client-cut') {
-      const cutNow = new Set([...this.ps.holdings.values()].map((x) => x.cut).filter((x): x is string => x !== undefined));
-      const node = resolveTarget(this.ps, f.target, index, rng, nodes.filter((n) => !cutNow.has(n)), snap, detail, f.except);
-      if (typeof node !== 'string') return { skip: node?.why ?? 'no node to cut the client from' };
-      if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
-      if (cutNow.has(node)) return { skip: `the client is already cut from ${node}` };
-      detail.node = node;
-      st.nodes = [node];
-      const h: Holding = { startedMs: this.ps.o.clock.now(), untilMs: this.ps.o.clock.now() + f.durationMs, index, kind: 'client-cut', records: [], nodes: [node], installed: false, cut: node };
-      this.ps.holdings.set(index, h);
-      const id = this.ps.record(h, { kind: 'client-cut', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
-      const apply = async (): Promise<void> => {
-        await this.ps.net(() => rt.cutClient(this.ps.cutNodes()));
-        this.ps.o.recorder.faultEffective?.(id);
-      };
-      return { started: { holding: h, apply } };
-    }
-
-    if (f.kind === 'clock') {
-      const modes = rt.clockModes();
-      if (modes === null) return { skip: 'clock faults are not enabled in this run', final: true };
-      const node = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
-      if (typeof node !== 'string') return { skip: node?.why ?? 'no node for a clock fault' };
-      if (!nodes.includes(node)) return { skip: `target ${node} is not a node of the cluster`, final: true };
-      if (!usable(node)) return { skip: `target ${node} is ${this.ps.held.get(node) ?? 'down'}` };
-      const mode = modes[node];
-      const plan = f.clock ?? { rate: 0.5, jumpMs: 30_000 };
-      // a scenario asks for one kind of clock fault: a node whose libfaketime mode cannot make it is no target
-      if (this.ps.o.schedule.scenario !== undefined && ((mode === 'wall' && plan.jumpMs === 0) || (mode === 'monotonic' && plan.rate === 1))) {
-        const fit = Object.keys(modes).filter((n) => modes[n] !== mode).join(', ');
-        return { skip: `${node} runs libfaketime in ${mode} mode, which cannot make a ${mode === 'wall' ? 'clock rate' : 'wall-clock jump'} (nodes in the other mode: ${fit || 'none'})` };
-      }
-      const setting: ClockSetting = mode === 'wall' ? { offsetMs: plan.jumpMs, rate: 1 } : { offsetMs: 0, rate: plan.rate };
-      const refusal = check({ clock: { node, rate: setting.rate } });
-      if (refusal) return { skip: refusal };
-      Object.assign(detail, { node, mode, ...(mode === 'wall' ? { offsetMs: setting.offsetMs } : { rate: setting.rate }) });
-      st.nodes = [node];
-      const h: Holding = { startedMs: this.ps.o.clock.now(), untilMs: this.ps.o.clock.now() + f.durationMs, index, kind: 'clock', records: [], nodes: [node], installed: false, clock: { node, rate: setting.rate } };
-      this.ps.holdings.set(index, h);
-      const id = this.ps.record(h, { kind: 'clock', nodes: [node], target, plannedMs, detail: JSON.stringify(detail) });
-      const apply = async (): Promise<void> => {
-        await rt.setClock(node, setting);
-        this.ps.o.recorder.faultEffective?.(id);
-      };
-      return { started: { holding: h, apply } };
-    }
+    const req: StartRequest = { index, f, rng, nodes, snap, detail, plannedMs, target, st, usable, check };
+    if (f.kind === 'partition') return partitionFault.start(this.ps, req);
+    if (f.kind === 'client-cut') return clientCutFault.start(this.ps, req);
+    if (f.kind === 'clock') return clockFault.start(this.ps, req);
 
     // crash (kill, stop, power) and pause: one node, or several for a power failure
     if (isAdminKind(f.kind)) return this.startAdmin(index, f, rng, nodes, snap, detail);
@@ -488,56 +412,6 @@ export class Nemesis {
     return { started: { holding: h, apply: async () => undefined } };
   }
 
-  /** Installs a partition's cut, recorded as row `id` just before. */
-  private async install(h: Holding, id: number): Promise<void> {
-    h.installed = true;
-    await this.installGrudges();
-    this.ps.o.recorder.faultEffective?.(id);
-  }
-
-  /** The union of every installed grudge, as the runtime's one grudge (client cuts untouched). */
-  private installGrudges(): Promise<void> {
-    return this.ps.net(() => this.ps.o.runtime.partition(unionGrudges([...this.ps.holdings.values()].filter((x) => x.installed && x.grudge).map((x) => x.grudge!))));
-  }
-
-  /** A flapping partition: on for onMs, off for offMs, over and over until its duration ends; one ledger row per on-phase. */
-  private async flap(h: Holding, f: PlannedFault, stop: AbortSignal): Promise<void> {
-    const end = this.ps.o.clock.now() + f.durationMs;
-    const first = h.records[0];
-    const detail = { index: h.index, topology: f.topology, grudge: h.grudge, isolated: isolatedNodes(this.ps.o.runtime.nodeIds(), h.grudge!, this.ps.o.voters), nodes: h.nodes };
-    for (let cycle = 0; ; cycle++) {
-      if (cycle > 0) {
-        const id = this.ps.record(h, {
-          kind: 'partition',
-          nodes: h.nodes,
-          target: describeTarget(f.target),
-          plannedMs: this.ps.phaseStart + f.atMs,
-          isolated: detail.isolated,
-          detail: JSON.stringify({ ...detail, flap: { ...f.flap, cycle, of: first.id } }),
-        });
-        await this.install(h, id);
-      }
-      await sleep(Math.min(f.flap!.onMs, end - this.ps.o.clock.now()), stop);
-      await this.endRecords(h);
-      if (stop.aborted || this.ps.o.clock.now() + f.flap!.offMs >= end) return;
-      await sleep(f.flap!.offMs, stop);
-      if (stop.aborted || this.ps.o.clock.now() >= end) return;
-    }
-  }
-
-  /** Ends a partition's rows in effect and removes its cut (it stays reserved in the budget until end()). */
-  private async endRecords(h: Holding): Promise<void> {
-    const open = h.records.filter((r) => !r.ended);
-    if (open.length === 0) return;
-    for (const r of open) {
-      r.ended = true;
-      this.ps.o.recorder.faultEnd(r.id);
-    }
-    h.installed = false;
-    // the cut still there: its rows go on (stuck-faults.ts)
-    await this.installGrudges().catch((e: unknown) => this.ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
-  }
-
   /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
   private async end(h: Holding): Promise<void> {
     if (!this.ps.holdings.has(h.index)) return;
@@ -545,19 +419,14 @@ export class Nemesis {
     const st = this.ps.status[h.index];
     try {
       if (h.kind === 'partition') {
-        await this.endRecords(h);
+        await partitionFault.end(this.ps, h);
       } else if (h.kind === 'client-cut') {
-        const open = h.records.filter((r) => !r.ended);
-        for (const r of open) (r.ended = true), this.ps.o.recorder.faultEnd(r.id);
-        h.cut = undefined;
-        await this.ps.net(() => rt.cutClient(this.ps.cutNodes())).catch((e: unknown) => this.ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
+        await clientCutFault.end(this.ps, h);
       } else if (isAdminKind(h.kind)) {
         // an ownership or membership change is not undone: the store fails back by itself where it
         // should, and a leave is followed by a planned join
       } else if (h.kind === 'clock') {
-        const open = h.records.filter((r) => !r.ended);
-        for (const r of open) (r.ended = true), this.ps.o.recorder.faultEnd(r.id);
-        await rt.setClock(h.clock!.node, NORMAL_CLOCK).catch((e: unknown) => this.ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
+        await clockFault.end(this.ps, h);
       } else {
         const open = h.records.filter((r) => !r.ended);
         for (const r of open) {
