@@ -40,13 +40,18 @@ import type { StartRequest } from './fault-handler.js';
 import { resolveTarget } from './live-targets.js';
 import type { FaultCounts, HealResult, NemesisOptions } from './nemesis-types.js';
 import { partitionFault } from './network-faults.js';
+import { powerFault } from './power-fault.js';
+import { killFault, pauseFault, stopFault } from './process-faults.js';
 import { oneLine, PlayerState, sleep, type Holding, type Started } from './player-state.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
 import type { StuckFault } from './stuck-faults.js';
-import { ADMIN_KINDS, describeTarget, isMembershipKind, type FaultKind, type PlannedFault, type RecordedKind } from './schedule.js';
+import { ADMIN_KINDS, describeTarget, isMembershipKind, type FaultKind, type PlannedFault } from './schedule.js';
 import { describeEvent, waitTrigger } from './triggers.js';
 
 const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
+
+/** The process faults' handlers (crash, pause, power failure) by kind. */
+const PROCESS_FAULTS = { kill: killFault, stop: stopFault, pause: pauseFault, power: powerFault };
 
 /** The probe a run hands the player (certify.ts imports it from here). */
 export type { ClusterProbe } from './nemesis-types.js';
@@ -288,48 +293,9 @@ export class Nemesis {
     if (f.kind === 'client-cut') return clientCutFault.start(this.ps, req);
     if (f.kind === 'clock') return clockFault.start(this.ps, req);
 
-    // crash (kill, stop, power) and pause: one node, or several for a power failure
     if (isAdminKind(f.kind)) return this.startAdmin(index, f, rng, nodes, snap, detail);
-    const first = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
-    if (typeof first !== 'string') return { skip: first?.why ?? 'no eligible node (every node is down or held by another fault)' };
-    if (!nodes.includes(first)) return { skip: `target ${first} is not a node of the cluster`, final: true };
-    if (!usable(first)) return { skip: `target ${first} is already ${this.ps.held.get(first) ?? 'down'}` };
-    let victims = [first];
-    if (f.kind === 'power') {
-      const count = Math.min(f.count ?? 2, nodes.length);
-      const others = rng.shuffle(nodes.filter((n) => n !== first && usable(n)));
-      if (others.length < count - 1) return { skip: `a power failure of ${count} nodes needs ${count} up nodes` };
-      victims = [first, ...others.slice(0, count - 1)];
-    }
-    const refusal = check(f.kind === 'pause' ? { paused: victims } : { down: victims });
-    if (refusal) return { skip: refusal };
-    for (const v of victims) this.ps.held.set(v, f.kind === 'pause' ? 'paused' : 'down');
-    st.nodes = victims;
-    const recKind: RecordedKind = f.kind === 'power' ? 'kill' : (f.kind as RecordedKind);
-    const h: Holding = { startedMs: this.ps.o.clock.now(), untilMs: this.ps.o.clock.now() + f.durationMs, index, kind: f.kind, records: [], nodes: victims, installed: false };
-    this.ps.holdings.set(index, h);
-    try {
-      for (const v of victims) {
-        const d = { ...detail, node: v, ...(f.kind === 'power' ? { power: index, group: victims } : {}) };
-        h.records.push({ id: this.ps.o.recorder.faultStart({ kind: recKind, nodes: [v], target, plannedMs, detail: JSON.stringify(d) }), kind: recKind, node: v, ended: false });
-      }
-    } catch (e) {
-      for (const v of victims) if (!h.records.some((r) => r.node === v)) this.ps.held.delete(v);
-      if (h.records.length === 0) this.ps.holdings.delete(index);
-      throw e;
-    }
-    // a power failure: every node's SIGKILL sent at once (within a few ms of each other)
-    const apply = async (): Promise<void> => {
-      await Promise.all(
-        h.records.map(async (r) => {
-          if (f.kind === 'kill' || f.kind === 'power') await rt.kill(r.node!);
-          else if (f.kind === 'stop') await rt.stop(r.node!);
-          else await rt.pause(r.node!);
-          this.ps.o.recorder.faultEffective?.(r.id);
-        }),
-      );
-    };
-    return { started: { holding: h, apply } };
+    // crash (kill, stop, power) and pause: one node, or several for a power failure
+    return PROCESS_FAULTS[f.kind as keyof typeof PROCESS_FAULTS].start(this.ps, req);
   }
 
   /**
@@ -415,7 +381,6 @@ export class Nemesis {
   /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
   private async end(h: Holding): Promise<void> {
     if (!this.ps.holdings.has(h.index)) return;
-    const rt = this.ps.o.runtime;
     const st = this.ps.status[h.index];
     try {
       if (h.kind === 'partition') {
@@ -428,25 +393,7 @@ export class Nemesis {
       } else if (h.kind === 'clock') {
         await clockFault.end(this.ps, h);
       } else {
-        const open = h.records.filter((r) => !r.ended);
-        for (const r of open) {
-          r.ended = true;
-          this.ps.o.recorder.faultEnd(r.id);
-        }
-        try {
-          // (a crash whose runtime call failed may have left its node up: nothing to restart there)
-          const undo = h.kind === 'pause' ? open : open.filter((r) => !rt.isUp(r.node!));
-          if (h.kind !== 'pause') for (const r of undo) this.ps.amnesic.add(r.node!);
-          const done = await Promise.allSettled(undo.map((r) => (h.kind === 'pause' ? rt.resume(r.node!) : rt.restart(r.node!))));
-          const failed = undo.filter((_, i) => done[i].status === 'rejected');
-          if (h.kind !== 'pause') {
-            for (const r of undo) if (!failed.includes(r)) this.ps.pendingCatchUp.set(r.id, { node: r.node!, index: h.index });
-            if (failed.length === 0) st.restarted = true;
-          }
-          if (failed.length > 0) this.ps.goOn(failed.map((r) => ({ id: r.id, kind: r.kind, nodes: [r.node!], index: h.index })), (done[undo.indexOf(failed[0])] as PromiseRejectedResult).reason);
-        } finally {
-          for (const r of open) this.ps.held.delete(r.node!);
-        }
+        await PROCESS_FAULTS[h.kind as keyof typeof PROCESS_FAULTS].end(this.ps, h);
       }
     } finally {
       this.ps.holdings.delete(h.index);
