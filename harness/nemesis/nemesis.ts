@@ -30,28 +30,30 @@
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK } from '../runtime/faketime.js';
-import type { ClusterSnapshot } from './budget.js';
 import { budgetCheck, noteOut } from './budget-gate.js';
 import { clientCutFault } from './client-cut.js';
 import { clockFault } from './clock-fault.js';
 import { unhealthyPartitions } from './cluster-queries.js';
 import { fetchSnapshot, noteCatchUp, watchLoop } from './cluster-readback.js';
-import type { StartRequest } from './fault-handler.js';
-import { resolveTarget } from './live-targets.js';
+import type { FaultHandler, StartRequest } from './fault-handler.js';
 import type { FaultCounts, HealResult, NemesisOptions } from './nemesis-types.js';
+import { joinFault, leaveFault, rebalanceFault } from './membership-faults.js';
 import { partitionFault } from './network-faults.js';
+import { handoffFault, regenerateFault } from './ownership-faults.js';
 import { powerFault } from './power-fault.js';
 import { killFault, pauseFault, stopFault } from './process-faults.js';
 import { oneLine, PlayerState, sleep, type Holding, type Started } from './player-state.js';
 import { createPrng, deriveSeed, type Prng } from './prng.js';
 import type { StuckFault } from './stuck-faults.js';
-import { ADMIN_KINDS, describeTarget, isMembershipKind, type FaultKind, type PlannedFault } from './schedule.js';
+import { ADMIN_KINDS, describeTarget, type AdminKind, type FaultKind, type PlannedFault } from './schedule.js';
 import { describeEvent, waitTrigger } from './triggers.js';
 
 const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
 
 /** The process faults' handlers (crash, pause, power failure) by kind. */
 const PROCESS_FAULTS = { kill: killFault, stop: stopFault, pause: pauseFault, power: powerFault };
+/** The admin requests' handlers (ownership and membership changes) by kind. */
+const ADMIN_FAULTS: Record<AdminKind, FaultHandler> = { handoff: handoffFault, regenerate: regenerateFault, join: joinFault, leave: leaveFault, rebalance: rebalanceFault };
 
 /** The probe a run hands the player (certify.ts imports it from here). */
 export type { ClusterProbe } from './nemesis-types.js';
@@ -293,89 +295,9 @@ export class Nemesis {
     if (f.kind === 'client-cut') return clientCutFault.start(this.ps, req);
     if (f.kind === 'clock') return clockFault.start(this.ps, req);
 
-    if (isAdminKind(f.kind)) return this.startAdmin(index, f, rng, nodes, snap, detail);
+    if (isAdminKind(f.kind)) return ADMIN_FAULTS[f.kind as AdminKind].start(this.ps, req);
     // crash (kill, stop, power) and pause: one node, or several for a power failure
     return PROCESS_FAULTS[f.kind as keyof typeof PROCESS_FAULTS].start(this.ps, req);
-  }
-
-  /**
-   * An ownership change on demand (handoff, regenerate): resolves the node to hand to, sends the
-   * admin request through the probe, and records it as a ledger event `admin` (not a fault: it
-   * must lose nothing). A refusal (a change in flight, the node not in sync) is retried like a
-   * budget refusal, up to gateWaitMs.
-   */
-  private async startAdmin(index: number, f: PlannedFault, rng: Prng, nodes: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): Promise<{ started?: Started; skip?: string; final?: boolean }> {
-    const probe = this.ps.o.probe;
-    if (!probe.admin) return { skip: 'this cluster probe cannot send admin requests', final: true };
-    if (isMembershipKind(f.kind)) return this.startMembership(index, f, rng, nodes, snap, detail);
-    if (!f.admin) return { skip: `a ${f.kind} fault names no partition`, final: true };
-    const { store, partition } = f.admin;
-    const st = this.ps.status[index];
-    let command: string;
-    if (f.kind === 'handoff') {
-      const to = resolveTarget(this.ps, f.target, index, rng, nodes, snap, detail, f.except);
-      if (typeof to !== 'string') return { skip: to?.why ?? 'no node to hand off to' };
-      if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
-      command = `handoff ${store}/${partition} to ${to}`;
-      st.nodes = [to];
-    } else {
-      command = `regenerate ${store}/${partition}`;
-      const active = snap?.partitions.find((p) => p.store === store && p.partition === partition)?.active;
-      st.nodes = active ? [active] : [];
-    }
-    let r: { ok: boolean; message: string; status: string };
-    try {
-      r = await probe.admin(command);
-    } catch (e) {
-      return { skip: `${command}: ${oneLine(e)}` };
-    }
-    if (!r.ok) return { skip: `${command}: ${r.status}: ${r.message}` };
-    this.ps.event('admin', { ...detail, command, status: r.status, message: r.message });
-    st.partition = { store, partition };
-    const now = this.ps.o.clock.now();
-    const h: Holding = { startedMs: now, untilMs: now, index, kind: f.kind, records: [], nodes: st.nodes, installed: false };
-    this.ps.holdings.set(index, h);
-    return { started: { holding: h, apply: async () => undefined } };
-  }
-
-  /**
-   * A membership change (issue 14): `join <node>` (target `outside` or a named node), `leave
-   * <node>` (target `member` or a named node), `rebalance`; sent through the probe's admin request
-   * and recorded as a ledger event `admin` with the member set it was asked against (not a fault:
-   * a move must lose nothing). A refusal (a change pending, the last member holding copies) is
-   * retried like a budget refusal, up to gateWaitMs, then the change is skipped with the store's
-   * reason.
-   */
-  private async startMembership(index: number, f: PlannedFault, rng: Prng, nodes: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>): Promise<{ started?: Started; skip?: string; final?: boolean }> {
-    const st = this.ps.status[index];
-    let command: string;
-    let node: string | null = null;
-    if (f.kind === 'rebalance') {
-      command = 'rebalance';
-    } else {
-      // a node outside the member set can join while it runs: down or frozen it cannot take copies
-      const usable = (n: string): boolean => this.ps.o.runtime.isUp(n) && !this.ps.held.has(n);
-      const to = resolveTarget(this.ps, f.target, index, rng, nodes.filter(usable), snap, detail, f.except);
-      if (typeof to !== 'string') return { skip: to?.why ?? `no node to ${f.kind}` };
-      if (!nodes.includes(to)) return { skip: `target ${to} is not a node of the cluster`, final: true };
-      node = to;
-      command = `${f.kind} ${to}`;
-    }
-    const before = snap?.members;
-    let r: { ok: boolean; message: string; status: string };
-    try {
-      r = await this.ps.o.probe.admin!(command);
-    } catch (e) {
-      return { skip: `${command}: ${oneLine(e)}` };
-    }
-    if (!r.ok) return { skip: `${command}: ${r.status}: ${r.message}` };
-    this.ps.event('admin', { ...detail, kind: f.kind, command, ...(node !== null ? { node } : {}), ...(before ? { membersBefore: before } : {}), status: r.status, message: r.message });
-    st.nodes = node !== null ? [node] : [];
-    if (f.kind === 'join' && node !== null) this.ps.joined.push(node);
-    const now = this.ps.o.clock.now();
-    const h: Holding = { startedMs: now, untilMs: now, index, kind: f.kind, records: [], nodes: st.nodes, installed: false };
-    this.ps.holdings.set(index, h);
-    return { started: { holding: h, apply: async () => undefined } };
   }
 
   /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
@@ -388,8 +310,8 @@ export class Nemesis {
       } else if (h.kind === 'client-cut') {
         await clientCutFault.end(this.ps, h);
       } else if (isAdminKind(h.kind)) {
-        // an ownership or membership change is not undone: the store fails back by itself where it
-        // should, and a leave is followed by a planned join
+        // an ownership or membership change is not undone (its end does nothing, at once)
+        void ADMIN_FAULTS[h.kind as AdminKind].end(this.ps, h);
       } else if (h.kind === 'clock') {
         await clockFault.end(this.ps, h);
       } else {
