@@ -27,36 +27,27 @@
  * member set, a leave to a member whose leaving keeps the voters' count of members; a refusal is
  * retried up to gateWaitMs. With spares (`voters`), the budget's majority and a partition's
  * `isolated` nodes count the voters only.
+ *
+ * This file is the player: each planned fault's wait, retries and skips, and the end phase. One
+ * fault's start, hold and end are fault-lifecycle.ts, which hands each kind to its family's module
+ * (fault-registry.ts: process-faults.ts, power-fault.ts, network-faults.ts, clock-fault.ts,
+ * client-cut.ts, ownership-faults.ts, membership-faults.ts); the run's shared state is
+ * player-state.ts.
  */
 import { setMaxListeners } from 'node:events';
 import { NORMAL_CLOCK } from '../runtime/faketime.js';
-import { budgetCheck, noteOut } from './budget-gate.js';
-import { clientCutFault } from './client-cut.js';
-import { clockFault } from './clock-fault.js';
+import { noteOut } from './budget-gate.js';
 import { unhealthyPartitions } from './cluster-queries.js';
 import { fetchSnapshot, noteCatchUp, watchLoop } from './cluster-readback.js';
-import type { FaultHandler, StartRequest } from './fault-handler.js';
+import { endFault, holdFault, startFault } from './fault-lifecycle.js';
 import type { FaultCounts, HealResult, NemesisOptions } from './nemesis-types.js';
-import { joinFault, leaveFault, rebalanceFault } from './membership-faults.js';
-import { partitionFault } from './network-faults.js';
-import { handoffFault, regenerateFault } from './ownership-faults.js';
-import { powerFault } from './power-fault.js';
-import { killFault, pauseFault, stopFault } from './process-faults.js';
-import { oneLine, PlayerState, sleep, type Holding, type Started } from './player-state.js';
-import { createPrng, deriveSeed, type Prng } from './prng.js';
+import { oneLine, PlayerState, sleep, type Started } from './player-state.js';
+import { createPrng, deriveSeed } from './prng.js';
 import type { StuckFault } from './stuck-faults.js';
-import { ADMIN_KINDS, describeTarget, type AdminKind, type FaultKind, type PlannedFault } from './schedule.js';
+import { ADMIN_KINDS, describeTarget, type FaultKind, type PlannedFault } from './schedule.js';
 import { describeEvent, waitTrigger } from './triggers.js';
 
 const isAdminKind = (k: FaultKind): boolean => (ADMIN_KINDS as readonly FaultKind[]).includes(k);
-
-/** The process faults' handlers (crash, pause, power failure) by kind. */
-const PROCESS_FAULTS = { kill: killFault, stop: stopFault, pause: pauseFault, power: powerFault };
-/** The admin requests' handlers (ownership and membership changes) by kind. */
-const ADMIN_FAULTS: Record<AdminKind, FaultHandler> = { handoff: handoffFault, regenerate: regenerateFault, join: joinFault, leave: leaveFault, rebalance: rebalanceFault };
-
-/** The probe a run hands the player (certify.ts imports it from here). */
-export type { ClusterProbe } from './nemesis-types.js';
 
 /** The executor. One instance per run: `run()` once, then `healAll()`. */
 export class Nemesis {
@@ -112,7 +103,7 @@ export class Nemesis {
     // whatever is still in effect (a failed task's fault)
     for (const h of [...this.ps.holdings.values()]) {
       try {
-        await this.end(h);
+        await endFault(this.ps, h);
       } catch (e) {
         fail(e);
       }
@@ -141,7 +132,7 @@ export class Nemesis {
       }
     };
     const rt = this.ps.o.runtime;
-    for (const h of [...this.ps.holdings.values()]) await attempt(`ending fault ${h.index}`, () => this.end(h));
+    for (const h of [...this.ps.holdings.values()]) await attempt(`ending fault ${h.index}`, () => endFault(this.ps, h));
     for (const s of this.ps.stuck.endAll(['pause'])) await attempt(`resume ${s.nodes[0]}`, () => this.unfreeze(s));
     for (const s of this.ps.stuck.endAll(['clock'])) await attempt(`clock of ${s.nodes[0]}`, () => this.ps.undoOr(s, () => rt.setClock(s.nodes[0], NORMAL_CLOCK)));
     const cuts = this.ps.stuck.endAll(['partition', 'client-cut']);
@@ -231,7 +222,7 @@ export class Nemesis {
       let firstRefusal: string | null = null;
       let started: Started | null = null;
       for (;;) {
-        const r = await this.ps.locked(() => this.start(index, f, rng, triggered, stop));
+        const r = await this.ps.locked(() => startFault(this.ps, index, f, rng, triggered, stop));
         if (r.started) {
           started = r.started;
           const node = this.ps.status[index].nodes[0];
@@ -258,70 +249,10 @@ export class Nemesis {
         throw e;
       }
       this.ps.begun(index, f.kind);
-      if (f.kind === 'partition') await partitionFault.hold!(this.ps, started.holding, f, stop);
-      else await sleep(f.durationMs, stop);
-      await this.end(started.holding);
+      await holdFault(this.ps, started.holding, f, stop);
+      await endFault(this.ps, started.holding);
     } finally {
       if (!this.ps.status[index].started) this.ps.status[index].skipped = true;
-    }
-  }
-
-  /**
-   * One attempt to start fault `index`: a fresh snapshot, the target, the budget, then record and
-   * apply. `final` skips are not retried (no such node, impossible topology).
-   */
-  private async start(
-    index: number,
-    f: PlannedFault,
-    rng: Prng,
-    triggered: Record<string, unknown> | undefined,
-    stop: AbortSignal,
-  ): Promise<{ started?: Started; skip?: string; final?: boolean }> {
-    if (stop.aborted) return {};
-    const rt = this.ps.o.runtime;
-    const nodes = rt.nodeIds();
-    const snap = await fetchSnapshot(this.ps);
-    if (stop.aborted) return {};
-    const detail: Record<string, unknown> = { index, ...(f.name !== undefined ? { step: f.name } : {}) };
-    if (triggered) detail.after = triggered;
-    const plannedMs = this.ps.phaseStart + f.atMs;
-    const target = describeTarget(f.target);
-    const st = this.ps.status[index];
-    const usable = (n: string): boolean => rt.isUp(n) && !this.ps.held.has(n);
-    const check = budgetCheck(this.ps, f, snap, detail);
-
-    const req: StartRequest = { index, f, rng, nodes, snap, detail, plannedMs, target, st, usable, check };
-    if (f.kind === 'partition') return partitionFault.start(this.ps, req);
-    if (f.kind === 'client-cut') return clientCutFault.start(this.ps, req);
-    if (f.kind === 'clock') return clockFault.start(this.ps, req);
-
-    if (isAdminKind(f.kind)) return ADMIN_FAULTS[f.kind as AdminKind].start(this.ps, req);
-    // crash (kill, stop, power) and pause: one node, or several for a power failure
-    return PROCESS_FAULTS[f.kind as keyof typeof PROCESS_FAULTS].start(this.ps, req);
-  }
-
-  /** Ends a fault once: records the ends, then undoes it (restart / resume / heal / clock restore). */
-  private async end(h: Holding): Promise<void> {
-    if (!this.ps.holdings.has(h.index)) return;
-    const st = this.ps.status[h.index];
-    try {
-      if (h.kind === 'partition') {
-        await partitionFault.end(this.ps, h);
-      } else if (h.kind === 'client-cut') {
-        await clientCutFault.end(this.ps, h);
-      } else if (isAdminKind(h.kind)) {
-        // an ownership or membership change is not undone (its end does nothing, at once)
-        void ADMIN_FAULTS[h.kind as AdminKind].end(this.ps, h);
-      } else if (h.kind === 'clock') {
-        await clockFault.end(this.ps, h);
-      } else {
-        await PROCESS_FAULTS[h.kind as keyof typeof PROCESS_FAULTS].end(this.ps, h);
-      }
-    } finally {
-      this.ps.holdings.delete(h.index);
-      noteOut(this.ps);
-      st.ended = true;
-      this.ps.poke();
     }
   }
 }
