@@ -4,7 +4,8 @@ import type { MetadataDoc } from '../nodes/node-core.js';
 import type { Ledger } from '../ledger/ledger-writer.js';
 import type { RunClock } from './clock.js';
 import { FailoverMeter } from './failover-meter.js';
-import type { ClusterProbe, ClusterSnapshot, FaultRecorder, FaultStartRecord } from './nemesis/nemesis.js';
+import type { ClusterSnapshot } from './nemesis/budget.js';
+import type { ClusterProbe, FaultRecorder, FaultStartRecord } from './nemesis/nemesis-types.js';
 import type { MemberEntry } from './nemesis/schedule.js';
 
 /** Sampling period of the runtime map, ms (DESIGN.md §4: at least every 500 ms). */

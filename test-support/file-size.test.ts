@@ -21,10 +21,9 @@ const MAX_LINES = 500;
  * Source files over {@link MAX_LINES} today, with their size in lines when listed: being split
  * by their owners. Each must still be over the limit (remove it here once it is split, so the list
  * only shrinks) and no longer than listed (an exception is no licence to grow). nodes/ has none.
+ * Empty since harness/nemesis/nemesis.ts was split: issue 24 left no file over the limit.
  */
-const KNOWN_OVERSIZE: Readonly<Record<string, number>> = {
-  'harness/nemesis/nemesis.ts': 1211,
-};
+const KNOWN_OVERSIZE: Readonly<Record<string, number>> = {};
 
 /** Lines of a text as `wc -l` counts them: its newline characters. */
 function lineCount(text: string): number {

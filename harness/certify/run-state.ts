@@ -6,7 +6,7 @@ import type { ZarisClient } from '../../nodes/client/zaris-client.js';
 import type { Ledger } from '../../ledger/ledger-writer.js';
 import type { ClusterWatch } from '../cluster-watch.js';
 import type { MetricsSampler } from '../metrics-sampler.js';
-import type { ClusterProbe } from '../nemesis/nemesis.js';
+import type { ClusterProbe } from '../nemesis/nemesis-types.js';
 import type { RunMonitor } from '../run-monitor.js';
 import type { TargetSession } from '../targets/target-session.js';
 import type { Workload } from '../workload.js';

@@ -1,7 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Grudge } from '../runtime/runtime.js';
 import { canReach } from './grudge.js';
-import { catchingUpNodes, nodeCaughtUp, unhealthyPartitions, type ClusterSnapshot } from './nemesis.js';
+import type { ClusterSnapshot } from './budget.js';
+import { catchingUpNodes, nodeCaughtUp, unhealthyPartitions } from './cluster-queries.js';
 import { planSchedule, scheduleDigest, scheduleFromJson, scheduleToJson, type Schedule } from './schedule.js';
 import { drive, FakeCluster, nemesisOn, node, sched, t } from './test-support/fake-cluster.js';
 describe('Nemesis executor', () => {

@@ -8,7 +8,7 @@
  * run ends with it in effect. The verifier then sees a paused node paused, a cut link cut, a
  * crashed node down, for as long as they were.
  */
-import type { FaultRecorder } from './nemesis.js';
+import type { FaultRecorder } from './nemesis-types.js';
 import type { RecordedKind } from './schedule.js';
 
 /** A fault in effect although its end had been recorded: its reopened row. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { NullLedger, type Ledger, type SampleRow } from '../../ledger/ledger-writer.js';
-import { nodeCaughtUp, unhealthyPartitions } from '../nemesis/nemesis.js';
+import { nodeCaughtUp, unhealthyPartitions } from '../nemesis/cluster-queries.js';
 import type { OwnershipSample, OwnershipSampler, OwnershipView, TargetContract } from './target.js';
 import { redisContract } from './redis/redis-contract.js';
 import { snapshotOf, TargetWatch, viewRows } from './target-watch.js';

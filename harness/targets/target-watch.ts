@@ -11,7 +11,7 @@
  *   active, health and in-sync members; no handoffs (no target hands ownership back on its own);
  * - "the active of a partition" and "the leader": the snapshot's;
  * - "caught up" (a restarted node back in sync): it answered and is in the in-sync set of every
- *   partition (nemesis.ts nodeCaughtUp);
+ *   partition (cluster-queries.ts nodeCaughtUp);
  * - the wait for a Healthy cluster: every partition Healthy with every replica in sync.
  * Samples go to the ledger every {@link SAMPLE_MS}: the per-node rows first, then the merged
  * rows, so that "the latest sample at or before T" is the merged one (as cluster-watch.ts).
@@ -20,7 +20,8 @@ import type { Ledger, SampleRow } from '../../ledger/ledger-writer.js';
 import type { RunClock } from '../clock.js';
 import { SAMPLE_MS } from '../cluster-watch.js';
 import { FailoverMeter } from '../failover-meter.js';
-import type { ClusterProbe, ClusterSnapshot } from '../nemesis/nemesis.js';
+import type { ClusterSnapshot } from '../nemesis/budget.js';
+import type { ClusterProbe } from '../nemesis/nemesis-types.js';
 import type { OwnershipSample, OwnershipSampler, OwnershipView, TargetContract } from './target.js';
 
 /** One ledger row of an ownership sample. */

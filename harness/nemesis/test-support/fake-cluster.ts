@@ -2,7 +2,9 @@ import { vi } from 'vitest';
 import type { ClusterConfig } from '../../../nodes/cluster-config.js';
 import type { ClockMode, ClockSetting, ClusterStartOptions, Grudge, NodeEndpoint, Runtime } from '../../runtime/runtime.js';
 import { canReach, majoritySize } from '../grudge.js';
-import { Nemesis, type ClusterProbe, type ClusterSnapshot, type FaultRecorder, type FaultStartRecord, type NemesisOptions } from '../nemesis.js';
+import type { ClusterSnapshot } from '../budget.js';
+import { Nemesis } from '../nemesis.js';
+import type { ClusterProbe, FaultRecorder, FaultStartRecord, NemesisOptions } from '../nemesis-types.js';
 import { SCHEDULE_FORMAT, type PlannedFault, type Schedule } from '../schedule.js';
 
 /**
