@@ -59,7 +59,10 @@ describe.skipIf(engine.skip)(engine.title('certify when the docker runtime fails
       log: (l) => lines.push(l),
     });
     const r = out.results!;
-    expect(out.exitCode, lines.join('\n')).toBe(2);
+    // a FAILED verdict here names its findings (a violation on a 20 s run is a finding about the
+    // store or the verifier, not a flake to retry)
+    const verdictOf = `${r.verdict} ${JSON.stringify(r.summary)} ${JSON.stringify(r.findings.filter((f) => f.class === 'violation').slice(0, 5))} (run ${out.runDir})`;
+    expect(out.exitCode, `${lines.join('\n')}\n${verdictOf}`).toBe(2);
     expect(r.inconclusiveReason).toMatch(/^runtime error: partition: docker runtime: partition failed \(exit 126\): OCI runtime exec failed: .*read init-p: connection reset by peer \(injected\) \(4 attempts\)/);
     expect(missingReports(out.runDir)).toEqual([]);
     expect(ledgerEvents(out.runDir, 'fault-undo-failed')).toHaveLength(1);
