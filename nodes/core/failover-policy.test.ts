@@ -94,6 +94,23 @@ describe('failover policy (nodes/core/failover-policy.ts, seed 002 steps 1-8)', 
     expect(other.proposal?.entry).toMatchObject({ active: m('n1'), health: 'Degraded', syncFrom: null });
   });
 
+  it('possession proof: an in-sync candidate that never followed the deposed tenure is Recovering from a live replica that did (certify seed 2, async3/1 e21)', () => {
+    // n2 owned the partition (tenure T19) and died with n3 behind; n1 took over (T) holding more; n3
+    // stayed in-sync but its catch-up from n1 was lost to a cut, so it still reports T19; the
+    // restarted n2 synced from n1 (T, revision 6306); n1 is confirmed down: the only candidate, n3,
+    // lacks everything n1 held past 6239, which the live n2 holds
+    const T19 = tenureTag(m('n2', 'n2old'), 3);
+    const e = entry({ active: m('n1'), inSync: [m('n1'), m('n3')], replicas: ['n2', 'n3', 'n1'] });
+    const rows = { n1: { inc: 'n1a', down: true }, n2: { inc: 'n2a', live: true, report: { rev: 6306, tag: tenureTag(m('n1'), 5) } }, n3: { inc: 'n3a', live: true, report: { rev: 6239, tag: T19 } } };
+    const d = decideFailover(e, view(rows), NOW);
+    expect(d.failover).toBe(true);
+    expect(d.proposal?.entry).toMatchObject({ active: m('n3'), health: 'Recovering', inSync: [m('n3')], syncFrom: m('n2'), syncTag: tenureTag(m('n1'), 5) });
+    expect(d.logs.map((l) => l[0])).toEqual(['failover', 'possession-holder']);
+    // a holder of the deposed tenure no longer than the candidate's copy adds nothing: Degraded
+    const shorter = decideFailover(e, view({ ...rows, n2: { inc: 'n2a', live: true, report: { rev: 6200, tag: tenureTag(m('n1'), 5) } } }), NOW);
+    expect(shorter.proposal?.entry).toMatchObject({ active: m('n3'), health: 'Degraded', syncFrom: null });
+  });
+
   it('the self-test bug no-possession-proof promotes by synced segments and map order, straight to Degraded', () => {
     const e = entry({ active: m('n3'), inSync: [m('n3'), m('n1'), m('n2')], replicas: ['n3', 'n1', 'n2'] });
     const rows = { n1: { inc: 'n1a', live: true, report: { rev: 10, tag: T } }, n2: { inc: 'n2a', live: true, report: { rev: 99, tag: T } }, n3: { inc: 'n3a', down: true } };

@@ -259,9 +259,17 @@ export function promoteDecision(e: RuntimeEntry, deposed: Member | null, v: Fail
   scored.sort((a, b) => b.follows - a.follows || b.rev - a.rev || b.synced - a.synced || a.order - b.order);
   const cand = scored[0];
   // possession proof, by revision (seed 002: the more complete holder is any live assigned
-  // replica): a replica outside the in-sync set whose copy is a longer prefix of the same log
+  // replica): a replica outside the in-sync set whose copy is a longer prefix of the same log.
+  // Also when the candidate does not follow the deposed tenure at all (no live in-sync member
+  // does): its copy is at best the prefix of that log the deposed owner started from (an in-sync
+  // member of an earlier tenure that never caught up with the deposed owner), and a holder that
+  // follows the deposed tenure holds that start and the owner's own writes after it. Certify
+  // seed 2 (async3/1): n2 died with n3 behind, n1 took over holding more and was cut off before
+  // n3 caught up (n3 kept reporting n2's tenure at 6239), the restarted n2 had synced from n1 to
+  // 6306; when n1 was confirmed down n3 was promoted Degraded over the live n2 and lost writes
+  // acknowledged at 6242-6278 that n2 held.
   let holder: { m: Member; rev: number } | null = null;
-  if (tenure !== null && cand.follows === 1) {
+  if (tenure !== null) {
     for (const m of others) {
       const r = v.freshReport(m, e.pkey, now);
       if (r && r.tag === tenure && r.rev > cand.rev && (!holder || r.rev > holder.rev)) holder = { m, rev: r.rev };
