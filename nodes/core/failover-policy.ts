@@ -263,11 +263,12 @@ export function promoteDecision(e: RuntimeEntry, deposed: Member | null, v: Fail
   // Also when the candidate does not follow the deposed tenure at all (no live in-sync member
   // does): its copy is at best the prefix of that log the deposed owner started from (an in-sync
   // member of an earlier tenure that never caught up with the deposed owner), and a holder that
-  // follows the deposed tenure holds that start and the owner's own writes after it. Certify
-  // seed 2 (async3/1): n2 died with n3 behind, n1 took over holding more and was cut off before
-  // n3 caught up (n3 kept reporting n2's tenure at 6239), the restarted n2 had synced from n1 to
-  // 6306; when n1 was confirmed down n3 was promoted Degraded over the live n2 and lost writes
-  // acknowledged at 6242-6278 that n2 held.
+  // follows the deposed tenure holds that start and the owner's own writes after it. Seen in a
+  // 3-minute run of the default mix: an async owner died with one replica behind, the other took
+  // over holding more and was cut off before the laggard caught up (it still reported the first
+  // owner's tenure), the first owner restarted and synced from the second; when the second was
+  // confirmed down the laggard was promoted Degraded over the live holder, and writes the holder
+  // kept were lost.
   let holder: { m: Member; rev: number } | null = null;
   if (tenure !== null) {
     for (const m of others) {
