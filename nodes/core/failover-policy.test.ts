@@ -94,7 +94,7 @@ describe('failover policy (nodes/core/failover-policy.ts, seed 002 steps 1-8)', 
     expect(other.proposal?.entry).toMatchObject({ active: m('n1'), health: 'Degraded', syncFrom: null });
   });
 
-  it('possession proof: an in-sync candidate that never followed the deposed tenure is Recovering from a live replica that did (certify seed 2, async3/1 e21)', () => {
+  it('possession proof: an in-sync candidate that never followed the deposed tenure is Recovering from a live replica that did', () => {
     // n2 owned the partition (tenure T19) and died with n3 behind; n1 took over (T) holding more; n3
     // stayed in-sync but its catch-up from n1 was lost to a cut, so it still reports T19; the
     // restarted n2 synced from n1 (T, revision 6306); n1 is confirmed down: the only candidate, n3,
