@@ -166,18 +166,8 @@ export type KeyStep = (
  * total-loss.ts) or null.
  */
 export function makeKeyStep(arena: TimeArena | null, lossesOf: (keyId: number) => readonly number[] | null = () => null): KeyStep {
-  return (
-    s: KeyFacts | null,
-    seq: number,
-    code: number,
-    version: number | null,
-    epoch: number | null,
-    node: string | null,
-    copies: number | null,
-    invoke: number,
-    complete: number | null,
-    keyId: number | null,
-  ): KeyFacts => {
+  // the parameters' types are KeyStep's (the function's declared return type)
+  return (s, seq, code, version, epoch, node, copies, invoke, complete, keyId) => {
     if (s === null) {
       s = {
         n: 0, nOk: 0, nFail: 0, lastOk: null, lastDel: null, reg: null, under: null, pairs: [], firstSeq: seq, prevSeq: seq - 1,
