@@ -33,8 +33,7 @@ function startClientCut(ps: PlayerState, req: StartRequest): StartAttempt {
 /** Records the end, then gives the runtime the nodes still cut (this one no longer). */
 function endClientCut(ps: PlayerState, h: Holding): Promise<void> {
   const rt = ps.o.runtime;
-  const open = h.records.filter((r) => !r.ended);
-  for (const r of open) (r.ended = true), ps.o.recorder.faultEnd(r.id);
+  const open = ps.endOpen(h);
   h.cut = undefined;
-  return ps.net(() => rt.cutClient(ps.cutNodes())).catch((e: unknown) => ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
+  return ps.net(() => rt.cutClient(ps.cutNodes())).catch((e: unknown) => ps.goOnAll(h, open, e));
 }

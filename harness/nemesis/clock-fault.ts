@@ -45,7 +45,6 @@ function startClock(ps: PlayerState, req: StartRequest): StartAttempt {
 /** Records the end, then restores the node's normal clock. */
 function endClock(ps: PlayerState, h: Holding): Promise<void> {
   const rt = ps.o.runtime;
-  const open = h.records.filter((r) => !r.ended);
-  for (const r of open) (r.ended = true), ps.o.recorder.faultEnd(r.id);
-  return rt.setClock(h.clock!.node, NORMAL_CLOCK).catch((e: unknown) => ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
+  const open = ps.endOpen(h);
+  return rt.setClock(h.clock!.node, NORMAL_CLOCK).catch((e: unknown) => ps.goOnAll(h, open, e));
 }

@@ -96,13 +96,9 @@ async function flap(ps: PlayerState, h: Holding, f: PlannedFault, stop: AbortSig
 
 /** Ends a partition's rows in effect and removes its cut (it stays reserved in the budget until its end). */
 async function endRecords(ps: PlayerState, h: Holding): Promise<void> {
-  const open = h.records.filter((r) => !r.ended);
+  const open = ps.endOpen(h);
   if (open.length === 0) return;
-  for (const r of open) {
-    r.ended = true;
-    ps.o.recorder.faultEnd(r.id);
-  }
   h.installed = false;
   // the cut still there: its rows go on (stuck-faults.ts)
-  await installGrudges(ps).catch((e: unknown) => ps.goOn(open.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e));
+  await installGrudges(ps).catch((e: unknown) => ps.goOnAll(h, open, e));
 }

@@ -153,6 +153,24 @@ export class PlayerState {
     this.poke();
   }
 
+  /**
+   * The end of a fault's rows still open, recorded (in order, before the fault is undone, so a
+   * row never ends after its undo): returns those rows, for {@link goOnAll} when the undo fails.
+   */
+  endOpen(h: Holding): ActiveRecord[] {
+    const open = h.records.filter((r) => !r.ended);
+    for (const r of open) {
+      r.ended = true;
+      this.o.recorder.faultEnd(r.id);
+    }
+    return open;
+  }
+
+  /** {@link goOn} for rows of one holding, each with the holding's nodes; rethrows `e`. */
+  goOnAll(h: Holding, rows: readonly ActiveRecord[], e: unknown): never {
+    return this.goOn(rows.map((r) => ({ id: r.id, kind: r.kind, nodes: h.nodes, index: h.index })), e);
+  }
+
   /** The faults go on (their undo failed): their rows reopened (stuck-faults.ts); rethrows `e`. */
   goOn(list: readonly StuckFault[], e: unknown): never {
     for (const s of list) this.stuck.goesOn(s, e);

@@ -79,11 +79,7 @@ async function endProcessFault(ps: PlayerState, h: Holding, spec: ProcessFaultSp
   const rt = ps.o.runtime;
   const st = ps.status[h.index];
   const paused = spec.hold === 'paused';
-  const open = h.records.filter((r) => !r.ended);
-  for (const r of open) {
-    r.ended = true;
-    ps.o.recorder.faultEnd(r.id);
-  }
+  const open = ps.endOpen(h);
   try {
     // (a crash whose runtime call failed may have left its node up: nothing to restart there)
     const undo = paused ? open : open.filter((r) => !rt.isUp(r.node!));
