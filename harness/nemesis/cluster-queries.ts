@@ -15,9 +15,16 @@ export function unhealthyPartitions(snap: ClusterSnapshot): string[] {
   return out;
 }
 
-/** Is the node answering and in sync in every partition it replicates? */
-export function nodeCaughtUp(snap: ClusterSnapshot, node: string): boolean {
+/**
+ * Is the node answering and in sync in every partition it replicates, or, with `only`, in that
+ * one partition (a node it does not replicate is never caught up there)?
+ */
+export function nodeCaughtUp(snap: ClusterSnapshot, node: string, only?: { store: string; partition: number }): boolean {
   if (!snap.answered.includes(node)) return false;
+  if (only !== undefined) {
+    const p = snap.partitions.find((x) => x.store === only.store && x.partition === only.partition);
+    return p !== undefined && p.replicas.includes(node) && p.inSync.includes(node);
+  }
   return snap.partitions.every((p) => !p.replicas.includes(node) || p.inSync.includes(node));
 }
 

@@ -122,7 +122,9 @@ export type TriggerEvent = 'catching-up' | 'caught-up' | 'failback' | 'ended' | 
  * Events of scenarios (issue 13), seen in the runtime-map samples and the leader's metadata:
  * - `started`: fault `fault` started (its change took effect);
  * - `node-caught-up`: the node (`node`, or the node bound to `name`), having been down, frozen or
- *   behind since the wait began, answers and is in sync in every partition it replicates;
+ *   behind since the wait began, answers and is in sync in every partition it replicates, or in
+ *   partition `store`/`partition` when given (the one an episode aims at: in a mix of faults the
+ *   node may stay behind elsewhere for longer than the wait);
  * - `promoted`: partition `store`/`partition` has an active other than the one it had when the
  *   wait began (a failover, a handoff);
  * - `handoff-started`: a handoff (failback or admin) is under way, of `store`/`partition` when
@@ -150,7 +152,7 @@ export interface FaultTrigger {
   node?: string;
   /** node-caught-up, suspected, handoff-started: the node, by the name an earlier fault bound. */
   name?: string;
-  /** promoted (required), handoff-started (optional): the partition. */
+  /** promoted (required), handoff-started and node-caught-up (optional): the partition. */
   store?: string;
   partition?: number;
   /** When the event does not come within waitMs: start anyway (default; noted `trigger: "missed"`) or skip the fault (scenarios). */

@@ -208,7 +208,7 @@ function parseFault(f: unknown, i: number, kinds: readonly FaultKind[], duration
       bad(`${w}: ${event} needs node or name`);
     }
     if (f.after.store !== undefined || f.after.partition !== undefined) {
-      if (event !== 'promoted' && event !== 'handoff-started') bad(`${w}: store and partition are only for promoted and handoff-started`);
+      if (event !== 'promoted' && event !== 'handoff-started' && event !== 'node-caught-up') bad(`${w}: store and partition are only for promoted, handoff-started and node-caught-up`);
       if (typeof f.after.store !== 'string' || f.after.store.length === 0) bad(`${w}.store must be a store name`);
       t.store = f.after.store;
       t.partition = int(f.after, 'partition', w, 0);

@@ -64,7 +64,7 @@ export async function waitTrigger(ps: PlayerState, f: PlannedFault, stop: AbortS
       case 'node-caught-up': {
         const n = nodeOf();
         if (n === undefined || s === null) return false;
-        const caught = ps.o.runtime.isUp(n) && !ps.held.has(n) && nodeCaughtUp(s, n);
+        const caught = ps.o.runtime.isUp(n) && !ps.held.has(n) && nodeCaughtUp(s, n, t.store !== undefined ? { store: t.store, partition: t.partition! } : undefined);
         if (!caught) sawBehind = true;
         return sawBehind && caught;
       }

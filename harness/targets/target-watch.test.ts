@@ -62,6 +62,25 @@ describe('target watch', () => {
     expect(unhealthyPartitions(snap)).toEqual(['kv/0 Degraded']);
     expect(nodeCaughtUp(snap, 'n2')).toBe(false);
     expect(nodeCaughtUp(snap, 'n3')).toBe(true);
+    // scoped to one partition (the zombie-crash's trigger): in sync there is enough; a partition
+    // the snapshot does not hold is never caught up
+    expect(nodeCaughtUp(snap, 'n3', { store: 'kv', partition: 0 })).toBe(true);
+    expect(nodeCaughtUp(snap, 'n2', { store: 'kv', partition: 0 })).toBe(false);
+    expect(nodeCaughtUp(snap, 'n3', { store: 'kv', partition: 1 })).toBe(false);
+  });
+
+  it('caught up in one partition while behind in another: scoped, yes; across every partition, no', () => {
+    const snap = {
+      leader: 'n1',
+      answered: ['n1', 'n2', 'n3'],
+      partitions: [
+        { store: 'a', partition: 0, replicationFactor: 3, replicas: NODES, active: 'n1', health: 'Healthy' as const, inSync: ['n1', 'n2', 'n3'], handoffTo: null },
+        { store: 'b', partition: 0, replicationFactor: 3, replicas: NODES, active: 'n1', health: 'Degraded' as const, inSync: ['n1', 'n3'], handoffTo: null },
+      ],
+    };
+    expect(nodeCaughtUp(snap, 'n2')).toBe(false);
+    expect(nodeCaughtUp(snap, 'n2', { store: 'a', partition: 0 })).toBe(true);
+    expect(nodeCaughtUp(snap, 'n2', { store: 'b', partition: 0 })).toBe(false);
   });
 
   it('a partition no merged row names is Unavailable with nobody in sync (the budget refuses what needs it)', () => {
