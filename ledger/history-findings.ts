@@ -82,6 +82,8 @@ export interface LossEvidence {
   takeoverNode?: string;
   /** async-ack: the fault that disrupted replication within the lag bound. */
   disruptedBy?: string;
+  /** async-ack by a chained takeover: the holders of the write that took over and lost the partition in turn (ms). */
+  via?: Array<{ node: string; fromMs: number; lostMs: number }>;
   /** beyond-budget: the instant every replica was down (or out of sync). */
   allDownMs?: number;
 }

@@ -85,13 +85,17 @@ function asyncAckV2(ix: HistoryIndex, l: HistoryWrite, t: number): LossEvidence 
   const byCrash = crashTe <= sampleTe;
   // the node(s) that took over: the active of the sample at te; after a crash, any member other than the owner
   const takers = (n: string): boolean => (byCrash ? n !== owner : n === taker!.active);
-  // 3. not yet held by the node that took over
+  // 3. not yet held by the node that took over; or it was, and lost the partition in its turn
+  //    before it passed the write on (a chained takeover, {@link chainedTakeover})
+  let chain: ChainedTakeover | null | undefined;
   for (const s of samples) {
     if (s.t < t || s.t > te || s.epoch !== ack.epoch) continue;
     if (s.revisions === undefined) {
       if (s.replicatedRevision >= ack.revision) return null;
     } else if (Object.entries(s.revisions).some(([n, rev]) => takers(n) && rev >= ack.revision)) {
-      return null;
+      chain = chainedTakeover(ix, l, t, te, byCrash ? null : taker!);
+      if (chain === null) return null;
+      break;
     }
   }
   // 4. disrupted in time: a fault on the owner or the node that took over, in effect within
@@ -102,12 +106,12 @@ function asyncAckV2(ix: HistoryIndex, l: HistoryWrite, t: number): LossEvidence 
   if (disrupting === undefined) return null;
   // 5. not a planned handoff: a takeover shown by a sample needs a fault on the owner within [t, te]
   if (!byCrash && !ix.h.faults.some((f) => f.nodes.includes(owner) && inEffectDuring(f, t, te))) return null;
-  // 6. within the lease: no partition isolating the owner began more than leaseMs before the
-  //    invoke and was still in effect at it
+  // 6. within the lease: no partition isolating the owner took effect (`effective`, else
+  //    `start`) more than leaseMs before the invoke and was still in effect at it
   if (ix.rules.leaseMs !== null) {
     const lease = ix.rules.leaseMs;
     const cutOff = ix.h.faults.some(
-      (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && f.start < l.invoke - lease && inEffectDuring(f, l.invoke, l.invoke),
+      (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && (f.effective ?? f.start) < l.invoke - lease && inEffectDuring(f, l.invoke, l.invoke),
     );
     if (cutOff) return null;
   }
@@ -116,7 +120,74 @@ function asyncAckV2(ix: HistoryIndex, l: HistoryWrite, t: number): LossEvidence 
   const ev: LossEvidence = { cls: 'async-ack', takeoverMs: te, disruptedBy: disrupting.id };
   if (byCrash) ev.crash = { fault: crash!.id, node: owner, at: crashTe };
   else ev.takeoverNode = taker!.active!;
+  if (chain) {
+    ev.via = chain.via;
+    if (chain.takeoverNode !== undefined) ev.takeoverNode = chain.takeoverNode;
+  }
   return ev;
+}
+
+/** The longest chain of takeovers {@link chainedTakeover} follows (each needs its own fault within the lag bound). */
+export const MAX_CHAINED_TAKEOVERS = 4;
+
+/** A chained takeover: the holders that took over and lost the partition in turn, and who took it last. */
+export interface ChainedTakeover {
+  /** Each holder of the write that took over (`node`, first sampled active at `fromMs`) and lost the partition at `lostMs`; ms. */
+  via: Array<{ node: string; fromMs: number; lostMs: number }>;
+  /** The node that took over from the last holder, when sampled. */
+  takeoverNode?: string;
+}
+
+/**
+ * A chained takeover (async-ack, condition 3, our reading of seed 002 beside history-format.md
+ * v2): the node A that took over from L's owner held L, but A lost the partition in its turn (A
+ * crashed, or a sample shows a higher epoch and another active) with a fault on A (or on the node
+ * that took over from it) in effect within the async lag bound of A's first sample as the active
+ * (within [A's takeover, A's loss] when no bound is declared), a fault on A in effect until its loss
+ * when a sample shows it (not a handoff), and the node that took over from A never held L in a
+ * sample of an epoch of the chain since the ack (after a crash of A: no member other than L's owner
+ * and the chain's holders). Seed 002: an async write is lost when the active dies before the op
+ * reaches a surviving holder; a new active that holds it is that active, with the same window.
+ * When the next node held L too and took over, the chain goes on (at most
+ * {@link MAX_CHAINED_TAKEOVERS} links). `taker` is the sample that showed the first takeover, or
+ * null when it was L's owner's crash (then A is the first active sampled at a higher epoch after
+ * `te`). Null when any of this fails (L's loss is then a violation).
+ */
+export function chainedTakeover(ix: HistoryIndex, l: HistoryWrite, t: number, te: number, taker: HistoryOwnership | null): ChainedTakeover | null {
+  const ack = l.ack!;
+  const samples = ix.samplesOf(l.store, l.partition);
+  const replicas = ix.replicasAt(l.store, l.partition, t);
+  const epochs = new Set([ack.epoch]);
+  const chainNodes = new Set([ack.node]);
+  const held = (who: (n: string) => boolean, until: number): boolean =>
+    samples.some((s) => s.t >= t && s.t <= until && epochs.has(s.epoch) && s.revisions !== undefined && Object.entries(s.revisions).some(([n, rev]) => who(n) && rev >= ack.revision));
+  const nextActive = (from: number, epoch: number, node: string): HistoryOwnership | undefined =>
+    samples.find((s) => s.t >= from && s.epoch > epoch && s.active !== null && s.active !== node);
+  let next = taker ?? nextActive(te, ack.epoch, ack.node);
+  const via: ChainedTakeover['via'] = [];
+  for (let link = 0; link < MAX_CHAINED_TAKEOVERS && next !== undefined; link++) {
+    const a = next.active!;
+    const since = next.t;
+    const epochA = next.epoch;
+    if (!held((n) => n === a, since)) return null;
+    epochs.add(epochA);
+    chainNodes.add(a);
+    // A's loss of the partition: its crash, or a sample at a higher epoch with another active
+    const crash = ix.crashedAfter(a, since)[0];
+    const crashTe = crash === undefined ? INF : crashAt(crash);
+    const tk = nextActive(since, epochA, a);
+    const lostMs = Math.min(crashTe, tk === undefined ? INF : tk.t);
+    if (lostMs === INF) return null;
+    const byCrash = crashTe <= (tk === undefined ? INF : tk.t);
+    const takers = (n: string): boolean => (byCrash ? !chainNodes.has(n) : n === tk!.active);
+    const touches = (f: HistoryFault): boolean => f.nodes.includes(a) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
+    if (!ix.h.faults.some((f) => touches(f) && inEffectDuring(f, since, ix.rules.asyncLagMs === null ? lostMs : since + ix.lag))) return null;
+    if (!byCrash && !ix.h.faults.some((f) => f.nodes.includes(a) && inEffectDuring(f, since, lostMs))) return null;
+    via.push({ node: a, fromMs: since, lostMs });
+    next = byCrash ? nextActive(lostMs, epochA, a) : tk;
+    if (!held(takers, lostMs)) return next?.active != null ? { via, takeoverNode: next.active } : { via };
+  }
+  return null;
 }
 
 /**

@@ -1,5 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FindingClass } from '../../ledger/history-findings.js';
+import { MAX_CHAINED_TAKEOVERS } from '../../ledger/history-loss-rules.js';
 import { CrashTimeline, type CrashHit } from './crash-timeline.js';
 import { ReplicaTimeline } from './replica-timeline.js';
 import { SampleBlocks } from './sample-blocks.js';
@@ -39,6 +40,8 @@ export interface LossEvidence {
   disruptedBy?: string;
   disruptedByKind?: string;
   disruptedNodes?: string[];
+  /** async-ack by a chained takeover (history-loss-rules.ts, chainedTakeover): the holders of the write that took over and lost the partition in turn, ms. */
+  via?: Array<{ node: string; fromMs: number; lostMs: number }>;
   /** v1 async-ack by an epoch change: when a higher epoch was first sampled. */
   epochChangeMs?: number;
   /** beyond-budget: the first instant every replica was down (v2: or out of sync at the ack). */
@@ -50,6 +53,12 @@ export interface LossEvidence {
 }
 
 type Interval = [number, number];
+
+/** A takeover seen in the samples: the first sample (t, ms) showing `active` at `epoch`. */
+type Takeover = { t: number; active: string; epoch: number };
+
+/** A chained takeover: the holders that took over and lost the partition in turn, and who took it last. */
+type Chained = { via: Array<{ node: string; fromMs: number; lostMs: number }>; takeoverNode?: string };
 
 /**
  * Classifies a lost write L (history-format.md, first match wins: rf1, async-ack,
@@ -85,9 +94,7 @@ export class LossClassifier {
       replicatedIn: db
         .prepare('SELECT 1 FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND t_ms <= ? AND epoch = ? AND replicated_revision >= ? LIMIT 1')
         .pluck(),
-      sameInstant: db
-        .prepare('SELECT active FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1')
-        .pluck(),
+      sameInstant: db.prepare('SELECT active, epoch FROM samples WHERE store = ? AND partition = ? AND t_ms = ? AND epoch > ? AND active IS NOT NULL AND active <> ? ORDER BY rowid LIMIT 1'),
       firstShowing: db.prepare('SELECT t_ms FROM samples WHERE store = ? AND partition = ? AND t_ms >= ? AND epoch = ? AND active = ? ORDER BY t_ms, rowid LIMIT 1').pluck(),
       prior: db.prepare('SELECT in_sync FROM samples WHERE store = ? AND partition = ? AND t_ms <= ? ORDER BY t_ms DESC, rowid DESC LIMIT 1').pluck(),
     };
@@ -205,25 +212,33 @@ export class LossClassifier {
     if (!byCrash && !this.facts.faults.some((f) => f.nodes.includes(owner) && inEffectDuring(f, t, te))) {
       return no('another node took over while no fault touched the owner (a failback or handoff loses nothing)');
     }
-    // 6. within the lease
+    // 6. within the lease (counted from the moment the cut took effect, when recorded: the
+    //    owner's lease runs from its last contact with a majority, and a cut installed in several
+    //    network namespaces, one docker exec each, may take effect seconds after its row began)
     const lease = this.facts.gates.leaseMs;
     if (lease !== null) {
       const cut = this.facts.faults.find(
-        (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && f.start < l.invoke_ms - lease && inEffectDuring(f, l.invoke_ms, l.invoke_ms),
+        (f) => f.kind === 'partition' && (f.isolated ?? f.nodes).includes(owner) && (f.effective ?? f.start) < l.invoke_ms - lease && inEffectDuring(f, l.invoke_ms, l.invoke_ms),
       );
       if (cut !== undefined) return no(`its owner had been cut off from a majority by ${cut.name} for longer than its lease (${lease} ms) when the write was invoked`);
     }
     // not deposed before the invoke
     const deposed = this.facts.gates.fencing ? owners.find((o) => o.firstMs < l.invoke_ms && o.epoch > epoch && o.active !== owner) : undefined;
     if (deposed !== undefined) return no(`its owner had been seen deposed (epoch ${deposed.epoch}, active ${deposed.active}) before the write was invoked`);
-    // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without revisions)
+    // 3. not yet held by the node that took over (v1's replicatedRevision test for samples without
+    //    revisions); or it was, and lost the partition in its turn before it passed the write on
+    //    (a chained takeover: history-loss-rules.ts, chainedTakeover)
     //    (the samples in [t, te] at L's epoch, from blocks read once: SampleBlocks)
+    let chain: Chained | undefined;
     for (const row of this.sampleBlocks.window(store, partition, t, te, epoch)) {
       const revs = row.revisions();
       if (revs === null) {
         if (row.replicatedRevision >= revision) return no('a sample showed its revision replicated before the takeover');
       } else if (Object.entries(revs).some(([n, r]) => takes(n) && r >= revision)) {
-        return no('the node that took over held its revision before the takeover');
+        const c = this.chainedTakeover(store, partition, owners, replicas, { t, owner, epoch, revision }, te, byCrash ? null : taker);
+        if (c === null) return no('the node that took over held its revision before the takeover');
+        chain = c;
+        break;
       }
     }
     const ev: LossEvidence = {
@@ -243,7 +258,67 @@ export class LossClassifier {
     } else {
       ev.takeoverNode = taker!.active;
     }
+    if (chain !== undefined) {
+      ev.via = chain.via;
+      if (chain.takeoverNode !== undefined) ev.takeoverNode = chain.takeoverNode;
+    }
     return ev;
+  }
+
+  /**
+   * A chained takeover (the same rule as history-loss-rules.ts, chainedTakeover, on the ledger):
+   * the node that took over from L's owner held L and lost the partition in its turn, disrupted
+   * within the async lag bound of its takeover, and the node that took over from it never held L
+   * in a sample of an epoch of the chain since the ack; followed for at most
+   * {@link MAX_CHAINED_TAKEOVERS} links. `taker`: the sample that showed the first takeover, or null
+   * after a crash of L's owner at `te`. Null when it fails.
+   */
+  private chainedTakeover(
+    store: string,
+    partition: number,
+    owners: EpochOwner[],
+    replicas: string[],
+    l: { t: number; owner: string; epoch: number; revision: number },
+    te: number,
+    taker: Takeover | null,
+  ): Chained | null {
+    const epochs = new Set([l.epoch]);
+    const chainNodes = new Set([l.owner]);
+    const held = (who: (n: string) => boolean, until: number): boolean => {
+      for (const e of epochs) {
+        for (const row of this.sampleBlocks.window(store, partition, l.t, until, e)) {
+          const revs = row.revisions();
+          if (revs !== null && Object.entries(revs).some(([n, r]) => who(n) && r >= l.revision)) return true;
+        }
+      }
+      return false;
+    };
+    const lag = this.facts.gates.asyncLagMs;
+    let next = taker ?? this.firstTakeover(store, partition, owners, te, Infinity, l.epoch, l.owner);
+    const via: Chained['via'] = [];
+    for (let link = 0; link < MAX_CHAINED_TAKEOVERS && next !== null; link++) {
+      const a = next.active;
+      const since = next.t;
+      const epochA = next.epoch;
+      if (!held((n) => n === a, since)) return null;
+      epochs.add(epochA);
+      chainNodes.add(a);
+      // A's loss of the partition: its crash, or a sample at a higher epoch with another active
+      const crash = this.crashes.firstCrashAtOrAfter(a, since);
+      const crashTe = crash === null ? Infinity : crash.start;
+      const tk = this.firstTakeover(store, partition, owners, since, Infinity, epochA, a);
+      const lostMs = Math.min(crashTe, tk === null ? Infinity : tk.t);
+      if (lostMs === Infinity) return null;
+      const byCrash = crashTe <= (tk === null ? Infinity : tk.t);
+      const takers = (n: string): boolean => (byCrash ? !chainNodes.has(n) : n === tk!.active);
+      const touches = (f: FaultFact): boolean => f.nodes.includes(a) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
+      if (!this.facts.faults.some((f) => touches(f) && inEffectDuring(f, since, lag === null ? lostMs : since + lag))) return null;
+      if (!byCrash && !this.facts.faults.some((f) => f.nodes.includes(a) && inEffectDuring(f, since, lostMs))) return null;
+      via.push({ node: a, fromMs: since, lostMs });
+      next = byCrash ? this.firstTakeover(store, partition, owners, lostMs, Infinity, epochA, a) : tk;
+      if (!held(takers, lostMs)) return next !== null ? { via, takeoverNode: next.active } : { via };
+    }
+    return null;
   }
 
   /**
@@ -259,19 +334,19 @@ export class LossClassifier {
     until: number,
     epoch: number,
     owner: string,
-  ): { t: number; active: string } | null {
-    let best: { t: number; active: string; order: number } | null = null;
-    owners.forEach((o, order) => {
+  ): Takeover | null {
+    let best: Takeover | null = null;
+    owners.forEach((o) => {
       if (o.epoch <= epoch || o.active === owner || o.lastMs < from) return;
       const t = o.firstMs >= from ? o.firstMs : (this.st.firstShowing.get(store, partition, from, o.epoch, o.active) as number);
       if (t > until) return;
-      if (best === null || t < best.t) best = { t, active: o.active, order };
+      if (best === null || t < best.t) best = { t, active: o.active, epoch: o.epoch };
     });
     if (best === null) return null;
-    const b = best as { t: number; active: string };
+    const b = best as Takeover;
     // two pairs first shown at the same instant: the one recorded first
-    const tie = this.st.sameInstant.get(store, partition, b.t, epoch, owner) as string | undefined;
-    return { t: b.t, active: tie ?? b.active };
+    const tie = this.st.sameInstant.get(store, partition, b.t, epoch, owner) as { active: string; epoch: number } | undefined;
+    return tie === undefined ? b : { t: b.t, active: tie.active, epoch: tie.epoch };
   }
 
   /** v2 beyond-budget: the earliest s >= t at which every replica is down or was out of sync at the ack. */
