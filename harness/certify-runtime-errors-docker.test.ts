@@ -14,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { needs } from '../test-support/capabilities.js';
 import { certify } from './certify.js';
 import { INJECT_ENV, parseInjections } from './runtime/injected-runtime-errors.js';
-import { hasStackTrace, ledgerEvents, leftovers, missingReports, runTagOf } from './test-support/run-leftovers.js';
+import { hasStackTrace, ledgerEvents, leftovers, missingReports, runTagOf, violationReport } from './test-support/run-leftovers.js';
 
 const cli = path.resolve('dist/harness/cli.js');
 const engine = needs('docker');
@@ -61,7 +61,7 @@ describe.skipIf(engine.skip)(engine.title('certify when the docker runtime fails
     const r = out.results!;
     // a FAILED verdict here names its findings (a violation on a 20 s run is a finding about the
     // store or the verifier, not a flake to retry)
-    const verdictOf = `${r.verdict} ${JSON.stringify(r.summary)} ${JSON.stringify(r.findings.filter((f) => f.class === 'violation').slice(0, 5))} (run ${out.runDir})`;
+    const verdictOf = `${r.verdict} ${JSON.stringify(r.summary)} (run ${out.runDir})\n${r.verdict === 'FAILED' ? violationReport(out.runDir) : ''}`;
     expect(out.exitCode, `${lines.join('\n')}\n${verdictOf}`).toBe(2);
     expect(r.inconclusiveReason).toMatch(/^runtime error: partition: docker runtime: partition failed \(exit 126\): OCI runtime exec failed: .*read init-p: connection reset by peer \(injected\) \(4 attempts\)/);
     expect(missingReports(out.runDir)).toEqual([]);

@@ -38,6 +38,22 @@ export function ledgerEvents(runDir: string, kind: string): Array<{ tMs: number;
 }
 
 /**
+ * For a test's failure message: the run's violations (up to `max`) with the verifier's reason
+ * (`why`) and the loss evidence, and its faults with their start, effective and end times (ms), as
+ * lines of text. Reads the sealed ledger; '' when it has none of these.
+ */
+export function violationReport(runDir: string, max = 5): string {
+  const db = new Database(path.join(runDir, 'ledger.sqlite'), { readonly: true, fileMustExist: true });
+  try {
+    const v = db.prepare("SELECT kind, store, key, write, detail FROM findings WHERE class = 'violation' ORDER BY rowid LIMIT ?").all(max) as Array<Record<string, string | null>>;
+    const f = db.prepare('SELECT id, kind, nodes, isolated, start_ms, effective_ms, end_ms FROM faults ORDER BY id').all() as Array<Record<string, unknown>>;
+    return [...v.map((r) => `violation ${r.kind} ${r.store}/${r.key} ${r.write}: ${r.detail}`), ...f.map((r) => `fault ${JSON.stringify(r)}`)].join('\n');
+  } finally {
+    db.close();
+  }
+}
+
+/**
  * What is left of a run on this machine: node processes started with its tag, iptables chains of
  * its harness process (`zaris-certify-p<harnessPid>-*`, filter and nat tables), and, with docker,
  * containers and networks carrying its tag. Empty lists when nothing is left.

@@ -166,7 +166,7 @@ describe('condition 6, within the lease: counted from the moment the cut took ef
   /** n2 (owner) cut off by a partition whose row began at 1,000 ms and took effect `effectiveAfter` ms later; w2 invoked at `invokeAt`; lease 2,100 ms; n1 takes over at 14,000. */
   function cutHistory(effectiveAfter: number, invokeAt: number): History {
     const h = chainHistory(base);
-    h.run = { ...h.run, leaseMs: 2100 };
+    h.run = { ...h.run!, leaseMs: 2100 };
     h.faults = [{ id: 'f1', kind: 'partition', nodes: ['n2'], isolated: ['n2'], start: 1000, effective: 1000 + effectiveAfter, end: 20_000 }];
     const s = (t: number, active: string, epoch: number, r: Record<string, number>): HistoryOwnership => ({ t, store: 'async3', partition: 0, active, epoch, health: 'Healthy', replicatedRevision: Math.min(...Object.values(r)), inSync: Object.keys(r), revisions: r });
     h.ownership = [s(0, 'n2', 26, { n1: 10, n2: 10, n3: 10 }), s(invokeAt + 10, 'n2', 26, { n1: 10, n2: 11, n3: 10 }), s(14_000, 'n1', 27, { n1: 10, n3: 10 })];
