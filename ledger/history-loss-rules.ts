@@ -146,7 +146,8 @@ export interface ChainedTakeover {
  * (within [A's takeover, A's loss] when no bound is declared), a fault on A in effect until its loss
  * when a sample shows it (not a handoff), and the node that took over from A never held L in a
  * sample of an epoch of the chain since the ack (after a crash of A: no member other than L's owner
- * and the chain's holders). Seed 002: an async write is lost when the active dies before the op
+ * and the chain's holders), nor did a node of the chain at an epoch after its own tenure (L's owner
+ * restarted and synced from A holds L: a surviving holder the promotion had to prefer). Seed 002: an async write is lost when the active dies before the op
  * reaches a surviving holder; a new active that holds it is that active, with the same window.
  * When the next node held L too and took over, the chain goes on (at most
  * {@link MAX_CHAINED_TAKEOVERS} links). `taker` is the sample that showed the first takeover, or
@@ -158,9 +159,12 @@ export function chainedTakeover(ix: HistoryIndex, l: HistoryWrite, t: number, te
   const samples = ix.samplesOf(l.store, l.partition);
   const replicas = ix.replicasAt(l.store, l.partition, t);
   const epochs = new Set([ack.epoch]);
-  const chainNodes = new Set([ack.node]);
-  const held = (who: (n: string) => boolean, until: number): boolean =>
-    samples.some((s) => s.t >= t && s.t <= until && epochs.has(s.epoch) && s.revisions !== undefined && Object.entries(s.revisions).some(([n, rev]) => who(n) && rev >= ack.revision));
+  // each node of the chain and the epoch of its tenure: L's owner, then each holder that took over
+  const tenure = new Map([[ack.node, ack.epoch]]);
+  // a node of the chain holding L at a later epoch came back with it: a surviving holder
+  const cameBack = (n: string, e: number): boolean => tenure.has(n) && e > tenure.get(n)!;
+  const held = (who: (n: string, e: number) => boolean, until: number): boolean =>
+    samples.some((s) => s.t >= t && s.t <= until && epochs.has(s.epoch) && s.revisions !== undefined && Object.entries(s.revisions).some(([n, rev]) => who(n, s.epoch) && rev >= ack.revision));
   const nextActive = (from: number, epoch: number, node: string): HistoryOwnership | undefined =>
     samples.find((s) => s.t >= from && s.epoch > epoch && s.active !== null && s.active !== node);
   let next = taker ?? nextActive(te, ack.epoch, ack.node);
@@ -171,7 +175,7 @@ export function chainedTakeover(ix: HistoryIndex, l: HistoryWrite, t: number, te
     const epochA = next.epoch;
     if (!held((n) => n === a, since)) return null;
     epochs.add(epochA);
-    chainNodes.add(a);
+    tenure.set(a, epochA);
     // A's loss of the partition: its crash, or a sample at a higher epoch with another active
     const crash = ix.crashedAfter(a, since)[0];
     const crashTe = crash === undefined ? INF : crashAt(crash);
@@ -179,8 +183,10 @@ export function chainedTakeover(ix: HistoryIndex, l: HistoryWrite, t: number, te
     const lostMs = Math.min(crashTe, tk === undefined ? INF : tk.t);
     if (lostMs === INF) return null;
     const byCrash = crashTe <= (tk === undefined ? INF : tk.t);
-    const takers = (n: string): boolean => (byCrash ? !chainNodes.has(n) : n === tk!.active);
-    const touches = (f: HistoryFault): boolean => f.nodes.includes(a) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
+    // who must not have held L: after A's crash, any member but the chain's; after a takeover
+    // shown by a sample, the node that took over; and a node of the chain that came back with it
+    const takers = (n: string, e: number): boolean => cameBack(n, e) || (byCrash ? !tenure.has(n) : n === tk!.active);
+    const touches = (f: HistoryFault): boolean => f.nodes.includes(a) || f.nodes.some((n) => (byCrash ? !tenure.has(n) && replicas.includes(n) : n === tk!.active));
     if (!ix.h.faults.some((f) => touches(f) && inEffectDuring(f, since, ix.rules.asyncLagMs === null ? lostMs : since + ix.lag))) return null;
     if (!byCrash && !ix.h.faults.some((f) => f.nodes.includes(a) && inEffectDuring(f, since, lostMs))) return null;
     via.push({ node: a, fromMs: since, lostMs });

@@ -33,6 +33,8 @@ interface Chain {
   aCrashed: boolean;
   /** No fault touches n1 at all (its loss, by a sample, is then a handoff). */
   noFaultOnA: boolean;
+  /** n2, L's owner, restarted and synced from n1 before n1's loss (it holds the write again: a surviving holder). */
+  ownerBack: boolean;
 }
 
 /** n2 (owner, epoch 26) acks w2 at revision 11 at 1,005 ms; killed at 1,020; n1 active at epoch 27 at 1,100 (te1); n1 cut off or killed; n3 at epoch 28. */
@@ -65,6 +67,7 @@ export function chainHistory(c: Chain): History {
     sample(1010, 'n2', 26, revs(c.aHeld ? 11 : 10, 11, c.bHeld ? 11 : 10), ['n1', 'n2', 'n3']),
     sample(te1, 'n1', 27, revs(c.aHeld ? 11 : 10, null, c.bHeld ? 11 : 10), ['n1', 'n3']),
   ];
+  if (c.ownerBack) ownership.push(sample(te1 + 3, 'n1', 27, revs(c.aHeld ? 11 : 10, c.aHeld ? 11 : 10, c.bHeld ? 11 : 10), ['n1', 'n2', 'n3']));
   // n1's loss: by its crash (the sample of n3 comes later), or by the sample of n3 at epoch 28
   ownership.push(sample(c.aCrashed && !c.noFaultOnA ? lostAt + 50 : lostAt, 'n3', 28, { n3: c.bHeld ? 11 : 10 }, ['n3']));
   return {
@@ -88,6 +91,7 @@ export function chainHistory(c: Chain): History {
 function expected(c: Chain): 'async-ack' | 'violation' {
   if (c.bHeld) return 'violation';
   if (!c.aHeld) return 'async-ack'; // the first takeover alone: n1 never held it
+  if (c.ownerBack) return 'violation'; // n2 came back holding it, a surviving holder
   if (c.noFaultOnA) return 'violation'; // n1 lost the partition to a handoff (nothing touched it)
   if (c.cutAfterMs > LAG) return 'violation'; // n1 had the lag bound to pass it on, undisturbed
   return 'async-ack';
@@ -106,7 +110,7 @@ function sqlClass(h: History): { cls: string; detail: Record<string, unknown> } 
   return { cls: row.class, detail: JSON.parse(row.detail) as Record<string, unknown> };
 }
 
-const base: Chain = { aHeld: true, bHeld: false, cutAfterMs: 20, lossAfterMs: 12_000, aCrashed: false, noFaultOnA: false };
+const base: Chain = { aHeld: true, bHeld: false, cutAfterMs: 20, lossAfterMs: 12_000, aCrashed: false, noFaultOnA: false, ownerBack: false };
 
 describe('a chained takeover: the holder that took over lost the partition in its turn', () => {
   it('the holder cut off 20 ms after its takeover, the third copy takes over without the write: async-ack, through n1, in both verifiers', () => {
@@ -126,8 +130,8 @@ describe('a chained takeover: the holder that took over lost the partition in it
     expect(sqlClass(h).cls).toBe('async-ack');
   });
 
-  it('a violation when the third copy held the write, when the holder had the lag bound undisturbed, or when it handed the partition off', () => {
-    for (const c of [{ ...base, bHeld: true }, { ...base, cutAfterMs: LAG + 500 }, { ...base, noFaultOnA: true }]) {
+  it('a violation when the third copy held the write, when the holder had the lag bound undisturbed, when it handed the partition off, or when the first owner came back holding it', () => {
+    for (const c of [{ ...base, bHeld: true }, { ...base, cutAfterMs: LAG + 500 }, { ...base, noFaultOnA: true }, { ...base, ownerBack: true }, { ...base, ownerBack: true, aCrashed: true }]) {
       const h = chainHistory(c);
       expect(classifyLoss(h, h.writes[1]).cls, JSON.stringify(c)).toBe('violation');
       expect(judgeHistory(h).verdict, JSON.stringify(c)).toBe('FAILED');
@@ -146,6 +150,7 @@ describe('a chained takeover: the holder that took over lost the partition in it
           lossAfterMs: fc.integer({ min: 5, max: 15_000 }),
           aCrashed: fc.boolean(),
           noFaultOnA: fc.boolean(),
+          ownerBack: fc.boolean(),
         }),
         (c) => {
           const h = chainHistory(c);

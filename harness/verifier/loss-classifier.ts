@@ -269,7 +269,8 @@ export class LossClassifier {
    * A chained takeover (the same rule as history-loss-rules.ts, chainedTakeover, on the ledger):
    * the node that took over from L's owner held L and lost the partition in its turn, disrupted
    * within the async lag bound of its takeover, and the node that took over from it never held L
-   * in a sample of an epoch of the chain since the ack; followed for at most
+   * in a sample of an epoch of the chain since the ack, nor a node of the chain at an epoch after its
+   * own tenure (it came back with it); followed for at most
    * {@link MAX_CHAINED_TAKEOVERS} links. `taker`: the sample that showed the first takeover, or null
    * after a crash of L's owner at `te`. Null when it fails.
    */
@@ -283,12 +284,13 @@ export class LossClassifier {
     taker: Takeover | null,
   ): Chained | null {
     const epochs = new Set([l.epoch]);
-    const chainNodes = new Set([l.owner]);
-    const held = (who: (n: string) => boolean, until: number): boolean => {
+    const tenure = new Map([[l.owner, l.epoch]]);
+    const cameBack = (n: string, e: number): boolean => tenure.has(n) && e > tenure.get(n)!;
+    const held = (who: (n: string, e: number) => boolean, until: number): boolean => {
       for (const e of epochs) {
         for (const row of this.sampleBlocks.window(store, partition, l.t, until, e)) {
           const revs = row.revisions();
-          if (revs !== null && Object.entries(revs).some(([n, r]) => who(n) && r >= l.revision)) return true;
+          if (revs !== null && Object.entries(revs).some(([n, r]) => who(n, e) && r >= l.revision)) return true;
         }
       }
       return false;
@@ -302,7 +304,7 @@ export class LossClassifier {
       const epochA = next.epoch;
       if (!held((n) => n === a, since)) return null;
       epochs.add(epochA);
-      chainNodes.add(a);
+      tenure.set(a, epochA);
       // A's loss of the partition: its crash, or a sample at a higher epoch with another active
       const crash = this.crashes.firstCrashAtOrAfter(a, since);
       const crashTe = crash === null ? Infinity : crash.start;
@@ -310,8 +312,8 @@ export class LossClassifier {
       const lostMs = Math.min(crashTe, tk === null ? Infinity : tk.t);
       if (lostMs === Infinity) return null;
       const byCrash = crashTe <= (tk === null ? Infinity : tk.t);
-      const takers = (n: string): boolean => (byCrash ? !chainNodes.has(n) : n === tk!.active);
-      const touches = (f: FaultFact): boolean => f.nodes.includes(a) || f.nodes.some((n) => takers(n) && (!byCrash || replicas.includes(n)));
+      const takers = (n: string, e: number): boolean => cameBack(n, e) || (byCrash ? !tenure.has(n) : n === tk!.active);
+      const touches = (f: FaultFact): boolean => f.nodes.includes(a) || f.nodes.some((n) => (byCrash ? !tenure.has(n) && replicas.includes(n) : n === tk!.active));
       if (!this.facts.faults.some((f) => touches(f) && inEffectDuring(f, since, lag === null ? lostMs : since + lag))) return null;
       if (!byCrash && !this.facts.faults.some((f) => f.nodes.includes(a) && inEffectDuring(f, since, lostMs))) return null;
       via.push({ node: a, fromMs: since, lostMs });
