@@ -112,7 +112,7 @@ bench-endphase: build
 # The node image zaris-certify-node:<digest of dist/>, offline: the base image is made from
 # Debian packages when missing (harness/docker/make-base-image.ts). Skips when up to date.
 image: build
-	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime-stores}"
+	@exec $(NODE) dist/harness/docker/make-node-image.js --base-image "$${BASE_IMAGE:-zaris-certify-base:bookworm-node20-faketime-stores-pg}"
 
 # per self-test bug and for the correct store, RUNS seeded certify runs of SECONDS each, JOBS at a
 # time (default 1; RUNTIME=process by default), each bug under its own FAULTS preset (MIX=preset, the

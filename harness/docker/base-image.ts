@@ -9,13 +9,14 @@ import { hostDebianMirror } from './apt-mirror.js';
  * The locally made base image of the node image (DESIGN.md §3: "the image must also build where
  * no registry can be reached"): Debian bookworm minbase with iptables, iproute2, libfaketime
  * (clock faults, harness/runtime/faketime.ts) and the stores the other targets run (issue 15:
- * etcd-server 3.4, redis-server and redis-sentinel 7.0), plus the host's own `node` binary in
+ * etcd-server 3.4, redis-server and redis-sentinel 7.0; issue 23: postgresql-15 and patroni 3.0),
+ * plus the host's own `node` binary in
  * /usr/local/bin. (The tag names what was added last: a base image made before has another tag.)
  */
-export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20-faketime-stores';
+export const BASE_IMAGE = 'zaris-certify-base:bookworm-node20-faketime-stores-pg';
 
 /** The Debian packages the targets other than Zaris run (harness/targets/), in the base image. */
-export const TARGET_PACKAGES = ['etcd-server', 'redis-server', 'redis-sentinel'] as const;
+export const TARGET_PACKAGES = ['etcd-server', 'redis-server', 'redis-sentinel', 'postgresql-15', 'patroni'] as const;
 
 /** The Debian packages debootstrap adds to minbase. */
 export const BASE_PACKAGES = ['iptables', 'iproute2', 'libfaketime', ...TARGET_PACKAGES] as const;

@@ -172,6 +172,12 @@ export abstract class DockerNodes {
     return subnet;
   }
 
+  /** How long node `id`'s start may take until its ready ports accept, ms (the option readyTimeoutMs, 30 s by default). */
+  protected readyBound(id: string): number {
+    void id;
+    return this.baseOpts.readyTimeoutMs ?? 30_000;
+  }
+
   /** Creates and starts the node's next container, installs its partition rules, waits until its ready ports accept. */
   private async launch(id: string): Promise<void> {
     const s = this.slot(id);
@@ -183,7 +189,7 @@ export abstract class DockerNodes {
       network: this.networkName,
       address: s.host,
       spec,
-      startupTimeoutMs: this.baseOpts.readyTimeoutMs ?? 30_000,
+      startupTimeoutMs: this.readyBound(id),
     });
     try {
       s.container = await c.start();
@@ -220,7 +226,7 @@ export abstract class DockerNodes {
   /** Polls the node's ready ports from the host until each accepts, failing fast when the container exits. */
   private async waitReady(id: string, ports: readonly number[]): Promise<void> {
     const s = this.slot(id);
-    const bound = this.baseOpts.readyTimeoutMs ?? 30_000;
+    const bound = this.readyBound(id);
     const deadline = performance.now() + bound;
     for (const port of ports) {
       for (let i = 1; ; i++) {

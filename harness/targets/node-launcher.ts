@@ -11,7 +11,7 @@
  * exits on its own the others are stopped and the launcher exits with its code, so the container
  * ends with it. Node built-ins only: the node image carries dist/ and no node_modules.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { accessSync, constants, readFileSync, realpathSync } from 'node:fs';
 import net from 'node:net';
 import readline from 'node:readline';
@@ -24,7 +24,12 @@ export interface LaunchSpec {
   host: string;
   /** The working folder of every process (the node's data folder). */
   cwd: string;
-  processes: Array<{ name: string; command: string; args: string[]; env?: Record<string, string>; port: number }>;
+  /**
+   * The processes, in order. `readyTimeoutMs`: bound on this one's start (default the spec's);
+   * `user`: the user it runs as (a name in the image's /etc/passwd; the node's data folder is given
+   * to that user first: PostgreSQL refuses to run as root).
+   */
+  processes: Array<{ name: string; command: string; args: string[]; env?: Record<string, string>; port: number; readyTimeoutMs?: number; user?: string }>;
   /** Bound on each process's start, ms. */
   readyTimeoutMs: number;
 }
@@ -42,9 +47,23 @@ export function parseLaunchSpec(text: string): LaunchSpec {
   if (!Array.isArray(v.processes) || v.processes.length === 0) throw new Error('launch spec: processes must be a non-empty list');
   for (const p of v.processes) {
     if (typeof p.name !== 'string' || typeof p.command !== 'string' || !Array.isArray(p.args) || !Number.isInteger(p.port)) throw new Error(`launch spec: process ${JSON.stringify(p.name)} needs name, command, args and an integer port`);
+    if (p.readyTimeoutMs !== undefined && !(typeof p.readyTimeoutMs === 'number' && p.readyTimeoutMs > 0)) throw new Error(`launch spec: process ${p.name}: readyTimeoutMs must be a number above zero`);
+    if (p.user !== undefined && (typeof p.user !== 'string' || !/^[a-z_][a-z0-9_-]*$/.test(p.user))) throw new Error(`launch spec: process ${p.name}: user must be a user name`);
   }
   if (!(typeof v.readyTimeoutMs === 'number' && v.readyTimeoutMs > 0)) throw new Error('launch spec: readyTimeoutMs must be a number above zero');
   return v as LaunchSpec;
+}
+
+/**
+ * The uid and gid of user `name` in an /etc/passwd text.
+ * @throws Error (one line) when the user is not there.
+ */
+export function userIds(passwd: string, name: string): { uid: number; gid: number } {
+  for (const line of passwd.split('\n')) {
+    const f = line.split(':');
+    if (f[0] === name && f.length >= 4) return { uid: Number(f[2]), gid: Number(f[3]) };
+  }
+  throw new Error(`user ${name} is not in this image's /etc/passwd`);
 }
 
 function say(line: string): void {
@@ -85,6 +104,15 @@ async function main(specPath: string): Promise<number> {
       return NOT_IN_IMAGE;
     }
   }
+  // a process that runs as another user: that user owns the node's data folder
+  const ids = new Map<string, { uid: number; gid: number }>();
+  for (const p of spec.processes) {
+    if (p.user === undefined || ids.has(p.user)) continue;
+    const id = userIds(readFileSync('/etc/passwd', 'utf8'), p.user);
+    ids.set(p.user, id);
+    const chown = spawnSync('chown', ['-R', `${id.uid}:${id.gid}`, spec.cwd], { stdio: 'inherit' });
+    if (chown.status !== 0) throw new Error(`chown -R ${p.user} ${spec.cwd} failed (exit ${chown.status})`);
+  }
   const children: ChildProcess[] = [];
   let stopping = false;
   let exitCode: number | null = null;
@@ -106,7 +134,8 @@ async function main(specPath: string): Promise<number> {
   }
   for (const p of spec.processes) {
     if (stopping) break;
-    const c = spawn(p.command, p.args, { cwd: spec.cwd, env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...(p.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const as = p.user === undefined ? {} : ids.get(p.user)!;
+    const c = spawn(p.command, p.args, { cwd: spec.cwd, env: { PATH: process.env.PATH ?? '/usr/sbin:/usr/bin:/sbin:/bin', ...(p.env ?? {}) }, stdio: ['ignore', 'pipe', 'pipe'], ...as });
     children.push(c);
     prefixLines(c.stdout, p.name, process.stdout);
     prefixLines(c.stderr, p.name, process.stderr);
@@ -119,10 +148,11 @@ async function main(specPath: string): Promise<number> {
       }
       finishIfAllGone();
     });
-    const deadline = Date.now() + spec.readyTimeoutMs;
+    const bound = p.readyTimeoutMs ?? spec.readyTimeoutMs;
+    const deadline = Date.now() + bound;
     while (!stopping && !(await accepts(spec.host, p.port))) {
       if (Date.now() > deadline) {
-        say(`${p.name} did not accept connections on ${spec.host}:${p.port} within ${spec.readyTimeoutMs} ms: stopping the node`);
+        say(`${p.name} did not accept connections on ${spec.host}:${p.port} within ${bound} ms: stopping the node`);
         stopping = true;
         exitCode = 1;
         stopAll('SIGTERM');

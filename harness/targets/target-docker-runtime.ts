@@ -82,8 +82,23 @@ export class TargetDockerRuntime extends DockerNodes implements TargetRuntime {
       host: this.hostOf(id),
       cwd: CONTAINER_DATA_DIR,
       readyTimeoutMs: this.baseOpts.readyTimeoutMs ?? 30_000,
-      processes: launch.processes.map((p) => ({ name: p.name, command: p.command, args: p.args, ...(p.env ? { env: p.env } : {}), port: this.cluster.ports[p.readyPort] })),
+      processes: launch.processes.map((p) => ({
+        name: p.name,
+        command: p.command,
+        args: p.args,
+        ...(p.env ? { env: p.env } : {}),
+        port: this.cluster.ports[p.readyPort],
+        ...(p.readyTimeoutMs !== undefined ? { readyTimeoutMs: p.readyTimeoutMs } : {}),
+        ...(p.user !== undefined ? { user: p.user } : {}),
+      })),
     };
+  }
+
+  /** A node's start may take as long as its processes' starts in turn (each its own bound, else the runtime's). */
+  protected override readyBound(id: string): number {
+    const base = super.readyBound(id);
+    const launch = this.launches.get(id);
+    return launch === undefined ? base : launch.processes.reduce((sum, p) => sum + (p.readyTimeoutMs ?? base), 0);
   }
 
   protected containerSpec(id: string): ContainerSpec {

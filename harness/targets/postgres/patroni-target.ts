@@ -89,7 +89,8 @@ export class PostgresPatroniTarget implements Target {
   }
 
   async unavailableReason(runtime: RuntimeKind): Promise<string | null> {
-    if (runtime === 'docker') return 'TARGET=postgres-patroni runs on the process runtime only (RUNTIME=process): the node image carries no postgresql-15 and patroni';
+    // on docker the node image carries postgresql-15 and patroni (harness/docker/base-image.ts)
+    if (runtime === 'docker') return null;
     return (
       missingExecutable(path.join(PG_BIN_DIR, 'postgres'), 'PostgreSQL 15', 'apt-get install postgresql-15') ??
       missingExecutable(PATRONI_BINARY, 'patroni', 'apt-get install patroni') ??
@@ -142,7 +143,8 @@ export class PostgresPatroniTarget implements Target {
         pgpass: path.join(ctx.dataDir, 'pgpass'),
         authentication: { superuser: { username: 'postgres', password: 'postgres' }, replication: { username: 'postgres', password: 'postgres' }, rewind: { username: 'postgres', password: 'postgres' } },
         parameters: { unix_socket_directories: ctx.dataDir },
-        pg_hba: ['local all all trust', 'host all all 127.0.0.0/8 trust', 'host replication all 127.0.0.0/8 trust'],
+        // the nodes' addresses: loopback on the process runtime, the run's network on docker
+        pg_hba: ['local all all trust', 'host all all 0.0.0.0/0 trust', 'host replication all 0.0.0.0/0 trust'],
       },
       tags: { nofailover: false, noloadbalance: false, clonefrom: false, nosync: false },
     };
