@@ -17,7 +17,8 @@ import { describeTarget, leaveCandidates, type FaultTarget } from './schedule.js
  */
 export function resolveTarget(ps: PlayerState, t: FaultTarget, index: number, rng: Prng, candidates: string[], snap: ClusterSnapshot | null, detail: Record<string, unknown>, except?: readonly string[]): string | Unresolved | null {
   const strict = ps.o.schedule.scenario !== undefined;
-  const excluded = new Set((except ?? []).map((n) => ps.bindings.get(n)).filter((n): n is string => n !== undefined));
+  // the nodes it must not be: those its `except` names, and those another episode reserved
+  const excluded = new Set([...(except ?? []).map((n) => ps.bindings.get(n)).filter((n): n is string => n !== undefined), ...ps.reservedAgainst(index)]);
   const pool = candidates.filter((n) => !excluded.has(n));
   const random = (why?: string): string | Unresolved | null => {
     if (why && strict) return { why };

@@ -140,6 +140,28 @@ describe('Nemesis executor', () => {
     expect(c.detailOf(3).after).toMatchObject({ event: 'failback', fault: 0 });
   });
 
+  it("an episode's bound node is reserved for it: another episode's fault does not resolve to it until the episode's faults have started", async () => {
+    const c = new FakeCluster();
+    c.catchUpMs = 40;
+    const s = sched([
+      // an episode: n2 paused and bound as z; n3 killed once z is back in sync
+      { kind: 'pause', target: node('n2'), atMs: 0, durationMs: 200, bind: 'z' },
+      { kind: 'kill', target: node('n3'), atMs: 0, durationMs: 10, after: { event: 'node-caught-up', name: 'z', delayMs: 0, waitMs: 2_000 } },
+      // another episode aimed at n2 meanwhile: it takes another node
+      { kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 20, durationMs: 5 },
+      // after the episode's last fault started, n2 is free again
+      { kind: 'partition', topology: 'isolate', target: node('n2'), atMs: 600, durationMs: 5 },
+    ]);
+    await drive(nemesisOn(c, s).run(new AbortController().signal));
+    expect(c.starts.map((f) => `${f.kind} ${f.nodes.join(',')}`)[0]).toBe('pause n2');
+    const cut = c.starts.filter((f) => f.kind === 'partition');
+    expect(cut[0].nodes).not.toContain('n2');
+    expect(JSON.parse(cut[0].detail!).fallback).toBe('node n2: random node');
+    // in start order: the pause, the other episode's cut elsewhere, the kill (the episode's last fault), then n2 cut
+    expect(c.starts.map((f) => f.kind)).toEqual(['pause', 'partition', 'kill', 'partition']);
+    expect(cut[1].nodes).toEqual(['n2']);
+  });
+
   it('a trigger that never fires starts the fault anyway when its wait ends, and says so', async () => {
     const c = new FakeCluster();
     const s = sched([

@@ -226,7 +226,10 @@ export class Nemesis {
         if (r.started) {
           started = r.started;
           const node = this.ps.status[index].nodes[0];
-          if (f.bind !== undefined && node !== undefined) this.ps.bindings.set(f.bind, node);
+          if (f.bind !== undefined && node !== undefined) {
+            this.ps.bindings.set(f.bind, node);
+            this.ps.reserve(index, node);
+          }
           break;
         }
         if (stop.aborted) return;

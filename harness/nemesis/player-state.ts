@@ -5,7 +5,7 @@
 import type { Grudge } from '../runtime/runtime.js';
 import type { ClusterSnapshot } from './budget.js';
 import { zeroCounts, type FaultCounts, type FaultStartRecord, type NemesisOptions } from './nemesis-types.js';
-import type { FaultKind, RecordedKind } from './schedule.js';
+import type { FaultKind, PlannedFault, RecordedKind } from './schedule.js';
 import { StuckFaults, type StuckFault } from './stuck-faults.js';
 
 /** The executor's options with every default filled in (NemesisOptions). */
@@ -101,6 +101,14 @@ export class PlayerState {
   snap: ClusterSnapshot | null = null;
   /** Scenarios: names bound by faults that started (`bind`) -> node. */
   readonly bindings = new Map<string, string>();
+  /**
+   * Nodes an episode bound (`bind`: the zombie of a zombie-crash, the heir of a resync-crash),
+   * reserved for that episode until each of its faults has started or will not: node -> the
+   * episode's fault indexes ({@link episodeMembers}). A fault of another episode does not resolve
+   * its target to them ({@link reservedAgainst}); generated schedules only (a scenario says
+   * exactly what hits what).
+   */
+  readonly reserved = new Map<string, ReadonlySet<number>>();
   private wake: () => void = () => undefined;
   private changed: Promise<void> = new Promise((r) => (this.wake = r));
   /** Run clock, ms: when the fault phase started (run()). */
@@ -125,6 +133,30 @@ export class PlayerState {
     }
     this.status = opts.schedule.faults.map(() => ({ started: false, nodes: [], restarted: false, caughtUp: false, ended: false, skipped: false }));
     this.stuck = new StuckFaults(opts.recorder);
+  }
+
+  /**
+   * Reserves `node`, bound by fault `index` (a `bind`), for that fault's episode. A scenario's
+   * binds reserve nothing.
+   */
+  reserve(index: number, node: string): void {
+    if (this.o.schedule.scenario !== undefined) return;
+    this.reserved.set(node, episodeMembers(this.o.schedule.faults, index));
+  }
+
+  /**
+   * The nodes fault `index` must not resolve a target to: those reserved by an episode it is not
+   * part of. A reservation ends once each fault of its episode started or was skipped. In a mix of
+   * faults, the opening's short isolation of an owner cut off a zombie-crash's zombie just as it
+   * came back, and a resync-crash's pause froze it: the state the episode waited for never came.
+   */
+  reservedAgainst(index: number): string[] {
+    const out: string[] = [];
+    for (const [node, members] of this.reserved) {
+      if ([...members].every((j) => this.status[j].started || this.status[j].skipped)) this.reserved.delete(node);
+      else if (!members.has(index)) out.push(node);
+    }
+    return out;
   }
 
   /** Number of ledger fault rows started and not yet ended. */
@@ -212,4 +244,22 @@ export class PlayerState {
   event(kind: string, detail: Record<string, unknown>): void {
     this.o.recorder.event(kind, JSON.stringify(detail));
   }
+}
+
+/**
+ * The faults of the episode fault `i` binds a node for (`bind`), as indexes: `i`, and each later
+ * fault that names the bound name (its trigger's `name`, a `bound` target) or refers to a fault of
+ * the episode (its trigger's or its target's `fault`). References only point back, so one pass.
+ */
+export function episodeMembers(faults: readonly PlannedFault[], i: number): ReadonlySet<number> {
+  const members = new Set([i]);
+  const name = faults[i].bind;
+  for (let j = i + 1; j < faults.length; j++) {
+    const f = faults[j];
+    const t = f.target as { role: string; fault?: number; name?: string };
+    const byFault = (f.after?.fault !== undefined && members.has(f.after.fault)) || (t.fault !== undefined && members.has(t.fault));
+    const byName = name !== undefined && (f.after?.name === name || (t.role === 'bound' && t.name === name));
+    if (byFault || byName) members.add(j);
+  }
+  return members;
 }
