@@ -133,7 +133,7 @@ export const MAX_CHAINED_TAKEOVERS = 4;
 /** A chained takeover: the holders that took over and lost the partition in turn, and who took it last. */
 export interface ChainedTakeover {
   /** Each holder of the write that took over (`node`, first sampled active at `fromMs`) and lost the partition at `lostMs`; ms. */
-  via: Array<{ node: string; fromMs: number; lostMs: number }>;
+  via: NonNullable<LossEvidence['via']>;
   /** The node that took over from the last holder, when sampled. */
   takeoverNode?: string;
 }

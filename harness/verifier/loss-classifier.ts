@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { FindingClass } from '../../ledger/history-findings.js';
-import { MAX_CHAINED_TAKEOVERS } from '../../ledger/history-loss-rules.js';
+import { MAX_CHAINED_TAKEOVERS, type ChainedTakeover } from '../../ledger/history-loss-rules.js';
 import { CrashTimeline, type CrashHit } from './crash-timeline.js';
 import { ReplicaTimeline } from './replica-timeline.js';
 import { SampleBlocks } from './sample-blocks.js';
@@ -41,7 +41,7 @@ export interface LossEvidence {
   disruptedByKind?: string;
   disruptedNodes?: string[];
   /** async-ack by a chained takeover (history-loss-rules.ts, chainedTakeover): the holders of the write that took over and lost the partition in turn, ms. */
-  via?: Array<{ node: string; fromMs: number; lostMs: number }>;
+  via?: ChainedTakeover['via'];
   /** v1 async-ack by an epoch change: when a higher epoch was first sampled. */
   epochChangeMs?: number;
   /** beyond-budget: the first instant every replica was down (v2: or out of sync at the ack). */
@@ -56,9 +56,6 @@ type Interval = [number, number];
 
 /** A takeover seen in the samples: the first sample (t, ms) showing `active` at `epoch`. */
 type Takeover = { t: number; active: string; epoch: number };
-
-/** A chained takeover: the holders that took over and lost the partition in turn, and who took it last. */
-type Chained = { via: Array<{ node: string; fromMs: number; lostMs: number }>; takeoverNode?: string };
 
 /**
  * Classifies a lost write L (history-format.md, first match wins: rf1, async-ack,
@@ -229,7 +226,7 @@ export class LossClassifier {
     //    revisions); or it was, and lost the partition in its turn before it passed the write on
     //    (a chained takeover: history-loss-rules.ts, chainedTakeover)
     //    (the samples in [t, te] at L's epoch, from blocks read once: SampleBlocks)
-    let chain: Chained | undefined;
+    let chain: ChainedTakeover | undefined;
     for (const row of this.sampleBlocks.window(store, partition, t, te, epoch)) {
       const revs = row.revisions();
       if (revs === null) {
@@ -282,7 +279,7 @@ export class LossClassifier {
     l: { t: number; owner: string; epoch: number; revision: number },
     te: number,
     taker: Takeover | null,
-  ): Chained | null {
+  ): ChainedTakeover | null {
     const epochs = new Set([l.epoch]);
     const tenure = new Map([[l.owner, l.epoch]]);
     const cameBack = (n: string, e: number): boolean => tenure.has(n) && e > tenure.get(n)!;
@@ -297,7 +294,7 @@ export class LossClassifier {
     };
     const lag = this.facts.gates.asyncLagMs;
     let next = taker ?? this.firstTakeover(store, partition, owners, te, Infinity, l.epoch, l.owner);
-    const via: Chained['via'] = [];
+    const via: ChainedTakeover['via'] = [];
     for (let link = 0; link < MAX_CHAINED_TAKEOVERS && next !== null; link++) {
       const a = next.active;
       const since = next.t;
